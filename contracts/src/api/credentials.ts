@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { userSchema } from './user.ts';
+
+// Shape checks only: the email syntax check answers INVALID_EMAIL and the password length check answers
+// PASSWORD_TOO_SHORT/LONG from the handler, as better-auth does, because their bounds are configuration.
+const bounded = (max: number) => z.string().max(max);
+
+export const signUpEmailBodySchema = z.object({
+  name: bounded(256),
+  email: bounded(320),
+  password: bounded(4096),
+  image: bounded(2048).optional(),
+  callbackURL: bounded(2048).optional(),
+  rememberMe: z.boolean().optional(),
+});
+export type SignUpEmailBody = z.infer<typeof signUpEmailBodySchema>;
+
+export const signInEmailBodySchema = z.object({
+  email: bounded(320),
+  password: bounded(4096),
+  callbackURL: bounded(2048).optional(),
+  rememberMe: z.boolean().optional(),
+});
+export type SignInEmailBody = z.infer<typeof signInEmailBodySchema>;
+
+export const signUpAnswerSchema = z.object({ token: z.string().nullable(), user: userSchema });
+
+export const signInAnswerSchema = z.object({
+  redirect: z.boolean(),
+  token: z.string(),
+  url: z.string().optional(),
+  user: userSchema,
+});
+
+export const signOutAnswerSchema = z.object({ success: z.boolean() });
+
+/** better-auth's email check: a pragmatic address syntax, not the full RFC 5322 grammar. */
+export function isValidEmail(email: string): boolean {
+  return z.email().safeParse(email).success;
+}

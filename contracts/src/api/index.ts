@@ -1,0 +1,3 @@
+export * from './user.ts';
+export * from './session.ts';
+export * from './credentials.ts';

@@ -1,0 +1,42 @@
+/**
+ * Every error the HTTP API can answer with. Keys are better-auth's error codes, so better-auth clients that
+ * switch on `error.code` keep working; status and message come from the product spec, to the letter, and
+ * from better-auth where the spec is silent.
+ */
+export const errorCatalogue = {
+  // Account and session (spec section 8)
+  USER_NOT_FOUND: { status: 404, message: 'User not found' },
+  FAILED_TO_CREATE_USER: { status: 422, message: 'Failed to create user' },
+  FAILED_TO_CREATE_SESSION: { status: 500, message: 'Failed to create session' },
+  FAILED_TO_UPDATE_USER: { status: 500, message: 'Failed to update user' },
+  FAILED_TO_GET_SESSION: { status: 500, message: 'Failed to get session' },
+  INVALID_PASSWORD: { status: 400, message: 'Invalid password' },
+  INVALID_EMAIL: { status: 400, message: 'Invalid email' },
+  INVALID_EMAIL_OR_PASSWORD: { status: 401, message: 'Invalid email or password' },
+  PASSWORD_TOO_SHORT: { status: 400, message: 'Password too short' },
+  PASSWORD_TOO_LONG: { status: 400, message: 'Password too long' },
+  // The spec's message; better-auth 1.7 says 'User already exists. Use another email.' under another code.
+  USER_ALREADY_EXISTS: { status: 422, message: 'User already exists' },
+  CREDENTIAL_ACCOUNT_NOT_FOUND: { status: 400, message: 'Credential account not found' },
+  SESSION_EXPIRED: { status: 401, message: 'Session expired. Re-authenticate to perform this action.' },
+  SESSION_NOT_FRESH: { status: 403, message: 'Session is not fresh' },
+  SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
+  EMAIL_CAN_NOT_BE_UPDATED: { status: 400, message: 'Email can not be updated' },
+  NO_FIELDS_TO_UPDATE: { status: 400, message: 'No fields to update' },
+  UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
+  VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
+  INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },
+  BAD_REQUEST: { status: 400, message: 'Invalid JSON in request body' },
+  BODY_TOO_LARGE: { status: 413, message: 'Request body is too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type is not allowed. Allowed types: application/json' },
+  NOT_FOUND: { status: 404, message: 'Not Found' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
+  INTERNAL_SERVER_ERROR: { status: 500, message: 'Internal Server Error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(errorCatalogue, value);
+}

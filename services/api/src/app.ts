@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import { redactedPaths } from '@portcullis/platform';
+import type { ApiContext } from './context.ts';
+import { credentialsRoutes } from './credentials/credentials.routes.ts';
+import { installErrorHandling } from './http/error-handler.ts';
+import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { sessionRoutes } from './session/session.routes.ts';
+import { userRoutes } from './user/user.routes.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
+export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: ctx.config.logLevel, redact: { paths: redactedPaths, censor: '[redacted]' } },
+    bodyLimit: ctx.config.bodyLimitBytes,
+    genReqId: (request) => {
+      const offered = request.headers['x-request-id'];
+      return typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : randomUUID();
+    },
+    // Refuse prototype-polluting keys in JSON bodies outright.
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    routerOptions: { ignoreTrailingSlash: false },
+  });
+  installErrorHandling(app);
+  await app.register(fastifyCookie);
+  // better-auth accepts HTML form posts on sign-in and sign-up.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(healthRoutes(ctx));
+  await app.register(
+    async (auth) => {
+      await auth.register(publicOpsRoutes(ctx));
+      await auth.register(credentialsRoutes(ctx));
+      await auth.register(sessionRoutes(ctx));
+      await auth.register(userRoutes(ctx));
+    },
+    { prefix: ctx.config.basePath },
+  );
+  return app;
+}

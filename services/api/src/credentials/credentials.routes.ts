@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  DomainError,
+  SignInFailed,
+  signInEmailBodySchema,
+  signUpEmailBodySchema,
+  streams,
+  type EventData,
+  type User,
+} from '@portcullis/contracts';
+import { generateId, hashPassword, verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
+import { commit } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { parseBody } from '../http/validation.ts';
+import { findUserById } from '../user/user-queries.ts';
+import { evolveUser, initialUserState } from '../user/user.decider.ts';
+import { loadStream, streamWrite } from '../write-model.ts';
+import { newSession } from './new-session.ts';
+import { checkNewPassword, normalizeEmail } from './password-policy.ts';
+import { decideRegistration, evolveEmailReservation, initialEmailReservation, sessionCreated } from './registration.decider.ts';
+
+type FailureReason = EventData<'credentials.sign_in_failed.v1'>['reason'];
+
+export function credentialsRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/sign-up/email', async (request, reply) => {
+      const body = parseBody(signUpEmailBodySchema, request.body);
+      const email = normalizeEmail(body.email);
+      checkNewPassword(ctx.config, body.password);
+
+      const reservationStream = streams.email(email);
+      const reservation = await loadStream(ctx.store, reservationStream, evolveEmailReservation, initialEmailReservation);
+      if (reservation.state.status === 'reserved') throw new DomainError('USER_ALREADY_EXISTS');
+
+      const now = ctx.clock();
+      const userId = generateId();
+      const rememberMe = body.rememberMe !== false;
+      const signIn = ctx.config.signUpAutoSignIn ? newSession(ctx, request, now, rememberMe) : null;
+      const events = decideRegistration(
+        {
+          userId,
+          accountId: generateId(),
+          email,
+          name: body.name,
+          image: body.image ?? null,
+          passwordHash: await hashPassword(body.password),
+          session: signIn?.session ?? null,
+        },
+        reservation.state,
+      );
+      const metadata = eventMetadata(request, now, userId);
+      try {
+        // One atomic append: the reservation (expected at the version we decided on), the user and the
+        // session. A parallel sign-up with the same email loses here, and nothing of it is written.
+        await commit(ctx, [
+          streamWrite(reservationStream, reservation.version, events.reservation, metadata),
+          streamWrite(streams.user(userId), 'no_stream', events.user, metadata),
+          ...(signIn ? [streamWrite(streams.session(signIn.session.sessionId), 'no_stream', events.session, metadata)] : []),
+        ]);
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError && error.streamId === reservationStream) {
+          throw new DomainError('USER_ALREADY_EXISTS');
+        }
+        throw error;
+      }
+
+      const user: User = {
+        id: userId,
+        email,
+        name: body.name,
+        image: body.image ?? null,
+        emailVerified: false,
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      };
+      if (!signIn) return { token: null, user };
+      if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
+      setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
+      return { token: signIn.token, user };
+    });
+
+    app.post('/sign-in/email', async (request, reply) => {
+      const body = parseBody(signInEmailBodySchema, request.body);
+      const email = normalizeEmail(body.email);
+      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      const now = ctx.clock();
+
+      const fail = async (reason: FailureReason, userId: string | null): Promise<never> => {
+        await ctx.store.append([
+          streamWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId, reason })], eventMetadata(request, now, null)),
+        ]);
+        throw new DomainError('INVALID_EMAIL_OR_PASSWORD');
+      };
+
+      const reservation = await loadStream(ctx.store, streams.email(email), evolveEmailReservation, initialEmailReservation);
+      if (reservation.state.status !== 'reserved') {
+        await verifyAgainstDecoy(body.password);
+        return fail('user_not_found', null);
+      }
+      const userId = reservation.state.userId;
+      const { state } = await loadStream(ctx.store, streams.user(userId), evolveUser, initialUserState);
+      if (state.status !== 'registered' || !state.credential) {
+        await verifyAgainstDecoy(body.password);
+        return fail('credential_account_not_found', userId);
+      }
+      if (!(await verifyPassword(state.credential.passwordHash, body.password))) {
+        return fail('invalid_password', userId);
+      }
+
+      const rememberMe = body.rememberMe !== false;
+      const signIn = newSession(ctx, request, now, rememberMe);
+      await commit(ctx, [
+        streamWrite(
+          streams.session(signIn.session.sessionId),
+          'no_stream',
+          [sessionCreated(userId, signIn.session, 'email-password')],
+          eventMetadata(request, now, userId),
+        ),
+      ]);
+      if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
+      setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
+      if (body.callbackURL) reply.header('location', body.callbackURL);
+
+      const user = await findUserById(ctx, userId);
+      if (!user) throw new DomainError('USER_NOT_FOUND');
+      return {
+        redirect: Boolean(body.callbackURL),
+        token: signIn.token,
+        ...(body.callbackURL ? { url: body.callbackURL } : {}),
+        user,
+      };
+    });
+  };
+}

@@ -1,0 +1,39 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError, errorCatalogue, type ErrorCode } from '@portcullis/contracts';
+
+function render(code: ErrorCode, details?: string): { code: ErrorCode; message: string; details?: string } {
+  return { code, message: errorCatalogue[code].message, ...(details ? { details } : {}) };
+}
+
+/**
+ * The one place errors become answers: `{ code, message }` from the catalogue, as better-auth answers them.
+ * Anything unexpected is logged with its stack and answered as a plain 500, without internals.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
+    if (error instanceof DomainError) {
+      return reply.status(error.status).send(render(error.code, error.details));
+    }
+    const fastifyCode = (error as FastifyError).code;
+    switch (fastifyCode) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply.status(400).send(render('BAD_REQUEST'));
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.status(413).send(render('BODY_TOO_LARGE'));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return reply.status(415).send(render('UNSUPPORTED_MEDIA_TYPE'));
+      default:
+        break;
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      request.log.info({ err: error }, 'rejected request');
+      return reply.status(400).send(render('VALIDATION_ERROR'));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(render('INTERNAL_SERVER_ERROR'));
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send(render('NOT_FOUND')));
+}

@@ -1,0 +1,31 @@
+import type { FastifyRequest } from 'fastify';
+import type { EventMetadata } from '@portcullis/contracts';
+
+export interface ClientInfo {
+  readonly ipAddress: string;
+  readonly userAgent: string;
+}
+
+export function clientInfo(request: FastifyRequest): ClientInfo {
+  return { ipAddress: request.ip ?? '', userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512) };
+}
+
+function headerValue(request: FastifyRequest, name: string): string | null {
+  const value = request.headers[name];
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : null;
+}
+
+/** Who did it, from where, and which request: attached to every event the request appends. */
+export function eventMetadata(request: FastifyRequest, now: Date, actorId: string | null): EventMetadata {
+  const client = clientInfo(request);
+  return {
+    occurredAt: now.toISOString(),
+    actorId,
+    ipAddress: client.ipAddress || null,
+    userAgent: client.userAgent || null,
+    requestId: request.id,
+    correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
+    causationId: null,
+    traceparent: headerValue(request, 'traceparent'),
+  };
+}

@@ -1,0 +1,96 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import { signCookieValue, unsignCookieValue } from '@portcullis/platform';
+
+export interface SessionCookieSettings {
+  readonly prefix: string;
+  readonly secure: boolean;
+  readonly secret: string;
+  readonly expiresInSeconds: number;
+}
+
+/** better-auth's cookie names: `<prefix>.<name>`, with `__Secure-` in front when served over https. */
+export function sessionCookieNames(settings: Pick<SessionCookieSettings, 'prefix' | 'secure'>) {
+  const base = `${settings.secure ? '__Secure-' : ''}${settings.prefix}`;
+  return {
+    sessionToken: `${base}.session_token`,
+    sessionData: `${base}.session_data`,
+    dontRemember: `${base}.dont_remember`,
+  } as const;
+}
+
+export interface PresentedToken {
+  readonly token: string;
+  /** The session was created with rememberMe false: it is not refreshed, and its cookie has no max age. */
+  readonly dontRemember: boolean;
+  readonly via: 'cookie' | 'bearer';
+}
+
+/**
+ * The session token a request presents: the signed session cookie, or `Authorization: Bearer` with either
+ * the signed value (as better-auth's bearer plugin hands out in `set-auth-token`) or the bare token.
+ */
+export function presentedToken(request: FastifyRequest, settings: SessionCookieSettings): PresentedToken | null {
+  const names = sessionCookieNames(settings);
+  const dontRemember = unsignCookieValue(request.cookies[names.dontRemember] ?? '', settings.secret) === 'true';
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
+    let credential = authorization.slice(7).trim();
+    if (credential.includes('%')) {
+      try {
+        credential = decodeURIComponent(credential);
+      } catch {
+        return null;
+      }
+    }
+    const token = credential.includes('.') ? unsignCookieValue(credential, settings.secret) : credential;
+    if (token && token.length <= 256) return { token, dontRemember, via: 'bearer' };
+  }
+  const cookie = request.cookies[names.sessionToken];
+  if (!cookie) return null;
+  const token = unsignCookieValue(cookie, settings.secret);
+  return token ? { token, dontRemember, via: 'cookie' } : null;
+}
+
+function attributes(settings: SessionCookieSettings): CookieSerializeOptions {
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure: settings.secure, encode: encodeURIComponent };
+}
+
+/**
+ * Sets the session cookie (and `dont_remember` for rememberMe false, which makes it a browser-session
+ * cookie), and hands the signed token to bearer clients in `set-auth-token`, as better-auth's bearer plugin.
+ */
+export function setSessionCookie(
+  reply: FastifyReply,
+  settings: SessionCookieSettings,
+  token: string,
+  options: { dontRemember: boolean },
+): void {
+  const names = sessionCookieNames(settings);
+  const signed = signCookieValue(token, settings.secret);
+  reply.setCookie(names.sessionToken, signed, {
+    ...attributes(settings),
+    ...(options.dontRemember ? {} : { maxAge: settings.expiresInSeconds }),
+  });
+  if (options.dontRemember) {
+    reply.setCookie(names.dontRemember, signCookieValue('true', settings.secret), attributes(settings));
+  }
+  reply.header('set-auth-token', signed);
+  reply.header('access-control-expose-headers', 'set-auth-token');
+}
+
+/** Expires every session cookie (max age 0), as better-auth does on sign-out and for dead sessions. */
+export function clearSessionCookies(reply: FastifyReply, settings: SessionCookieSettings): void {
+  const names = sessionCookieNames(settings);
+  for (const name of [names.sessionToken, names.sessionData, names.dontRemember]) {
+    reply.setCookie(name, '', { ...attributes(settings), maxAge: 0 });
+  }
+}
+
+/** A later sign-in that wants to be remembered drops a dont_remember cookie left from an earlier one. */
+export function clearDontRemember(request: FastifyRequest, reply: FastifyReply, settings: SessionCookieSettings): void {
+  const names = sessionCookieNames(settings);
+  if (request.cookies[names.dontRemember] !== undefined) {
+    reply.setCookie(names.dontRemember, '', { ...attributes(settings), maxAge: 0 });
+  }
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+import { errorCode, renderErrorPage } from './error-page.ts';
+
+/** A projection further behind the log than this is not ready to serve reads. */
+const READY_MAX_LAG = 1000;
+
+export function publicOpsRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get('/ok', async () => ({ ok: true }));
+    app.get('/error', async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      const description = typeof query.error_description === 'string' ? query.error_description : null;
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(renderErrorPage(errorCode(query.error), description, `${new URL(ctx.config.baseUrl).origin}/`));
+    });
+  };
+}
+
+export function healthRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get('/healthz', async () => ({ status: 'ok' }));
+
+    app.get('/readyz', async (_request, reply) => {
+      const checks: Record<string, { ok: boolean; detail?: string }> = {};
+      try {
+        const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));
+        checks.postgres = { ok: true };
+        const lag = head - ctx.waiter.caughtUpTo;
+        const known = Number(
+          await ctx.pool.oneFirst(sql.unsafe`
+            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...ctx.waiter.projections], 'text')})`),
+        );
+        const started = known >= ctx.waiter.projections.length - (ctx.cache ? 1 : 0);
+        checks.projections = { ok: started && lag <= READY_MAX_LAG, detail: started ? `lag ${lag}` : 'not started' };
+      } catch (error) {
+        checks.postgres = { ok: false, detail: (error as Error).message };
+      }
+      if (ctx.cache) {
+        try {
+          await ctx.cache.redis.ping();
+          checks.redis = { ok: true };
+        } catch (error) {
+          checks.redis = { ok: false, detail: (error as Error).message };
+        }
+      }
+      const ready = Object.values(checks).every((c) => c.ok) && checks.projections !== undefined;
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+    });
+  };
+}

@@ -1,0 +1,146 @@
+import pg from 'pg';
+import { CHECKPOINT_CHANNEL, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
+import { projectionNames, type ProjectionName } from '@portcullis/contracts';
+
+interface Waiter {
+  readonly position: number;
+  readonly resolve: (caughtUp: boolean) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * Read-your-writes: lets a handler wait until the projections its answer depends on have applied the
+ * position it appended. Projectors announce progress over LISTEN/NOTIFY; while anyone waits, the stored
+ * checkpoints are also re-read on a short interval, so a lost notification costs latency, not correctness.
+ */
+export class ProjectionWaiter {
+  private readonly positions = new Map<ProjectionName, number>();
+  private readonly waiters = new Set<Waiter>();
+  private listener: pg.Client | null = null;
+  private poller: NodeJS.Timeout | null = null;
+  private closed = false;
+  readonly projections: readonly ProjectionName[];
+
+  constructor(
+    private readonly options: {
+      pool: DatabasePool;
+      databaseUrl: string;
+      redis: { client: Redis; keys: SessionCacheKeys } | null;
+      timeoutMs: number;
+      onTimeout: (position: number, positions: Record<string, number>) => void;
+    },
+  ) {
+    this.projections = [
+      projectionNames.identity,
+      projectionNames.sessions,
+      ...(options.redis ? [projectionNames.sessionCache] : []),
+    ];
+  }
+
+  async start(): Promise<void> {
+    await this.listen();
+    await this.refresh();
+  }
+
+  /** The lowest position every required projection has reached. */
+  get caughtUpTo(): number {
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const name of this.projections) lowest = Math.min(lowest, this.positions.get(name) ?? 0);
+    return lowest;
+  }
+
+  /** Resolves true once caught up to `position`, or false after the timeout (the write stands either way). */
+  waitFor(position: number): Promise<boolean> {
+    if (this.caughtUpTo >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        position,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          this.options.onTimeout(position, Object.fromEntries(this.positions));
+          resolve(false);
+        }, this.options.timeoutMs),
+      };
+      this.waiters.add(waiter);
+      this.ensurePolling();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.poller) clearInterval(this.poller);
+    for (const waiter of this.waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.waiters.clear();
+    await this.listener?.end().catch(() => {});
+  }
+
+  private advance(name: string, position: number): void {
+    if (!(this.projections as readonly string[]).includes(name)) return;
+    // A rebuild moves a checkpoint back to 0; take the value as it is so waiters wait for the replay.
+    this.positions.set(name as ProjectionName, position);
+    const reached = this.caughtUpTo;
+    for (const waiter of this.waiters) {
+      if (waiter.position <= reached) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  private async refresh(): Promise<void> {
+    const rows = (await this.options.pool.any(sql.unsafe`
+      SELECT name, position FROM projection_checkpoints`)) as readonly { name: string; position: bigint | number }[];
+    for (const row of rows) {
+      if (row.name !== projectionNames.sessionCache) this.advance(row.name, Number(row.position));
+    }
+    if (this.options.redis) {
+      const { client, keys } = this.options.redis;
+      const cached = await client.get(keys.checkpoint(projectionNames.sessionCache));
+      this.advance(projectionNames.sessionCache, Number(cached ?? 0));
+    }
+  }
+
+  private ensurePolling(): void {
+    if (this.poller || this.closed) return;
+    this.poller = setInterval(() => {
+      if (this.waiters.size === 0) {
+        clearInterval(this.poller!);
+        this.poller = null;
+        return;
+      }
+      void this.refresh().catch(() => {});
+    }, 200);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.options.databaseUrl });
+    let lost = false;
+    const onLost = (): void => {
+      if (lost) return;
+      lost = true;
+      if (this.listener === client) this.listener = null;
+      void client.end().catch(() => {});
+      if (!this.closed) setTimeout(() => void this.listen(), 1000);
+    };
+    client.on('error', onLost);
+    client.on('end', onLost);
+    client.on('notification', (message) => {
+      const payload = message.payload ?? '';
+      const colon = payload.lastIndexOf(':');
+      this.advance(payload.slice(0, colon), Number(payload.slice(colon + 1)));
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+      this.listener = client;
+      if (this.closed) await client.end();
+    } catch {
+      onLost();
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import {
+  createDatabasePool,
+  createLogger,
+  createRedisClient,
+  loadConfigOrExit,
+  migrate,
+  PostgresEventStore,
+  sessionCacheKeys,
+} from '@portcullis/platform';
+import { buildApp } from './app.ts';
+import type { ApiContext } from './context.ts';
+import { ProjectionWaiter } from './projection-waiter.ts';
+
+const config = loadConfigOrExit();
+const log = createLogger({ name: 'api', level: config.logLevel });
+
+await migrate(config.databaseUrl);
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 20 });
+const store = new PostgresEventStore({ pool });
+const cache = config.redis
+  ? { redis: createRedisClient(config.redis.url, { name: 'portcullis-api' }), keys: sessionCacheKeys(config.redis.keyPrefix) }
+  : null;
+const waiter = new ProjectionWaiter({
+  pool,
+  databaseUrl: config.databaseUrl,
+  redis: cache ? { client: cache.redis, keys: cache.keys } : null,
+  timeoutMs: config.readYourWritesTimeoutMs,
+  onTimeout: (position, positions) =>
+    log.warn({ position, positions }, 'projections did not catch up in time; answering without read-your-writes'),
+});
+await waiter.start();
+
+const ctx: ApiContext = {
+  config,
+  store,
+  pool,
+  cache,
+  waiter,
+  log,
+  cookies: {
+    prefix: config.cookiePrefix,
+    secure: config.baseUrl.startsWith('https://'),
+    secret: config.secret,
+    expiresInSeconds: config.session.expiresInSeconds,
+  },
+  clock: () => new Date(),
+};
+const app = await buildApp(ctx);
+const address = await app.listen({ host: config.host, port: config.port });
+log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'api stopping');
+  await app.close();
+  await waiter.close();
+  await store.close();
+  await cache?.redis.quit().catch(() => cache.redis.disconnect());
+  await pool.end();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,101 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, streams, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
+import { hashToken, WrongExpectedVersionError } from '@portcullis/platform';
+import { commit } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
+import { streamWrite, loadStream } from '../write-model.ts';
+import { decideSession, evolveSession, initialSessionState, type SessionCommand } from './session.decider.ts';
+import { findSessionByTokenHash } from './session-queries.ts';
+
+export interface CurrentSession {
+  readonly token: string;
+  readonly tokenHash: string;
+  readonly presented: PresentedToken;
+  readonly session: CachedSession['session'];
+  readonly user: CachedSession['user'];
+}
+
+export function sessionAnswer(current: CurrentSession): SessionAnswer {
+  const { rememberMe: _internal, ...session } = current.session;
+  const answer: Session = { ...session, token: current.token };
+  return { session: answer, user: current.user };
+}
+
+/** Decides one command on a session stream and commits what it produces. */
+export async function runSessionCommand(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  sessionId: string,
+  command: SessionCommand,
+  actorId: string | null,
+): Promise<ReturnType<typeof decideSession>> {
+  const streamId = streams.session(sessionId);
+  const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
+  const events = decideSession(command, state);
+  await commit(ctx, [streamWrite(streamId, version, events, eventMetadata(request, ctx.clock(), actorId))]);
+  return events;
+}
+
+/**
+ * The session the request presents, or null. An expired session is ended (better-auth deletes it) and its
+ * cookies cleared; a live one past its update age gets a new lifetime unless the caller asked not to, or
+ * it was created with rememberMe false.
+ */
+export async function resolveSession(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { refresh: boolean },
+): Promise<CurrentSession | null> {
+  const presented = presentedToken(request, ctx.cookies);
+  if (!presented) return null;
+  const tokenHash = hashToken(presented.token);
+  const found = await findSessionByTokenHash(ctx, tokenHash);
+  if (!found) {
+    if (presented.via === 'cookie') clearSessionCookies(reply, ctx.cookies);
+    return null;
+  }
+  const now = ctx.clock();
+  if (Date.parse(found.session.expiresAt) <= now.getTime()) {
+    await runSessionCommand(ctx, request, found.session.id, { type: 'expire', now }, null).catch((error: unknown) => {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    });
+    if (presented.via === 'cookie') clearSessionCookies(reply, ctx.cookies);
+    return null;
+  }
+  let session = found.session;
+  const dontRemember = presented.dontRemember || !session.rememberMe;
+  if (options.refresh && !dontRemember) {
+    try {
+      const events = await runSessionCommand(
+        ctx,
+        request,
+        session.id,
+        {
+          type: 'refresh',
+          now,
+          expiresInSeconds: ctx.config.session.expiresInSeconds,
+          updateAgeSeconds: ctx.config.session.updateAgeSeconds,
+        },
+        session.userId,
+      );
+      const refreshed = events.find((e) => e.type === 'session.refreshed.v1');
+      if (refreshed) {
+        session = { ...session, expiresAt: refreshed.data.expiresAt, updatedAt: now.toISOString() };
+        setSessionCookie(reply, ctx.cookies, presented.token, { dontRemember: false });
+      }
+    } catch (error) {
+      // Another request refreshed (or ended) it first; what we read is still a valid answer.
+      if (!(error instanceof WrongExpectedVersionError) && !(error instanceof DomainError)) throw error;
+    }
+  }
+  return { token: presented.token, tokenHash, presented, session, user: found.user };
+}
+
+export async function requireSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<CurrentSession> {
+  const current = await resolveSession(ctx, request, reply, { refresh: false });
+  if (!current) throw new DomainError('UNAUTHORIZED');
+  return current;
+}

@@ -1,0 +1,100 @@
+import { cachedSessionSchema, type CachedSession } from '@portcullis/contracts';
+import { sql } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+
+const iso = (value: number | string | Date): string => new Date(value).toISOString();
+
+interface SessionRow {
+  id: string;
+  userId: string;
+  expiresAt: number;
+  createdAt: number;
+  updatedAt: number;
+  ipAddress: string | null;
+  userAgent: string | null;
+  rememberMe: boolean;
+}
+
+interface SessionUserRow extends SessionRow {
+  u_id: string;
+  u_email: string;
+  u_name: string;
+  u_image: string | null;
+  u_email_verified: boolean;
+  u_created_at: number;
+  u_updated_at: number;
+}
+
+const sessionColumns = sql.fragment`s.id, s."userId", s."expiresAt", s."createdAt", s."updatedAt", s."ipAddress", s."userAgent", s."rememberMe"`;
+
+function toSession(row: SessionRow): CachedSession['session'] {
+  return {
+    id: row.id,
+    userId: row.userId,
+    expiresAt: iso(row.expiresAt),
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    ipAddress: row.ipAddress,
+    userAgent: row.userAgent,
+    rememberMe: row.rememberMe,
+  };
+}
+
+/**
+ * The `{session, user}` for a token hash: from the Redis cache when there is one, else from the read model.
+ * A cache miss or a cache failure falls through to Postgres, which is always complete.
+ */
+export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
+  if (ctx.cache) {
+    try {
+      const raw = await ctx.cache.redis.get(ctx.cache.keys.session(tokenHash));
+      if (raw !== null) return cachedSessionSchema.parse(JSON.parse(raw));
+    } catch (error) {
+      ctx.log.warn({ err: error }, 'session cache read failed; reading Postgres');
+    }
+  }
+  const row = (await ctx.pool.maybeOne(sql.unsafe`
+    SELECT ${sessionColumns},
+           u.id AS u_id, u.email AS u_email, u.name AS u_name, u.image AS u_image,
+           u."emailVerified" AS u_email_verified, u."createdAt" AS u_created_at, u."updatedAt" AS u_updated_at
+    FROM session s JOIN "user" u ON u.id = s."userId"
+    WHERE s.token = ${tokenHash}`)) as SessionUserRow | null;
+  if (!row) return null;
+  return {
+    session: toSession(row),
+    user: {
+      id: row.u_id,
+      email: row.u_email,
+      name: row.u_name,
+      image: row.u_image,
+      emailVerified: row.u_email_verified,
+      createdAt: iso(row.u_created_at),
+      updatedAt: iso(row.u_updated_at),
+    },
+  };
+}
+
+export interface ListedSession {
+  readonly session: CachedSession['session'];
+  readonly tokenHash: string;
+}
+
+/** A user's unexpired sessions, newest first. */
+export async function listUserSessions(ctx: ApiContext, userId: string, now: Date): Promise<ListedSession[]> {
+  const rows = (await ctx.pool.any(sql.unsafe`
+    SELECT ${sessionColumns}, s.token AS token_hash FROM session s
+    WHERE s."userId" = ${userId} AND s."expiresAt" > ${sql.timestamp(now)}
+    ORDER BY s."createdAt" DESC, s.id`)) as readonly (SessionRow & { token_hash: string })[];
+  return rows.map((row) => ({ session: toSession(row), tokenHash: row.token_hash }));
+}
+
+/** Session ids of all of a user's sessions that are still in the read model. */
+export async function userSessionIds(ctx: ApiContext, userId: string): Promise<string[]> {
+  return [
+    ...((await ctx.pool.anyFirst(sql.unsafe`SELECT id FROM session WHERE "userId" = ${userId} ORDER BY id`)) as readonly string[]),
+  ];
+}
+
+export async function sessionIdByTokenHash(ctx: ApiContext, tokenHash: string): Promise<string | null> {
+  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM session WHERE token = ${tokenHash}`)) as string | null;
+}

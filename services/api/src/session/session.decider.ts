@@ -1,0 +1,66 @@
+import { DomainError, SessionRefreshed, SessionRevoked, type DomainEvent, type EventData } from '@portcullis/contracts';
+
+export type SessionState =
+  | { status: 'none' }
+  | { status: 'active'; sessionId: string; userId: string; expiresAt: string }
+  | { status: 'ended'; sessionId: string; userId: string };
+
+export const initialSessionState = (): SessionState => ({ status: 'none' });
+
+export function evolveSession(state: SessionState, event: DomainEvent): SessionState {
+  switch (event.type) {
+    case 'session.created.v1':
+      return { status: 'active', sessionId: event.data.sessionId, userId: event.data.userId, expiresAt: event.data.expiresAt };
+    case 'session.refreshed.v1':
+      return state.status === 'active' ? { ...state, expiresAt: event.data.expiresAt } : state;
+    case 'session.revoked.v1':
+      return state.status === 'none' ? state : { status: 'ended', sessionId: state.sessionId, userId: state.userId };
+    default:
+      return state;
+  }
+}
+
+export type SessionCommand =
+  | { type: 'refresh'; now: Date; expiresInSeconds: number; updateAgeSeconds: number }
+  | { type: 'revoke'; byUserId: string; reason: EventData<'session.revoked.v1'>['reason'] }
+  | { type: 'expire'; now: Date };
+
+type SessionEvent = ReturnType<typeof SessionRefreshed> | ReturnType<typeof SessionRevoked>;
+
+/**
+ * Refresh follows better-auth: once `updateAge` has passed since expiresAt was last set, the session gets a
+ * full new lifetime. Ending a session that has already ended is a no-op, so retries and races are harmless.
+ */
+export function decideSession(command: SessionCommand, state: SessionState): SessionEvent[] {
+  switch (command.type) {
+    case 'refresh': {
+      if (state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
+      const expiresAt = Date.parse(state.expiresAt);
+      const now = command.now.getTime();
+      if (expiresAt <= now) throw new DomainError('SESSION_EXPIRED');
+      const lastSetAt = expiresAt - command.expiresInSeconds * 1000;
+      if (lastSetAt + command.updateAgeSeconds * 1000 > now) return [];
+      return [
+        SessionRefreshed({
+          sessionId: state.sessionId,
+          userId: state.userId,
+          expiresAt: new Date(now + command.expiresInSeconds * 1000).toISOString(),
+        }),
+      ];
+    }
+    case 'revoke': {
+      if (state.status !== 'active') return [];
+      // Someone else's session is answered as if it were absent: better-auth's revoke-session says status true.
+      if (state.userId !== command.byUserId) return [];
+      return [SessionRevoked({ sessionId: state.sessionId, userId: state.userId, reason: command.reason })];
+    }
+    case 'expire': {
+      if (state.status !== 'active' || Date.parse(state.expiresAt) > command.now.getTime()) return [];
+      return [SessionRevoked({ sessionId: state.sessionId, userId: state.userId, reason: 'expired' })];
+    }
+    default: {
+      const unreachable: never = command;
+      return unreachable;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { User } from '@portcullis/contracts';
+import { sql } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+
+interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  image: string | null;
+  emailVerified: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export async function findUserById(ctx: ApiContext, userId: string): Promise<User | null> {
+  const row = (await ctx.pool.maybeOne(sql.unsafe`
+    SELECT id, email, name, image, "emailVerified", "createdAt", "updatedAt" FROM "user" WHERE id = ${userId}`)) as UserRow | null;
+  if (!row) return null;
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    image: row.image,
+    emailVerified: row.emailVerified,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}

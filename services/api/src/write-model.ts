@@ -1,0 +1,32 @@
+import { parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import type { EventStore, ExpectedVersion, StreamWrite } from '@portcullis/platform';
+
+export interface Loaded<State> {
+  readonly state: State;
+  readonly version: number;
+}
+
+/** Folds a stream into the state a decider needs, with the version to append against. */
+export async function loadStream<State>(
+  store: EventStore,
+  streamId: string,
+  evolve: (state: State, event: DomainEvent) => State,
+  initial: () => State,
+): Promise<Loaded<State>> {
+  const { version, events } = await store.readStream(streamId);
+  let state = initial();
+  for (const recorded of events) {
+    const event = parseDomainEvent(recorded.type, recorded.data);
+    if (event) state = evolve(state, event);
+  }
+  return { state, version };
+}
+
+export function streamWrite(
+  streamId: string,
+  expectedVersion: ExpectedVersion,
+  events: readonly DomainEvent[],
+  metadata: EventMetadata,
+): StreamWrite {
+  return { streamId, expectedVersion, events: events.map((e) => ({ type: e.type, data: e.data, metadata })) };
+}

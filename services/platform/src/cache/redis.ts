@@ -1,0 +1,27 @@
+import { Redis } from 'ioredis';
+
+export type { Redis } from 'ioredis';
+
+export function createRedisClient(url: string, options: { name: string; lazyConnect?: boolean }): Redis {
+  return new Redis(url, {
+    connectionName: options.name,
+    lazyConnect: options.lazyConnect ?? false,
+    // A cache read must fail fast when Redis is away, so the api can answer from Postgres instead.
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+}
+
+/** The keys of the session cache, in one place for the projection that writes them and the api that reads them. */
+export function sessionCacheKeys(prefix: string) {
+  return {
+    session: (tokenHash: string) => `${prefix}session:${tokenHash}`,
+    sessionToken: (sessionId: string) => `${prefix}session-token:${sessionId}`,
+    user: (userId: string) => `${prefix}user:${userId}`,
+    userSessions: (userId: string) => `${prefix}user-sessions:${userId}`,
+    checkpoint: (projection: string) => `${prefix}checkpoint:${projection}`,
+    all: `${prefix}*`,
+  } as const;
+}
+export type SessionCacheKeys = ReturnType<typeof sessionCacheKeys>;

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+const seconds = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+/** better-auth refuses cookie max ages above 400 days (the limit browsers enforce, RFC 6265bis). */
+const MAX_COOKIE_AGE_SECONDS = 34_560_000;
+
+const configSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    HOST: z.string().default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    BASE_URL: z.url().optional(),
+    AUTH_BASE_PATH: z
+      .string()
+      .regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /')
+      .default('/api/auth'),
+    AUTH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+      .optional(),
+    REDIS_KEY_PREFIX: z.string().default('portcullis:'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    AUTH_SESSION_EXPIRES_IN: seconds(7 * 24 * 3600).pipe(z.number().max(MAX_COOKIE_AGE_SECONDS, 'cookie max age above 400 days')),
+    AUTH_SESSION_UPDATE_AGE: seconds(24 * 3600),
+    AUTH_SESSION_FRESH_AGE: seconds(24 * 3600),
+    AUTH_PASSWORD_MIN_LENGTH: z.coerce.number().int().min(1).default(8),
+    AUTH_PASSWORD_MAX_LENGTH: z.coerce.number().int().min(1).max(4096).default(128),
+    AUTH_COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('better-auth'),
+    AUTH_SIGN_UP_AUTO_SIGN_IN: flag(true),
+    AUTH_READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+    AUTH_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
+    PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
+  })
+  .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
+    path: ['AUTH_PASSWORD_MIN_LENGTH'],
+    message: 'must not exceed AUTH_PASSWORD_MAX_LENGTH',
+  })
+  .refine((c) => c.NODE_ENV !== 'production' || c.AUTH_SECRET !== undefined, {
+    path: ['AUTH_SECRET'],
+    message: 'is required in production',
+  });
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config {
+  readonly env: RawConfig['NODE_ENV'];
+  readonly host: string;
+  readonly port: number;
+  readonly baseUrl: string;
+  readonly basePath: string;
+  readonly secret: string;
+  readonly databaseUrl: string;
+  readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+  readonly logLevel: RawConfig['LOG_LEVEL'];
+  readonly session: {
+    readonly expiresInSeconds: number;
+    readonly updateAgeSeconds: number;
+    readonly freshAgeSeconds: number;
+  };
+  readonly password: { readonly minLength: number; readonly maxLength: number };
+  readonly cookiePrefix: string;
+  readonly signUpAutoSignIn: boolean;
+  readonly readYourWritesTimeoutMs: number;
+  readonly bodyLimitBytes: number;
+  readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads and validates every setting at once, so a bad deployment learns all its mistakes in one start.
+ * This is the only place that reads the environment.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`));
+  }
+  const c = parsed.data;
+  if (c.AUTH_SECRET === undefined) {
+    throw new ConfigError(['AUTH_SECRET: is required (npm start generates one for the embedded default)']);
+  }
+  return Object.freeze({
+    env: c.NODE_ENV,
+    host: c.HOST,
+    port: c.PORT,
+    baseUrl: (c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ''),
+    basePath: c.AUTH_BASE_PATH,
+    secret: c.AUTH_SECRET,
+    databaseUrl: c.DATABASE_URL,
+    redis: c.REDIS_URL ? { url: c.REDIS_URL, keyPrefix: c.REDIS_KEY_PREFIX } : null,
+    logLevel: c.LOG_LEVEL,
+    session: {
+      expiresInSeconds: c.AUTH_SESSION_EXPIRES_IN,
+      updateAgeSeconds: c.AUTH_SESSION_UPDATE_AGE,
+      freshAgeSeconds: c.AUTH_SESSION_FRESH_AGE,
+    },
+    password: { minLength: c.AUTH_PASSWORD_MIN_LENGTH, maxLength: c.AUTH_PASSWORD_MAX_LENGTH },
+    cookiePrefix: c.AUTH_COOKIE_PREFIX,
+    signUpAutoSignIn: c.AUTH_SIGN_UP_AUTO_SIGN_IN,
+    readYourWritesTimeoutMs: c.AUTH_READ_YOUR_WRITES_TIMEOUT_MS,
+    bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
+    projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS },
+  });
+}
+
+/** Loads the config or stops the process with the list of bad variables (never their values). */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+}

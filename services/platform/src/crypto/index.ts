@@ -1,0 +1,3 @@
+export * from './tokens.ts';
+export * from './password.ts';
+export * from './cookie-signature.ts';

@@ -1,0 +1,95 @@
+import type { EventMetadata } from '@portcullis/contracts';
+
+/**
+ * What an append expects of a stream before it writes: anything, nothing yet, something, or exactly this
+ * many events (a stream's version is its event count; 0 is the same as "no_stream").
+ */
+export type ExpectedVersion = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface NewEvent {
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: EventMetadata;
+  /** Optional caller-chosen id (a uuid), to make a retried append idempotent. */
+  readonly eventId?: string;
+}
+
+export interface RecordedEvent {
+  readonly position: number;
+  readonly eventId: string;
+  readonly streamId: string;
+  /** 1 for the first event of a stream. */
+  readonly streamVersion: number;
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: EventMetadata;
+  readonly recordedAt: Date;
+}
+
+export interface StreamWrite {
+  readonly streamId: string;
+  readonly expectedVersion: ExpectedVersion;
+  readonly events: readonly NewEvent[];
+}
+
+export interface AppendResult {
+  /** Global position of the last event written. */
+  readonly position: number;
+  /** Each written stream's version after the append. */
+  readonly versions: Readonly<Record<string, number>>;
+}
+
+export interface StreamRead {
+  readonly version: number;
+  readonly events: readonly RecordedEvent[];
+}
+
+export interface Subscription {
+  stop(): Promise<void>;
+  /** Settles when the subscription has stopped; rejects with the handler's error if it failed. */
+  readonly done: Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events with a position greater than this. */
+  readonly after: number;
+  readonly batchSize?: number;
+  readonly onEvents: (events: readonly RecordedEvent[]) => Promise<void>;
+}
+
+export class WrongExpectedVersionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedVersion,
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected version ${String(expected)}, found ${actual}`);
+    this.name = 'WrongExpectedVersionError';
+  }
+}
+
+/** The append-only log every change goes through. Adapters: Postgres (`postgres.ts`). */
+export interface EventStore {
+  /** Appends to one or more streams atomically: every write lands or none does. */
+  append(writes: readonly StreamWrite[]): Promise<AppendResult>;
+  readStream(streamId: string): Promise<StreamRead>;
+  /** Events after a global position, in position order. */
+  readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]>;
+  headPosition(): Promise<number>;
+  /**
+   * A counter that moves on every append this process hears of. Read it before reading the log, then
+   * `waitForAppend(generation, …)` returns at once if an append came in between, so no wake-up is missed.
+   */
+  appendGeneration(): number;
+  /** Resolves when the generation has moved past `generation`, or after `timeoutMs`. */
+  waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  subscribe(options: SubscribeOptions): Subscription;
+  close(): Promise<void>;
+}
+
+export function matchesExpectedVersion(expected: ExpectedVersion, actual: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return actual === 0;
+  if (expected === 'stream_exists') return actual > 0;
+  return expected === actual;
+}

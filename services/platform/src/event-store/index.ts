@@ -1,0 +1,2 @@
+export * from './event-store.ts';
+export { PostgresEventStore, EVENT_LOG_CHANNEL } from './postgres.ts';

@@ -1,0 +1,5 @@
+export * from './projection.ts';
+export * from './postgres-target.ts';
+export * from './runner.ts';
+export * from './rebuild.ts';
+export * from './redis-target.ts';

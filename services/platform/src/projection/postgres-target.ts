@@ -1,0 +1,52 @@
+import { sql, type DatabasePool } from '../database/pool.ts';
+import { CheckpointFencedError, type PostgresProjection, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
+
+export const CHECKPOINT_CHANNEL = 'portcullis_checkpoints';
+
+/** Announces a projection's progress to api processes waiting to read their own writes. */
+export function checkpointNotice(name: string, position: number): string {
+  return `${name}:${position}`;
+}
+
+export class PostgresProjectionTarget implements ProjectionTarget {
+  readonly name: string;
+
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly projection: PostgresProjection,
+  ) {
+    this.name = projection.name;
+  }
+
+  async readCheckpoint(): Promise<number> {
+    await this.pool.query(sql.unsafe`
+      INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0) ON CONFLICT (name) DO NOTHING`);
+    return Number(
+      await this.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`),
+    );
+  }
+
+  async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
+    await this.pool.transaction(async (tx) => {
+      for (const projected of events) await this.projection.apply(tx, projected);
+      const moved = await tx.query(sql.unsafe`
+        UPDATE projection_checkpoints SET position = ${to}, updated_at = now()
+        WHERE name = ${this.name} AND position = ${from}`);
+      if (moved.rowCount !== 1) throw new CheckpointFencedError(this.name, from);
+      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
+    });
+  }
+
+  async reset(): Promise<void> {
+    await this.pool.transaction(async (tx) => {
+      // Truncating first takes the tables' locks before the checkpoint row, the same order a batch uses.
+      for (const table of this.projection.tables) {
+        await tx.query(sql.unsafe`TRUNCATE ${sql.identifier([table])}`);
+      }
+      await tx.query(sql.unsafe`
+        INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0)
+        ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
+      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
+    });
+  }
+}

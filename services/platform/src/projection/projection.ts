@@ -1,0 +1,37 @@
+import type { DomainEvent } from '@portcullis/contracts';
+import type { DatabaseTransactionConnection } from '../database/pool.ts';
+import type { RecordedEvent } from '../event-store/event-store.ts';
+
+/**
+ * Where a projection keeps its state and its checkpoint, written together atomically so that a crash at any
+ * point neither loses nor double-applies an event. Implementations fence on the checkpoint they read: a
+ * holder that lost its lock (or a rebuild that reset it) cannot commit over a newer state.
+ */
+export interface ProjectionTarget {
+  readonly name: string;
+  readCheckpoint(): Promise<number>;
+  /** Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`. */
+  applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void>;
+  /** Empties the state and sets the checkpoint to 0; the caller holds the projection's lock. */
+  reset(): Promise<void>;
+}
+
+export interface ProjectedEvent {
+  readonly event: DomainEvent;
+  readonly recorded: RecordedEvent;
+}
+
+/** A Postgres read-model projection: one handler per event, run inside the batch's transaction. */
+export interface PostgresProjection {
+  readonly name: string;
+  /** Tables it owns, emptied on rebuild. */
+  readonly tables: readonly string[];
+  apply(tx: DatabaseTransactionConnection, projected: ProjectedEvent): Promise<void>;
+}
+
+export class CheckpointFencedError extends Error {
+  constructor(name: string, expected: number) {
+    super(`projection ${name}: checkpoint moved away from ${expected} (lost lock or rebuilt)`);
+    this.name = 'CheckpointFencedError';
+  }
+}

@@ -1,0 +1,42 @@
+import { createDatabasePool, createLogger, loadConfigOrExit, migrate, PostgresEventStore, ProjectionRunner } from '@portcullis/platform';
+import { createProjectionTargets } from './projections.ts';
+
+const config = loadConfigOrExit();
+const log = createLogger({ name: 'projector', level: config.logLevel });
+
+await migrate(config.databaseUrl);
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6 });
+const store = new PostgresEventStore({
+  pool,
+  databaseUrl: config.databaseUrl,
+  log: (message, err) => log.warn({ err }, message),
+});
+const projections = createProjectionTargets(config, pool);
+const runners = projections.targets.map(
+  (target) =>
+    new ProjectionRunner({
+      store,
+      target,
+      databaseUrl: config.databaseUrl,
+      batchSize: config.projector.batchSize,
+      pollIntervalMs: config.projector.pollIntervalMs,
+      log,
+    }),
+);
+for (const runner of runners) runner.start();
+log.info({ projections: runners.map((r) => r.name) }, 'projector started');
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'projector stopping');
+  await Promise.all(runners.map((r) => r.stop()));
+  await projections.close();
+  await store.close();
+  await pool.end();
+  log.info('projector stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
