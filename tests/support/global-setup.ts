@@ -1,0 +1,132 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/platform/src/embedded-postgres.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Superuser URL of a Postgres that tests may create and drop databases on. */
+    postgresAdminUrl: string;
+    /** Reachable Redis URL, or null when Redis-dependent tests should skip. */
+    redisUrl: string | null;
+  }
+}
+
+const LOCAL_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+const PROBE_TIMEOUT_MS = 2_000;
+
+let embedded: EphemeralPostgres | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  // Redis first: under CI it can fail the run, and that should not leave an embedded cluster behind.
+  const redisUrl = await resolveRedisUrl();
+  const postgresAdminUrl = await resolvePostgresAdminUrl();
+
+  project.provide('postgresAdminUrl', postgresAdminUrl);
+  project.provide('redisUrl', redisUrl);
+  // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
+  process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
+  process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';
+}
+
+export async function teardown(): Promise<void> {
+  const running = embedded;
+  embedded = undefined;
+  await running?.stop();
+}
+
+async function resolvePostgresAdminUrl(): Promise<string> {
+  const forceEmbedded = ['1', 'true'].includes(process.env.PORTCULLIS_TEST_FORCE_EMBEDDED ?? '');
+  const configured = process.env.TEST_DATABASE_URL;
+
+  if (!forceEmbedded && configured) {
+    const problem = await probePostgres(configured, 10_000);
+    // An explicit URL that does not work is a configuration mistake, not a cue to silently use something else.
+    if (problem) throw new Error(`TEST_DATABASE_URL is set but unusable for tests: ${problem}`);
+    return configured;
+  }
+
+  if (!forceEmbedded) {
+    const problem = await probePostgres(LOCAL_POSTGRES_URL, PROBE_TIMEOUT_MS);
+    if (!problem) return LOCAL_POSTGRES_URL;
+    console.warn(`[global-setup] no usable Postgres at ${redact(LOCAL_POSTGRES_URL)} (${problem}); starting embedded Postgres`);
+  } else {
+    console.warn('[global-setup] PORTCULLIS_TEST_FORCE_EMBEDDED is set; starting embedded Postgres');
+  }
+
+  embedded = await startEphemeralPostgres();
+  console.warn(`[global-setup] embedded Postgres listening on 127.0.0.1:${embedded.port} (data in ${embedded.dataDir})`);
+  return embedded.url;
+}
+
+/** Returns why the server cannot be used for creating test databases, or null when it can. */
+async function probePostgres(url: string, timeoutMs: number): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const result = await client.query<{ allowed: boolean }>(
+      'select rolsuper or rolcreatedb as allowed from pg_roles where rolname = current_user',
+    );
+    return result.rows[0]?.allowed ? null : 'role may not create databases';
+  } catch (err) {
+    return err instanceof Error ? err.message || err.constructor.name : String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function resolveRedisUrl(): Promise<string | null> {
+  const url = process.env.TEST_REDIS_URL || DEFAULT_REDIS_URL;
+  const problem = await probeRedis(url);
+  if (!problem) return url;
+  if (process.env.CI === 'true') {
+    throw new Error(
+      `Redis is not reachable at ${redact(url)} (${problem}). CI=true requires Redis for the test run; ` +
+        'start Redis or point TEST_REDIS_URL at one.',
+    );
+  }
+  console.warn(`[global-setup] Redis not reachable at ${redact(url)} (${problem}); Redis-dependent tests will be skipped`);
+  return null;
+}
+
+async function probeRedis(url: string): Promise<string | null> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: PROBE_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  // Without a listener ioredis reports connection failures as unhandled 'error' events; the socket error
+  // (e.g. ECONNREFUSED) is also a better explanation than the generic rejection of connect().
+  let socketError: Error | undefined;
+  client.on('error', (err: Error) => {
+    socketError ??= err;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no PONG within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+    });
+    await Promise.race([client.connect().then(() => client.ping()), timeout]);
+    return null;
+  } catch (err) {
+    const reason = socketError ?? err;
+    return reason instanceof Error ? reason.message : String(reason);
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

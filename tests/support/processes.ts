@@ -1,0 +1,208 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface ServiceExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServiceProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** Everything the process wrote to stdout and stderr so far, interleaved in arrival order. */
+  output(): string;
+  /** Resolves with the first match; rejects on timeout or if the process exits without printing it. */
+  waitForOutput(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  kill(signal?: NodeJS.Signals): boolean;
+  readonly exited: Promise<ServiceExit>;
+  /** SIGTERM, then SIGKILL if the process has not exited after 5 s. */
+  stop(): Promise<ServiceExit>;
+}
+
+export interface SpawnServiceOptions {
+  name: string;
+  /** Path of a .ts entry file, relative to the repo root. */
+  entry: string;
+  env: Record<string, string>;
+  args?: string[];
+}
+
+const STOP_GRACE_MS = 5_000;
+const OUTPUT_LIMIT = 8 * 1024 * 1024;
+
+// A worker that dies between spawn and stop() must not leave services holding ports for the next run.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/**
+ * Runs a service as a real OS process, the way production runs it, so system tests exercise
+ * signal handling, crashes and restarts rather than an in-process imitation.
+ */
+export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
+  const entry = path.resolve(repoRoot, opts.entry);
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...(opts.args ?? [])], {
+    cwd: repoRoot,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  let captured = '';
+  let spawnError: Error | undefined;
+  const events = new EventEmitter();
+  const echo = process.env.PORTCULLIS_TEST_ECHO_SERVICES === '1';
+
+  const append = (chunk: Buffer): void => {
+    const text = chunk.toString('utf8');
+    captured += text;
+    if (captured.length > OUTPUT_LIMIT) captured = captured.slice(captured.length - OUTPUT_LIMIT);
+    if (echo) process.stderr.write(text.replace(/^(?=.)/gm, `[${opts.name}] `));
+    events.emit('output');
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+
+  const exited = new Promise<ServiceExit>((resolve) => {
+    child.once('error', (err) => {
+      spawnError = err;
+      // 'close' does not follow when the process never started.
+      if (child.pid === undefined) {
+        live.delete(child);
+        events.emit('exit');
+        resolve({ code: null, signal: null });
+      }
+    });
+    // 'close' (not 'exit') so output() is complete once this resolves.
+    child.once('close', (code, signal) => {
+      live.delete(child);
+      events.emit('exit');
+      resolve({ code, signal });
+    });
+  });
+
+  if (child.pid === undefined) {
+    throw new Error(`failed to spawn ${opts.name} (${entry})${spawnError ? `: ${spawnError.message}` : ''}`);
+  }
+  live.add(child);
+  const pid = child.pid;
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+  });
+
+  const waitForOutput = (re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> => {
+    // A global or sticky regex would carry lastIndex between checks and could skip a match.
+    const matcher = new RegExp(re.source, re.flags.replace(/[gy]/g, ''));
+    return new Promise((resolve, reject) => {
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        events.off('output', check);
+        events.off('exit', onExit);
+      };
+      const check = (): boolean => {
+        const match = captured.match(matcher);
+        if (!match) return false;
+        cleanup();
+        resolve(match);
+        return true;
+      };
+      const onExit = (): void => {
+        if (check()) return;
+        cleanup();
+        reject(new Error(`${opts.name} exited before printing ${re}\n${tail(captured)}`));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`${opts.name} did not print ${re} within ${timeoutMs} ms\n${tail(captured)}`));
+      }, timeoutMs);
+      events.on('output', check);
+      events.on('exit', onExit);
+      if (!check() && hasExited) onExit();
+    });
+  };
+
+  let stopping: Promise<ServiceExit> | undefined;
+  const stop = (): Promise<ServiceExit> => {
+    stopping ??= (async () => {
+      if (hasExited) return exited;
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const graceful = await Promise.race([
+        exited,
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), STOP_GRACE_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (graceful) return graceful;
+      child.kill('SIGKILL');
+      return exited;
+    })();
+    return stopping;
+  };
+
+  return {
+    name: opts.name,
+    pid,
+    output: () => captured,
+    waitForOutput,
+    kill: (signal = 'SIGTERM') => child.kill(signal),
+    exited,
+    stop,
+  };
+}
+
+export interface WaitForOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  /** Describes what was awaited, for the timeout error. */
+  message: string;
+}
+
+/**
+ * Polls until `condition` holds. Tests wait on observable conditions, never on fixed sleeps, so they are
+ * neither flaky on slow machines nor slow on fast ones. A throwing condition counts as "not yet".
+ */
+export async function waitFor(condition: () => Promise<boolean> | boolean, opts: WaitForOptions): Promise<void> {
+  const interval = opts.intervalMs ?? 50;
+  const deadline = Date.now() + opts.timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await condition()) return;
+      lastError = undefined;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() >= deadline) {
+      const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.message}${cause}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(0, deadline - Date.now()))));
+  }
+}
+
+/** A port that was free a moment ago; the OS picks it, so parallel workers do not race on a fixed range. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error('could not determine a free port'))));
+    });
+  });
+}
+
+function tail(text: string, lines = 40): string {
+  const kept = text.trimEnd().split('\n').slice(-lines);
+  return kept.length > 0 && kept[0] !== '' ? kept.map((line) => `  | ${line}`).join('\n') : '  (no output)';
+}

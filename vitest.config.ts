@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['contracts/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts'],
+    exclude: ['**/node_modules/**'],
+    globalSetup: ['tests/support/global-setup.ts'],
+    // Forks rather than threads: system tests spawn and signal child processes, and native modules
+    // (argon2, pg) behave more predictably with one process per worker.
+    pool: 'forks',
+    // Each worker creates databases and may start services; more parallelism mostly adds contention.
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
