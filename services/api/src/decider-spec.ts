@@ -1,0 +1,28 @@
+import { expect } from 'vitest';
+import { DomainError, type DomainEvent, type ErrorCode } from '@portcullis/contracts';
+
+/** given events → when command → then events, or then the error code: a decider test without I/O. */
+export function deciderSpec<State, Command, Result>(decider: {
+  evolve: (state: State, event: DomainEvent) => State;
+  initial: () => State;
+  decide: (command: Command, state: State) => Result;
+}) {
+  return (given: readonly DomainEvent[]) => ({
+    when: (command: Command) => {
+      const run = (): Result => decider.decide(command, given.reduce(decider.evolve, decider.initial()));
+      return {
+        then: (expected: Result): void => expect(run()).toEqual(expected),
+        thenFails: (code: ErrorCode): void => {
+          let thrown: unknown;
+          try {
+            run();
+          } catch (error) {
+            thrown = error;
+          }
+          expect(thrown).toBeInstanceOf(DomainError);
+          expect((thrown as DomainError).code).toBe(code);
+        },
+      };
+    },
+  });
+}
