@@ -13,8 +13,10 @@ import { loadConfig, ConfigError, migrate } from '@portcullis/platform';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dataDir = path.join(root, '.data');
 const env: Record<string, string | undefined> = { ...process.env };
+// Where the embedded default keeps its state; tests point it elsewhere.
+const dataDir = path.resolve(root, env.PORTCULLIS_DATA_DIR ?? '.data');
+const embeddedPort = env.PORTCULLIS_EMBEDDED_PG_PORT ? Number(env.PORTCULLIS_EMBEDDED_PG_PORT) : undefined;
 
 function say(message: string): void {
   console.log(`[portcullis] ${message}`);
@@ -32,12 +34,12 @@ async function embeddedSecret(): Promise<string> {
 let database: EmbeddedPostgres | null = null;
 await mkdir(dataDir, { recursive: true });
 if (!env.DATABASE_URL) {
-  say('DATABASE_URL not set: starting embedded Postgres (data in .data/postgres)');
-  database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres') });
+  say(`DATABASE_URL not set: starting embedded Postgres (data in ${path.relative(root, dataDir) || '.'}/postgres)`);
+  database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ...(embeddedPort ? { port: embeddedPort } : {}) });
   env.DATABASE_URL = database.url;
 }
 if (!env.AUTH_SECRET && env.NODE_ENV !== 'production') {
-  console.warn('[portcullis] warning: AUTH_SECRET not set; using the generated secret in .data/auth-secret (set AUTH_SECRET in any real deployment)');
+  console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
   env.AUTH_SECRET = await embeddedSecret();
 }
 

@@ -34,6 +34,15 @@ export interface SpawnServiceOptions {
 }
 
 const STOP_GRACE_MS = 5_000;
+
+/**
+ * The test runner's environment minus what Vite injects into it (BASE_URL='/', MODE, DEV, PROD, SSR): a
+ * service reads BASE_URL as its public URL and must not inherit the test runner's meaning of it.
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const { BASE_URL: _base, MODE: _mode, DEV: _dev, PROD: _prod, SSR: _ssr, ...rest } = process.env;
+  return rest;
+}
 const OUTPUT_LIMIT = 8 * 1024 * 1024;
 
 // A worker that dies between spawn and stop() must not leave services holding ports for the next run.
@@ -50,7 +59,7 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   const entry = path.resolve(repoRoot, opts.entry);
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...(opts.args ?? [])], {
     cwd: repoRoot,
-    env: { ...process.env, ...opts.env },
+    env: { ...inheritedEnv(), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 

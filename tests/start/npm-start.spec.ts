@@ -1,0 +1,75 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+
+/**
+ * `npm start` on a machine with nothing configured: embedded Postgres, migrations, projector and api as
+ * supervised processes; and a restart keeps what the first run stored.
+ */
+describe('npm start (embedded default)', () => {
+  let dataDir = '';
+  let running: ServiceProcess | null = null;
+
+  afterAll(async () => {
+    await running?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function start(port: number, pgPort: number): Promise<ServiceProcess> {
+    const env: Record<string, string> = {
+      PORT: String(port),
+      PORTCULLIS_DATA_DIR: dataDir,
+      PORTCULLIS_EMBEDDED_PG_PORT: String(pgPort),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      AUTH_SECRET: '',
+      NODE_ENV: 'development',
+    };
+    const service = spawnService({ name: 'npm-start', entry: 'scripts/start.ts', env });
+    await service.waitForOutput(/ready: http:\/\/localhost:\d+\/api\/auth/, 120_000);
+    return service;
+  }
+
+  it('serves sign-up, survives a restart with users and sessions intact, and stops cleanly', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
+    // Run as root, embedded Postgres runs as an unprivileged user that must be able to reach its data dir.
+    await chmod(dataDir, 0o755);
+    const port = await freePort();
+    const pgPort = await freePort();
+    const auth = `http://127.0.0.1:${port}/api/auth`;
+
+    running = await start(port, pgPort);
+    expect(running.output()).toMatch(/AUTH_SECRET not set/);
+    const signUp = await fetch(`${auth}/sign-up/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Restart', email: 'restart@example.com', password: 'long enough password' }),
+    });
+    expect(signUp.status).toBe(200);
+    const { token } = (await signUp.json()) as { token: string };
+
+    const first = running;
+    running = null;
+    first.kill('SIGINT');
+    const exit = await first.exited;
+    expect(exit.code).toBe(0);
+    expect(first.output()).toMatch(/stopped/);
+
+    running = await start(port, pgPort);
+    const session = await fetch(`${auth}/get-session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(((await session.json()) as { user: { email: string } }).user.email).toBe('restart@example.com');
+    const signIn = await fetch(`${auth}/sign-in/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'restart@example.com', password: 'long enough password' }),
+    });
+    expect(signIn.status).toBe(200);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, {
+      timeoutMs: 10_000,
+      message: 'readyz after restart',
+    });
+  });
+});
