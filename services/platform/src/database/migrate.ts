@@ -5,7 +5,8 @@ const migrationsDir = fileURLToPath(new URL('../../migrations', import.meta.url)
 
 /**
  * Brings the schema up to date. node-pg-migrate takes an advisory lock, so api and projector processes that
- * start together do not race each other.
+ * start together do not race each other; the lock mode must be 'wait' (the default 'fail' makes whichever
+ * process comes second exit with "Another migration is already running").
  */
 export async function migrate(databaseUrl: string, log: (message: string) => void = () => {}): Promise<void> {
   await runner({
@@ -15,6 +16,7 @@ export async function migrate(databaseUrl: string, log: (message: string) => voi
     migrationsTable: 'schema_migrations',
     log,
     singleTransaction: true,
+    advisoryLockMode: 'wait',
     checkOrder: true,
     verbose: false,
   });
