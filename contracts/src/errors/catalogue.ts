@@ -24,6 +24,8 @@ export const errorCatalogue = {
   EMAIL_CAN_NOT_BE_UPDATED: { status: 400, message: 'Email can not be updated' },
   NO_FIELDS_TO_UPDATE: { status: 400, message: 'No fields to update' },
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  // Spec section 5: callback URLs off the trusted origins are refused as forbidden.
+  INVALID_CALLBACK_URL: { status: 403, message: 'Invalid callbackURL' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
   VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
   INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },

@@ -11,6 +11,7 @@ import {
 import { generateId, hashPassword, verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
 import { commit } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
+import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
@@ -24,9 +25,12 @@ import { decideRegistration, evolveEmailReservation, initialEmailReservation, se
 type FailureReason = EventData<'credentials.sign_in_failed.v1'>['reason'];
 
 export function credentialsRoutes(ctx: ApiContext) {
+  // better-auth's default trusted origins: the base URL's own.
+  const trustedOrigins = [new URL(ctx.config.baseUrl).origin];
   return async function register(app: FastifyInstance): Promise<void> {
     app.post('/sign-up/email', async (request, reply) => {
       const body = parseBody(signUpEmailBodySchema, request.body);
+      checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       checkNewPassword(ctx.config, body.password);
 
@@ -83,6 +87,7 @@ export function credentialsRoutes(ctx: ApiContext) {
 
     app.post('/sign-in/email', async (request, reply) => {
       const body = parseBody(signInEmailBodySchema, request.body);
+      checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
       const now = ctx.clock();
