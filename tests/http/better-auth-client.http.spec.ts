@@ -1,0 +1,143 @@
+import { createAuthClient } from 'better-auth/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCatalogue } from '@portcullis/contracts';
+import { cookieNames, DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
+import { HttpClient, startSystem, type System } from '../support/system.ts';
+
+/**
+ * better-auth's own browser client, unchanged, as a black box against our server: if it works with ours the
+ * way it works with better-auth's, apps can switch servers without touching their code.
+ */
+let system: System;
+beforeAll(async () => {
+  system = await startSystem();
+});
+afterAll(async () => {
+  await system?.stop();
+});
+
+/**
+ * A client with a cookie jar of its own. Node's fetch keeps no cookies, so the jar rides the client's
+ * onRequest/onResponse hooks; the Origin header is what a browser would send, and what better-auth
+ * deployments require on cookie-carrying POSTs.
+ */
+function authClient(): { client: ReturnType<typeof createAuthClient>; jar: HttpClient } {
+  const jar = new HttpClient(system.authUrl);
+  const client = createAuthClient({
+    baseURL: system.baseUrl,
+    fetchOptions: {
+      headers: { origin: system.baseUrl },
+      onRequest(context) {
+        const cookie = jar.cookieHeader();
+        if (cookie) context.headers.set('cookie', cookie);
+      },
+      onResponse(context) {
+        jar.absorb(context.response.headers.getSetCookie());
+      },
+    },
+  });
+  return { client, jar };
+}
+
+describe('better-auth client against Portcullis', () => {
+  it('signs up, reads the session, and gets Date objects for every date', async () => {
+    const { client, jar } = authClient();
+    const email = uniqueEmail('client');
+    const { data, error } = await client.signUp.email({ email: email.toUpperCase(), password: DEFAULT_PASSWORD, name: 'Client User' });
+    expect(error).toBeNull();
+    expect(data?.token).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(data?.user).toMatchObject({ email, name: 'Client User', emailVerified: false, image: null });
+    expect(data?.user.createdAt).toBeInstanceOf(Date);
+    expect(data?.user.updatedAt).toBeInstanceOf(Date);
+    expect(jar.cookie(cookieNames.sessionToken)).toBeDefined();
+
+    const session = await client.getSession();
+    expect(session.error).toBeNull();
+    expect(session.data?.session.token).toBe(data?.token);
+    expect(session.data?.session.userId).toBe(data?.user.id);
+    expect(session.data?.session.expiresAt).toBeInstanceOf(Date);
+    expect(session.data?.session.createdAt).toBeInstanceOf(Date);
+    expect(session.data?.user.id).toBe(data?.user.id);
+  });
+
+  it('signs in, lists and revokes sessions, updates the user, and signs out', async () => {
+    const first = authClient();
+    const email = uniqueEmail('client-flow');
+    const up = await first.client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Flow' });
+    expect(up.error).toBeNull();
+
+    const second = authClient();
+    const signedIn = await second.client.signIn.email({ email, password: DEFAULT_PASSWORD });
+    expect(signedIn.error).toBeNull();
+    expect(signedIn.data).toMatchObject({ redirect: false, user: { id: up.data?.user.id, email } });
+    expect(signedIn.data).not.toHaveProperty('url');
+
+    const listed = await second.client.listSessions();
+    expect(listed.error).toBeNull();
+    expect(listed.data).toHaveLength(2);
+    for (const s of listed.data ?? []) expect(s.expiresAt).toBeInstanceOf(Date);
+    const firstId = (await first.client.getSession()).data?.session.id;
+    const firstListed = listed.data?.find((s) => s.id === firstId);
+    expect(firstListed).toBeDefined();
+    expect(listed.data?.find((s) => s.id !== firstId)?.token).toBe(signedIn.data?.token);
+
+    const revoked = await second.client.revokeSession({ token: firstListed!.token });
+    expect(revoked).toEqual({ data: { status: true }, error: null });
+    expect(await first.client.getSession()).toEqual({ data: null, error: null });
+
+    const third = authClient();
+    expect((await third.client.signIn.email({ email, password: DEFAULT_PASSWORD })).error).toBeNull();
+    expect(await second.client.revokeOtherSessions()).toEqual({ data: { status: true }, error: null });
+    expect((await third.client.getSession()).data).toBeNull();
+    expect((await second.client.getSession()).data?.session.token).toBe(signedIn.data?.token);
+
+    expect(await second.client.updateUser({ name: 'Flow Renamed', image: 'https://example.com/flow.png' })).toEqual({
+      data: { status: true },
+      error: null,
+    });
+    expect((await second.client.getSession()).data?.user).toMatchObject({ name: 'Flow Renamed', image: 'https://example.com/flow.png' });
+
+    expect(await second.client.revokeSessions()).toEqual({ data: { status: true }, error: null });
+    expect(await second.client.getSession()).toEqual({ data: null, error: null });
+    expect(second.jar.cookie(cookieNames.sessionToken)).toBeUndefined();
+
+    const fourth = authClient();
+    expect((await fourth.client.signIn.email({ email, password: DEFAULT_PASSWORD })).error).toBeNull();
+    expect(await fourth.client.signOut()).toEqual({ data: { success: true }, error: null });
+    expect(fourth.jar.cookie(cookieNames.sessionToken)).toBeUndefined();
+    expect(await fourth.client.getSession()).toEqual({ data: null, error: null });
+  });
+
+  it('surfaces a wrong password as error.code INVALID_EMAIL_OR_PASSWORD with status 401', async () => {
+    const { client } = authClient();
+    const email = uniqueEmail('client-wrong');
+    expect((await client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Wrong' })).error).toBeNull();
+
+    const { data, error } = await authClient().client.signIn.email({ email, password: 'not the password' });
+    expect(data).toBeNull();
+    expect(error).toEqual({
+      code: 'INVALID_EMAIL_OR_PASSWORD',
+      message: errorCatalogue.INVALID_EMAIL_OR_PASSWORD.message,
+      status: errorCatalogue.INVALID_EMAIL_OR_PASSWORD.status,
+      statusText: 'Unauthorized',
+    });
+  });
+
+  it('surfaces a duplicate sign-up as error.code USER_ALREADY_EXISTS with status 422', async () => {
+    const email = uniqueEmail('client-dup');
+    expect((await authClient().client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Dup' })).error).toBeNull();
+
+    const { data, error } = await authClient().client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Dup again' });
+    expect(data).toBeNull();
+    expect(error).toMatchObject({
+      code: 'USER_ALREADY_EXISTS',
+      message: errorCatalogue.USER_ALREADY_EXISTS.message,
+      status: errorCatalogue.USER_ALREADY_EXISTS.status,
+    });
+  });
+
+  it('reaches the misc endpoints through $fetch', async () => {
+    const { client } = authClient();
+    expect(await client.$fetch('/ok')).toEqual({ data: { ok: true }, error: null });
+  });
+});
