@@ -101,6 +101,11 @@ export class ProjectionRunner {
         }
         log.error({ projection: this.name, err: error }, 'projection batch failed; retrying');
         await sleep(1000, this.abort.signal);
+        // A failed batch moved nothing, so the stored checkpoint is the truth. It may be past ours: a dead
+        // holder's last COMMIT can land after we took the lock and read the checkpoint, and then our batch
+        // fails on its rows (a unique violation) before it reaches the fence. Retrying from our stale
+        // checkpoint would fail the same way for ever.
+        checkpoint = await target.readCheckpoint().catch(() => checkpoint);
       }
     }
   }

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignInFailed, streams } from '@portcullis/contracts';
+import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { waitFor } from '../../../../tests/support/processes.ts';
+import { sql } from '../database/pool.ts';
+import { PostgresProjectionTarget } from './postgres-target.ts';
+import type { PostgresProjection } from './projection.ts';
+import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
+
+const PROJECTION = 'runner-spec';
+
+/**
+ * Records every application of every event, with who applied it. The table has no unique key on purpose:
+ * an event applied twice shows up as two rows instead of failing the second batch.
+ */
+function recordingProjection(appliedBy: string): PostgresProjection {
+  return {
+    name: PROJECTION,
+    tables: ['applied_event'],
+    async apply(tx, { recorded }) {
+      await tx.query(sql.unsafe`
+        INSERT INTO applied_event (position, event_id, applied_by) VALUES (${recorded.position}, ${recorded.eventId}, ${appliedBy})`);
+    },
+  };
+}
+
+const quietLog: RunnerLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+describe('ProjectionRunner: one holder per projection, standby takeover', () => {
+  let db: EventLogDatabase;
+  const runners: ProjectionRunner[] = [];
+  let appended = 0;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_runner');
+    await db.pool.query(sql.unsafe`
+      CREATE TABLE applied_event (position bigint NOT NULL, event_id uuid NOT NULL, applied_by text NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    await db?.close();
+  });
+
+  function startRunner(label: string): ProjectionRunner {
+    const runner = new ProjectionRunner({
+      store: db.store,
+      target: new PostgresProjectionTarget(db.pool, recordingProjection(label)),
+      databaseUrl: db.url,
+      // Small batches so a takeover lands between batches of one catch-up, not after it.
+      batchSize: 15,
+      pollIntervalMs: 200,
+      standbyIntervalMs: 100,
+      log: quietLog,
+    });
+    runners.push(runner);
+    runner.start();
+    return runner;
+  }
+
+  async function appendEvents(count: number): Promise<void> {
+    for (let i = 0; i < count; i += 5) {
+      const email = `user${(appended + i) % 17}@example.test`;
+      const events = Array.from({ length: Math.min(5, count - i) }, () => SignInFailed({ email, userId: null, reason: 'user_not_found' }));
+      await db.store.append([domainWrite(streams.signIn(email), 'any', events, metadataAt(new Date()))]);
+    }
+    appended += count;
+  }
+
+  async function checkpoint(): Promise<number> {
+    return Number((await db.pool.maybeOneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${PROJECTION}`)) ?? 0);
+  }
+
+  async function caughtUp(message: string): Promise<void> {
+    const head = await db.store.headPosition();
+    await waitFor(async () => (await checkpoint()) === head, { timeoutMs: 20_000, message: `${message} (head ${head})` });
+  }
+
+  async function lockHolders(): Promise<number[]> {
+    // pg_locks shows a bigint advisory key as its two 32-bit halves (objsubid 1 marks the bigint form).
+    const rows = await db.pool.any(sql.unsafe`
+      SELECT l.pid FROM pg_locks l
+      WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND l.objsubid = 1
+        AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${projectionLockKey(PROJECTION)}, 0)`);
+    return (rows as readonly { pid: number }[]).map((r) => Number(r.pid));
+  }
+
+  function holders(): ProjectionRunner[] {
+    return runners.filter((r) => r.isHolder);
+  }
+
+  it('gives the projection to exactly one runner; the other stands by', async () => {
+    const [a, b] = [startRunner('A'), startRunner('B')];
+    await waitFor(() => holders().length === 1, { timeoutMs: 10_000, message: 'one runner to take the projection' });
+    await appendEvents(120);
+    await caughtUp('the holder to apply the first events');
+
+    expect(holders()).toHaveLength(1);
+    expect(await lockHolders()).toHaveLength(1);
+    const holder = holders()[0]!;
+    const label = holder === a ? 'A' : 'B';
+    expect([a, b]).toContain(holder);
+    // Only the holder applied anything.
+    const appliers = await db.pool.anyFirst(sql.unsafe`SELECT DISTINCT applied_by FROM applied_event`);
+    expect(appliers).toEqual([label]);
+  });
+
+  it('hands over to the standby when the holder stops, which continues from the checkpoint', async () => {
+    const [first] = holders();
+    const standby = runners.find((r) => r !== first)!;
+    const handedOverAt = await checkpoint();
+
+    await first!.stop();
+    await waitFor(() => standby.isHolder, { timeoutMs: 10_000, message: 'the standby to take the projection' });
+    await appendEvents(120);
+    await caughtUp('the new holder to apply the next events');
+
+    expect(holders()).toEqual([standby]);
+    const laterAppliers = await db.pool.anyFirst(
+      sql.unsafe`SELECT DISTINCT applied_by FROM applied_event WHERE position > ${handedOverAt}`,
+    );
+    expect(laterAppliers).toHaveLength(1);
+    expect(await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT applied_by)::int FROM applied_event`)).toBe(2);
+  });
+
+  it('survives the holder losing its lock mid-stream: a runner takes over, no event applied twice or skipped', async () => {
+    startRunner('C');
+    const from = await checkpoint();
+    const writing = appendEvents(450);
+
+    // Cut the holder's lock session while it is working through the new events, as a network partition or
+    // a restarted pgbouncer would; a stale holder may still commit a batch it had started, once.
+    await waitFor(async () => (await checkpoint()) > from + 30, { timeoutMs: 20_000, message: 'the holder to be mid-stream' });
+    const [lostSession] = await lockHolders();
+    const terminated = await db.pool.anyFirst(sql.unsafe`
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid = ${lostSession!}`);
+    expect(terminated).toEqual([true]);
+    await waitFor(
+      async () => {
+        const now = await lockHolders();
+        return now.length === 1 && now[0] !== lostSession;
+      },
+      { timeoutMs: 10_000, message: 'a new lock session to hold the projection' },
+    );
+
+    await writing;
+    await caughtUp('a runner to finish the stream after the lock loss');
+    await waitFor(() => holders().length === 1, { timeoutMs: 10_000, message: 'one holder again' });
+    expect(await lockHolders()).toHaveLength(1);
+
+    const head = await db.store.headPosition();
+    expect(head).toBe(appended);
+    const applied = (await db.pool.any(sql.unsafe`
+      SELECT position, count(*)::int AS times FROM applied_event GROUP BY position ORDER BY position`)) as readonly { position: bigint; times: number }[];
+    expect(applied.filter((r) => r.times !== 1)).toEqual([]);
+    expect(applied.map((r) => Number(r.position))).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    const eventIds = await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT event_id)::int FROM applied_event`);
+    expect(eventIds).toBe(head);
+  });
+});
+
+describe('ProjectionRunner: a checkpoint that moved under the holder', () => {
+  let db: EventLogDatabase;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_runner_stale');
+    await db.pool.query(sql.unsafe`CREATE TABLE projected_once (position bigint PRIMARY KEY)`);
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('recovers when a dead holder’s last batch commits just after the new holder read the checkpoint', async () => {
+    // A holder killed right after sending COMMIT loses its lock session first; its batch can still commit a
+    // moment later, after the standby took the lock and read the old checkpoint. The standby's first batch
+    // then re-inserts rows that are already there (a unique violation, not a fence): it must re-read the
+    // checkpoint and go on, rather than retry the same stale batch for ever.
+    const projection: PostgresProjection = {
+      name: 'runner-spec-stale',
+      tables: ['projected_once'],
+      async apply(tx, { recorded }) {
+        await tx.query(sql.unsafe`INSERT INTO projected_once (position) VALUES (${recorded.position})`);
+      },
+    };
+    const target = new PostgresProjectionTarget(db.pool, projection);
+    for (let i = 0; i < 4; i += 1) {
+      await db.store.append([
+        domainWrite(streams.signIn('stale@example.test'), 'any', [SignInFailed({ email: 'stale@example.test', userId: null, reason: 'user_not_found' })], metadataAt(new Date())),
+      ]);
+    }
+    const firstTwo = await db.store.readAll({ after: 0, limit: 2 });
+    let deadHolderCommitted = false;
+    const racedTarget: typeof target = Object.assign(Object.create(target) as typeof target, {
+      async readCheckpoint(): Promise<number> {
+        const read = await target.readCheckpoint();
+        if (!deadHolderCommitted) {
+          deadHolderCommitted = true;
+          await target.applyBatch(toProjected(firstTwo), read, firstTwo.at(-1)!.position);
+        }
+        return read;
+      },
+    });
+    const runner = new ProjectionRunner({
+      store: db.store,
+      target: racedTarget,
+      databaseUrl: db.url,
+      batchSize: 10,
+      pollIntervalMs: 200,
+      standbyIntervalMs: 100,
+      log: quietLog,
+    });
+    runner.start();
+    try {
+      const head = await db.store.headPosition();
+      await waitFor(async () => (await target.readCheckpoint()) === head, {
+        timeoutMs: 15_000,
+        message: 'the runner to get past the batch the dead holder committed',
+      });
+      expect(deadHolderCommitted).toBe(true);
+      expect(await db.pool.anyFirst(sql.unsafe`SELECT position::int FROM projected_once ORDER BY position`)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await runner.stop();
+    }
+  });
+});

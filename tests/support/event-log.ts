@@ -1,0 +1,86 @@
+import { parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import {
+  createDatabasePool,
+  migrate,
+  PostgresEventStore,
+  type DatabasePool,
+  type ExpectedVersion,
+  type ProjectedEvent,
+  type ProjectionTarget,
+  type StreamWrite,
+} from '@portcullis/platform';
+import { createTestDatabase } from './postgres.ts';
+
+/** A fresh, migrated database with the Postgres event store on it: the log a projection spec is given. */
+export interface EventLogDatabase {
+  readonly url: string;
+  readonly pool: DatabasePool;
+  readonly store: PostgresEventStore;
+  close(): Promise<void>;
+}
+
+export async function createEventLogDatabase(prefix: string): Promise<EventLogDatabase> {
+  const db = await createTestDatabase(prefix);
+  try {
+    await migrate(db.url);
+    const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
+    // With databaseUrl the store LISTENs, so followers in the test wake on appends as they do in production.
+    const store = new PostgresEventStore({ pool, databaseUrl: db.url });
+    return {
+      url: db.url,
+      pool,
+      store,
+      close: async () => {
+        await store.close();
+        await pool.end();
+        await db.drop();
+      },
+    };
+  } catch (error) {
+    await db.drop();
+    throw error;
+  }
+}
+
+export function metadataAt(occurredAt: Date | string, extra: Partial<EventMetadata> = {}): EventMetadata {
+  return { occurredAt: typeof occurredAt === 'string' ? occurredAt : occurredAt.toISOString(), ...extra };
+}
+
+/** A write of domain events (built with the contracts' constructors) sharing one metadata, as the api appends them. */
+export function domainWrite(
+  streamId: string,
+  expectedVersion: ExpectedVersion,
+  events: readonly DomainEvent[],
+  metadata: EventMetadata,
+): StreamWrite {
+  return { streamId, expectedVersion, events: events.map((e) => ({ type: e.type, data: e.data, metadata })) };
+}
+
+/**
+ * Applies to `target` every event of the log after its checkpoint, batch by batch, exactly as a runner
+ * holding the projection would (parse, skip unknown types, move the checkpoint to the batch's last
+ * position). For specs that exercise a target on its own, with no runner and so no lock to take.
+ */
+export async function catchUp(
+  store: Pick<PostgresEventStore, 'readAll'>,
+  target: ProjectionTarget,
+  batchSize = 100,
+): Promise<number> {
+  let checkpoint = await target.readCheckpoint();
+  for (;;) {
+    const recorded = await store.readAll({ after: checkpoint, limit: batchSize });
+    if (recorded.length === 0) return checkpoint;
+    const to = recorded[recorded.length - 1]!.position;
+    await target.applyBatch(toProjected(recorded), checkpoint, to);
+    checkpoint = to;
+  }
+}
+
+export function toProjected(recorded: Awaited<ReturnType<PostgresEventStore['readAll']>>): ProjectedEvent[] {
+  const projected: ProjectedEvent[] = [];
+  for (const r of recorded) {
+    const event = parseDomainEvent(r.type, r.data);
+    if (event) projected.push({ event, recorded: r });
+  }
+  return projected;
+}
