@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CredentialAccountCreated,
+  EmailReserved,
+  SessionCreated,
+  SessionRefreshed,
+  SessionRevoked,
+  SessionUpdated,
+  streams,
+  UserRegistered,
+} from '@portcullis/contracts';
+import { generateSessionToken, hashToken, PostgresProjectionTarget, sql } from '@portcullis/platform';
+import { catchUp, createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { sessionsProjection } from './sessions.projection.ts';
+
+const createdAt = '2026-04-01T08:00:00.000Z';
+const refreshedAt = '2026-04-02T08:00:00.000Z';
+const expiresAt = '2026-04-08T08:00:00.000Z';
+const refreshedExpiresAt = '2026-04-09T08:00:00.000Z';
+
+describe('sessions projection (session)', () => {
+  let db: EventLogDatabase;
+  let target: PostgresProjectionTarget;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('sessions_projection');
+    target = new PostgresProjectionTarget(db.pool, sessionsProjection);
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  /** Appends a session.created the way sign-in does; returns the raw token, which only the client keeps. */
+  async function signIn(sessionId: string, userId: string, overrides: { rememberMe?: boolean } = {}): Promise<string> {
+    const token = generateSessionToken();
+    await db.store.append([
+      domainWrite(
+        streams.session(sessionId),
+        'no_stream',
+        [
+          SessionCreated({
+            sessionId,
+            userId,
+            tokenHash: hashToken(token),
+            expiresAt,
+            ipAddress: '203.0.113.7',
+            userAgent: 'vitest',
+            rememberMe: overrides.rememberMe ?? true,
+            method: 'email-password',
+          }),
+        ],
+        metadataAt(createdAt, { actorId: userId }),
+      ),
+    ]);
+    return token;
+  }
+
+  async function sessionRow(sessionId: string): Promise<Record<string, unknown> | null> {
+    return (await db.pool.maybeOne(sql.unsafe`SELECT * FROM session WHERE id = ${sessionId}`)) as Record<string, unknown> | null;
+  }
+
+  it('session.created gives a row whose token column holds the SHA-256 of the token, never the token', async () => {
+    const [sessionId, userId] = [randomUUID(), randomUUID()];
+    const token = await signIn(sessionId, userId, { rememberMe: false });
+    await catchUp(db.store, target);
+
+    expect(await sessionRow(sessionId)).toEqual({
+      id: sessionId,
+      expiresAt: Date.parse(expiresAt),
+      token: hashToken(token),
+      createdAt: Date.parse(createdAt),
+      updatedAt: Date.parse(createdAt),
+      ipAddress: '203.0.113.7',
+      userAgent: 'vitest',
+      userId,
+      rememberMe: false,
+    });
+    expect(hashToken(token)).toMatch(/^[0-9a-f]{64}$/);
+    const leaked = await db.pool.any(sql.unsafe`SELECT id FROM session WHERE token = ${token} OR id = ${token}`);
+    expect(leaked).toEqual([]);
+  });
+
+  it('the session of a sign-up lands beside the user events of the same append', async () => {
+    const [sessionId, userId] = [randomUUID(), randomUUID()];
+    const email = `${userId}@example.test`;
+    const token = generateSessionToken();
+    const metadata = metadataAt(createdAt, { actorId: userId });
+    await db.store.append([
+      domainWrite(streams.email(email), 'no_stream', [EmailReserved({ email, userId })], metadata),
+      domainWrite(
+        streams.user(userId),
+        'no_stream',
+        [
+          UserRegistered({ userId, email, name: 'New', image: null, emailVerified: false }),
+          CredentialAccountCreated({ userId, accountId: randomUUID(), passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$x$y' }),
+        ],
+        metadata,
+      ),
+      domainWrite(
+        streams.session(sessionId),
+        'no_stream',
+        [
+          SessionCreated({
+            sessionId,
+            userId,
+            tokenHash: hashToken(token),
+            expiresAt,
+            ipAddress: null,
+            userAgent: null,
+            rememberMe: true,
+            method: 'sign-up',
+          }),
+        ],
+        metadata,
+      ),
+    ]);
+    await catchUp(db.store, target);
+
+    expect(await sessionRow(sessionId)).toMatchObject({ userId, token: hashToken(token), ipAddress: null, userAgent: null });
+  });
+
+  it('session.refreshed moves expiresAt and updatedAt; session.updated moves updatedAt only', async () => {
+    const [sessionId, userId] = [randomUUID(), randomUUID()];
+    await signIn(sessionId, userId);
+    await db.store.append([
+      domainWrite(
+        streams.session(sessionId),
+        1,
+        [SessionRefreshed({ sessionId, userId, expiresAt: refreshedExpiresAt })],
+        metadataAt(refreshedAt),
+      ),
+    ]);
+    await catchUp(db.store, target);
+
+    expect(await sessionRow(sessionId)).toMatchObject({
+      expiresAt: Date.parse(refreshedExpiresAt),
+      createdAt: Date.parse(createdAt),
+      updatedAt: Date.parse(refreshedAt),
+    });
+
+    const touchedAt = '2026-04-03T08:00:00.000Z';
+    await db.store.append([
+      domainWrite(streams.session(sessionId), 2, [SessionUpdated({ sessionId, userId, changes: {} })], metadataAt(touchedAt)),
+    ]);
+    await catchUp(db.store, target);
+    expect(await sessionRow(sessionId)).toMatchObject({ expiresAt: Date.parse(refreshedExpiresAt), updatedAt: Date.parse(touchedAt) });
+  });
+
+  it('session.revoked deletes the row and leaves the user’s other sessions', async () => {
+    const userId = randomUUID();
+    const [revoked, kept] = [randomUUID(), randomUUID()];
+    await signIn(revoked, userId);
+    await signIn(kept, userId);
+    await catchUp(db.store, target);
+    expect(await sessionRow(revoked)).not.toBeNull();
+
+    await db.store.append([
+      domainWrite(streams.session(revoked), 1, [SessionRevoked({ sessionId: revoked, userId, reason: 'signed_out' })], metadataAt(refreshedAt)),
+    ]);
+    await catchUp(db.store, target);
+
+    expect(await sessionRow(revoked)).toBeNull();
+    expect(await sessionRow(kept)).not.toBeNull();
+  });
+
+  it('a whole life in one batch (created, refreshed, revoked) leaves no row, and its neighbour intact', async () => {
+    const userId = randomUUID();
+    const [shortLived, neighbour] = [randomUUID(), randomUUID()];
+    const checkpoint = await catchUp(db.store, target);
+    await signIn(shortLived, userId);
+    await signIn(neighbour, userId);
+    await db.store.append([
+      domainWrite(streams.session(shortLived), 1, [SessionRefreshed({ sessionId: shortLived, userId, expiresAt: refreshedExpiresAt })], metadataAt(refreshedAt)),
+    ]);
+    await db.store.append([
+      domainWrite(streams.session(neighbour), 1, [SessionRefreshed({ sessionId: neighbour, userId, expiresAt: refreshedExpiresAt })], metadataAt(refreshedAt)),
+    ]);
+    const { position } = await db.store.append([
+      domainWrite(streams.session(shortLived), 2, [SessionRevoked({ sessionId: shortLived, userId, reason: 'revoked' })], metadataAt(refreshedAt)),
+    ]);
+
+    expect(position - checkpoint).toBe(5);
+    expect(await catchUp(db.store, target, 100)).toBe(position);
+
+    expect(await sessionRow(shortLived)).toBeNull();
+    expect(await sessionRow(neighbour)).toMatchObject({ expiresAt: Date.parse(refreshedExpiresAt) });
+  });
+});
