@@ -10,7 +10,7 @@ export interface NewEvent {
   readonly type: string;
   readonly data: unknown;
   readonly metadata: EventMetadata;
-  /** Optional caller-chosen id (a uuid), to make a retried append idempotent. */
+  /** Optional caller-chosen id (a uuid): an append that repeats a stored id is refused, so a retry never doubles an event. */
   readonly eventId?: string;
 }
 

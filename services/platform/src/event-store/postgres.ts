@@ -79,7 +79,7 @@ export class PostgresEventStore implements EventStore {
     const streamIds = [...new Set(writes.map((w) => w.streamId))];
     if (streamIds.length !== writes.length) throw new Error('append takes each stream once');
 
-    return this.pool.transaction(async (tx) => {
+    const result = await this.pool.transaction(async (tx) => {
       // Drawing positions first takes the log's lock; the version checks below then run serialised.
       const head = Number(
         await tx.oneFirst(
@@ -124,6 +124,9 @@ export class PostgresEventStore implements EventStore {
       await tx.query(sql.unsafe`SELECT pg_notify(${EVENT_LOG_CHANNEL}, ${String(head)})`);
       return { position: head, versions };
     });
+    // Followers in this process need not wait for the notification's round trip (or for a listener at all).
+    this.signal.notify();
+    return result;
   }
 
   async readStream(streamId: string): Promise<StreamRead> {

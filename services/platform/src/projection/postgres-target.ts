@@ -28,11 +28,15 @@ export class PostgresProjectionTarget implements ProjectionTarget {
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
     await this.pool.transaction(async (tx) => {
+      // Fence first: lock the checkpoint row and check it is where we left it. A holder that died with a
+      // COMMIT in flight, or a rebuild, has either moved it already (we stop here, before touching rows) or
+      // waits on this lock and finds it moved when we commit.
+      const stored = await tx.maybeOneFirst(sql.unsafe`
+        SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
+      if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
       for (const projected of events) await this.projection.apply(tx, projected);
-      const moved = await tx.query(sql.unsafe`
-        UPDATE projection_checkpoints SET position = ${to}, updated_at = now()
-        WHERE name = ${this.name} AND position = ${from}`);
-      if (moved.rowCount !== 1) throw new CheckpointFencedError(this.name, from);
+      await tx.query(sql.unsafe`
+        UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${this.name}`);
       await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
     });
   }
