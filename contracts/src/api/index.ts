@@ -1,3 +1,4 @@
 export * from './user.ts';
 export * from './session.ts';
 export * from './credentials.ts';
+export * from './account-lifecycle.ts';

@@ -18,12 +18,31 @@ export const errorCatalogue = {
   // The spec's message; better-auth 1.7 says 'User already exists. Use another email.' under another code.
   USER_ALREADY_EXISTS: { status: 422, message: 'User already exists' },
   CREDENTIAL_ACCOUNT_NOT_FOUND: { status: 400, message: 'Credential account not found' },
-  SESSION_EXPIRED: { status: 401, message: 'Session expired. Re-authenticate to perform this action.' },
+  // better-auth answers it with 400 (BAD_REQUEST), from POST /delete-user on a session that is not fresh.
+  SESSION_EXPIRED: { status: 400, message: 'Session expired. Re-authenticate to perform this action.' },
   SESSION_NOT_FRESH: { status: 403, message: 'Session is not fresh' },
   SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
   EMAIL_CAN_NOT_BE_UPDATED: { status: 400, message: 'Email can not be updated' },
   NO_FIELDS_TO_UPDATE: { status: 400, message: 'No fields to update' },
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },
+  // Email lifecycle: verification, password reset, change email, delete user (spec sections 4, 5, 8).
+  EMAIL_NOT_VERIFIED: { status: 403, message: 'Email not verified' },
+  EMAIL_ALREADY_VERIFIED: { status: 400, message: 'Email is already verified' },
+  EMAIL_MISMATCH: { status: 400, message: 'Email mismatch' },
+  // The spec's spelling; better-auth capitalises it ('Invalid token').
+  INVALID_TOKEN: { status: 400, message: 'invalid token' },
+  TOKEN_EXPIRED: { status: 401, message: 'Token expired' },
+  INVALID_USER: { status: 400, message: 'Invalid user' },
+  VERIFICATION_EMAIL_NOT_ENABLED: { status: 400, message: "Verification email isn't enabled" },
+  RESET_PASSWORD_DISABLED: { status: 400, message: "Reset password isn't enabled" },
+  CHANGE_EMAIL_DISABLED: { status: 400, message: 'Change email is disabled' },
+  // better-auth sends this message without a code; the catalogue needs one.
+  EMAIL_IS_THE_SAME: { status: 400, message: 'Email is the same' },
+  COULDNT_UPDATE_YOUR_EMAIL: { status: 400, message: "Couldn't update your email" },
+  // better-auth 1.7's code for set-password; the spec's message.
+  PASSWORD_ALREADY_SET: { status: 400, message: 'user already has a password' },
+  FAILED_TO_GET_USER_INFO: { status: 404, message: 'Failed to get user info' },
+  FAILED_TO_CREATE_VERIFICATION: { status: 500, message: 'Unable to create verification' },
   // Spec section 5: callback URLs off the trusted origins are refused as forbidden.
   INVALID_CALLBACK_URL: { status: 403, message: 'Invalid callbackURL' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.

@@ -2,10 +2,22 @@ import { z } from 'zod';
 import type { EventOf } from './define-event.ts';
 import { CredentialAccountCreated, EmailReserved, SignInFailed, UserRegistered, UserUpdated } from './identity.ts';
 import { SessionCreated, SessionRefreshed, SessionRevoked, SessionUpdated } from './session.ts';
+import {
+  EmailChanged,
+  EmailReleased,
+  EmailVerified,
+  PasswordChanged,
+  UserDeleted,
+  VerificationTokenConsumed,
+  VerificationTokenIssued,
+} from './account-lifecycle.ts';
+import { MailJobQueued } from './mail.ts';
 
 export * from './define-event.ts';
 export * from './identity.ts';
 export * from './session.ts';
+export * from './account-lifecycle.ts';
+export * from './mail.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [
@@ -18,6 +30,14 @@ export const eventDefinitions = [
   SessionRefreshed,
   SessionUpdated,
   SessionRevoked,
+  EmailVerified,
+  EmailChanged,
+  PasswordChanged,
+  UserDeleted,
+  EmailReleased,
+  VerificationTokenIssued,
+  VerificationTokenConsumed,
+  MailJobQueued,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -38,4 +58,6 @@ export const streams = {
   email: (email: string) => `email-${email}`,
   signIn: (email: string) => `sign-in-${email}`,
   session: (sessionId: string) => `session-${sessionId}`,
+  verification: (tokenHash: string) => `verification-${tokenHash}`,
+  mail: (jobId: string) => `mail-${jobId}`,
 } as const;

@@ -12,7 +12,8 @@ export const SessionCreated = defineEvent(
     ipAddress: z.string().nullable(),
     userAgent: z.string().nullable(),
     rememberMe: z.boolean(),
-    method: z.enum(['sign-up', 'email-password']),
+    // Widened (additive) with 'email-verification': auto sign-in from a verification link.
+    method: z.enum(['sign-up', 'email-password', 'email-verification']),
   }),
 );
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const seconds = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const lifetime = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const flag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0'])
@@ -38,6 +39,38 @@ const configSchema = z
     AUTH_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
     PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
     PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
+    // Email lifecycle (issue 3). better-auth's defaults, except that sending mail is on: the mailer is always there.
+    AUTH_SERVER_API_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    AUTH_EMAIL_VERIFICATION_ENABLED: flag(true),
+    AUTH_EMAIL_VERIFICATION_EXPIRES_IN: lifetime(3600),
+    AUTH_REQUIRE_EMAIL_VERIFICATION: flag(false),
+    AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP: z.enum(['true', 'false', '1', '0']).optional(),
+    AUTH_EMAIL_VERIFICATION_AUTO_SIGN_IN: flag(false),
+    AUTH_RESET_PASSWORD_ENABLED: flag(true),
+    AUTH_RESET_PASSWORD_EXPIRES_IN: lifetime(3600),
+    AUTH_RESET_PASSWORD_REVOKE_SESSIONS: flag(false),
+    AUTH_CHANGE_EMAIL_ENABLED: flag(false),
+    AUTH_DELETE_USER_ENABLED: flag(false),
+    AUTH_DELETE_USER_VERIFICATION: flag(false),
+    AUTH_DELETE_USER_EXPIRES_IN: lifetime(86400),
+    SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\/[^/]/, 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    MAIL_FROM: z.string().min(3).default('Portcullis <no-reply@localhost>'),
+    MAIL_PRODUCT_NAME: z.string().min(1).max(100).default('Portcullis'),
+    KAFKA_BROKERS: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]+:\d+(,[A-Za-z0-9.-]+:\d+)*$/, 'must be host:port[,host:port...]')
+      .optional(),
+    KAFKA_CLIENT_ID: z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis'),
+    KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
+    KAFKA_MAILER_GROUP: z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis-mailer'),
+    MAILER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+    MAILER_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
+    MAILER_RETRY_MAX_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+    MAILER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    MAILER_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   })
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
     path: ['AUTH_PASSWORD_MIN_LENGTH'],
@@ -71,6 +104,33 @@ export interface Config {
   readonly readYourWritesTimeoutMs: number;
   readonly bodyLimitBytes: number;
   readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number };
+  /** `x-api-key` that makes a request a server call (set-password, ops endpoints in production). */
+  readonly serverApiKey: string | null;
+  readonly emailVerification: {
+    readonly enabled: boolean;
+    readonly expiresInSeconds: number;
+    /** Sign-in refuses unverified emails (403) and re-sends the mail. */
+    readonly required: boolean;
+    readonly sendOnSignUp: boolean;
+    readonly autoSignIn: boolean;
+  };
+  readonly resetPassword: { readonly enabled: boolean; readonly expiresInSeconds: number; readonly revokeSessions: boolean };
+  readonly changeEmail: { readonly enabled: boolean };
+  readonly deleteUser: { readonly enabled: boolean; readonly sendVerification: boolean; readonly expiresInSeconds: number };
+  readonly mail: { readonly smtpUrl: string | null; readonly from: string; readonly productName: string };
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly topicPrefix: string;
+    readonly mailerGroup: string;
+  } | null;
+  readonly mailer: {
+    readonly maxAttempts: number;
+    readonly retryBaseMs: number;
+    readonly retryMaxMs: number;
+    readonly concurrency: number;
+    readonly pollIntervalMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -115,6 +175,45 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     readYourWritesTimeoutMs: c.AUTH_READ_YOUR_WRITES_TIMEOUT_MS,
     bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
     projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS },
+    serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
+    emailVerification: {
+      enabled: c.AUTH_EMAIL_VERIFICATION_ENABLED,
+      expiresInSeconds: c.AUTH_EMAIL_VERIFICATION_EXPIRES_IN,
+      required: c.AUTH_REQUIRE_EMAIL_VERIFICATION,
+      // better-auth: sendOnSignUp defaults to requireEmailVerification.
+      sendOnSignUp:
+        c.AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP === undefined
+          ? c.AUTH_REQUIRE_EMAIL_VERIFICATION
+          : ['true', '1'].includes(c.AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP),
+      autoSignIn: c.AUTH_EMAIL_VERIFICATION_AUTO_SIGN_IN,
+    },
+    resetPassword: {
+      enabled: c.AUTH_RESET_PASSWORD_ENABLED,
+      expiresInSeconds: c.AUTH_RESET_PASSWORD_EXPIRES_IN,
+      revokeSessions: c.AUTH_RESET_PASSWORD_REVOKE_SESSIONS,
+    },
+    changeEmail: { enabled: c.AUTH_CHANGE_EMAIL_ENABLED },
+    deleteUser: {
+      enabled: c.AUTH_DELETE_USER_ENABLED,
+      sendVerification: c.AUTH_DELETE_USER_VERIFICATION,
+      expiresInSeconds: c.AUTH_DELETE_USER_EXPIRES_IN,
+    },
+    mail: { smtpUrl: c.SMTP_URL ?? null, from: c.MAIL_FROM, productName: c.MAIL_PRODUCT_NAME },
+    kafka: c.KAFKA_BROKERS
+      ? {
+          brokers: c.KAFKA_BROKERS.split(','),
+          clientId: c.KAFKA_CLIENT_ID,
+          topicPrefix: c.KAFKA_TOPIC_PREFIX,
+          mailerGroup: c.KAFKA_MAILER_GROUP,
+        }
+      : null,
+    mailer: {
+      maxAttempts: c.MAILER_MAX_ATTEMPTS,
+      retryBaseMs: c.MAILER_RETRY_BASE_MS,
+      retryMaxMs: c.MAILER_RETRY_MAX_MS,
+      concurrency: c.MAILER_CONCURRENCY,
+      pollIntervalMs: c.MAILER_POLL_INTERVAL_MS,
+    },
   });
 }
 

@@ -6,3 +6,5 @@ export * from './event-store/index.ts';
 export * from './crypto/index.ts';
 export * from './projection/index.ts';
 export * from './cache/redis.ts';
+export * from './bus/index.ts';
+export * from './mail/index.ts';

@@ -1,3 +1,5 @@
 export * from './tokens.ts';
 export * from './password.ts';
 export * from './cookie-signature.ts';
+export * from './sealed-token.ts';
+export * from './jose.ts';

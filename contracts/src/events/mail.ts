@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { mailKinds } from '../mail/mail-job.ts';
+import { defineEvent } from './define-event.ts';
+
+/**
+ * Stream `mail-<jobId>`: a mail for the mailer, appended in the same atomic write as the fact it announces.
+ * The raw token the link needs is sealed (AES-256-GCM with a key derived from AUTH_SECRET, the job id as
+ * associated data): the log and its audit readers never see it in the clear.
+ */
+export const MailJobQueued = defineEvent(
+  'mail.job_queued.v1',
+  z.object({
+    jobId: z.uuid(),
+    kind: z.enum(mailKinds),
+    userId: z.string(),
+    to: z.string(),
+    name: z.string(),
+    sealedToken: z.string(),
+    callbackURL: z.string().nullable(),
+    expiresAt: z.string(),
+    newEmail: z.string().nullable(),
+  }),
+);

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+export const mailKinds = ['verification', 'password-reset', 'change-email', 'delete-account'] as const;
+export type MailKind = (typeof mailKinds)[number];
+
+/** The Kafka topic of each kind of mail job (DESIGN.md); messages are keyed by user id. */
+export const mailTopics = {
+  verification: 'auth.mail.verification',
+  'password-reset': 'auth.mail.password-reset',
+  'change-email': 'auth.mail.change-email',
+  'delete-account': 'auth.mail.delete-account',
+} as const satisfies Record<MailKind, string>;
+
+/**
+ * A mail job as the mailer works on it, whichever transport brought it. `sealedToken` opens only with the
+ * deployment's AUTH_SECRET; `callbackURL` is the caller's, as given (the mailer builds the link).
+ */
+export const mailJobSchema = z.object({
+  jobId: z.uuid(),
+  kind: z.enum(mailKinds),
+  userId: z.string(),
+  to: z.string(),
+  name: z.string(),
+  sealedToken: z.string(),
+  callbackURL: z.string().nullable(),
+  expiresAt: z.string(),
+  /** For `change-email`: the address the user asked to move to. */
+  newEmail: z.string().nullable(),
+  requestedAt: z.string(),
+  traceparent: z.string().nullable(),
+});
+export type MailJob = z.infer<typeof mailJobSchema>;
+
+/**
+ * The bus message, version 1: its own contract, not the domain event. A published version never changes
+ * shape; a v2 gets a new `schema` value and `parseMailJobMessage` learns to read both.
+ */
+export const MAIL_JOB_MESSAGE_V1 = 'portcullis.mail-job.v1';
+export const mailJobMessageV1Schema = mailJobSchema.extend({ schema: z.literal(MAIL_JOB_MESSAGE_V1) });
+export type MailJobMessageV1 = z.infer<typeof mailJobMessageV1Schema>;
+
+export function toMailJobMessage(job: MailJob): MailJobMessageV1 {
+  return { schema: MAIL_JOB_MESSAGE_V1, ...job };
+}
+
+/** Reads a message of any known version into the current job shape; throws on anything else. */
+export function parseMailJobMessage(value: unknown): MailJob {
+  const { schema: _schema, ...job } = mailJobMessageV1Schema.parse(value);
+  return job;
+}

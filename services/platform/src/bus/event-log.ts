@@ -1,0 +1,116 @@
+import { MailJobQueued, streams, type MailJob } from '@portcullis/contracts';
+import { sql, type DatabasePool } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
+import { CHECKPOINT_CHANNEL, checkpointNotice } from '../projection/postgres-target.ts';
+import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from '../projection/projection.ts';
+import { ProjectionRunner, type RunnerLogger } from '../projection/runner.ts';
+import type { ConsumeOptions, MailBus, MailBusConsumer } from './mail-bus.ts';
+
+/** The checkpoint name of a consumer group following the log (in `projection_checkpoints`). */
+export function eventLogConsumerName(group: string): string {
+  return `mail-bus:${group}`;
+}
+
+/** A `mail.job_queued.v1` event read back as the job the mailer works on. */
+export function mailJobFromEvent(projected: ProjectedEvent): MailJob | null {
+  const { event, recorded } = projected;
+  if (event.type !== 'mail.job_queued.v1') return null;
+  return { ...event.data, requestedAt: recorded.metadata.occurredAt, traceparent: recorded.metadata.traceparent ?? null };
+}
+
+/**
+ * The default bus: no bus at all. The api appends each job to the log (`mail.job_queued.v1`) in the same
+ * atomic write as the fact the mail announces, and each consumer group follows the log with a checkpoint of
+ * its own, held by one process at a time (a projection runner: advisory lock, standby takeover). The
+ * checkpoint moves only after `handle` has resolved for the batch's jobs: at least once.
+ */
+export class EventLogMailBus implements MailBus {
+  readonly name = 'event-log';
+  private readonly consumers = new Set<ProjectionRunner>();
+
+  constructor(
+    private readonly options: {
+      readonly store: EventStore;
+      readonly pool: DatabasePool;
+      readonly databaseUrl: string;
+      readonly log: RunnerLogger;
+      readonly batchSize?: number;
+      readonly pollIntervalMs?: number;
+      readonly standbyIntervalMs?: number;
+    },
+  ) {}
+
+  async publish(jobs: readonly MailJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.options.store.append(
+      jobs.map((job) => {
+        const { requestedAt, traceparent, ...data } = job;
+        const event = MailJobQueued(data);
+        return {
+          streamId: streams.mail(job.jobId),
+          expectedVersion: 'no_stream' as const,
+          events: [{ type: event.type, data: event.data, metadata: { occurredAt: requestedAt, traceparent } }],
+        };
+      }),
+    );
+  }
+
+  async consume(options: ConsumeOptions): Promise<MailBusConsumer> {
+    const runner = new ProjectionRunner({
+      store: this.options.store,
+      target: new ConsumerTarget(this.options.pool, eventLogConsumerName(options.group), options.handle),
+      databaseUrl: this.options.databaseUrl,
+      batchSize: this.options.batchSize ?? 100,
+      pollIntervalMs: this.options.pollIntervalMs ?? 1000,
+      standbyIntervalMs: this.options.standbyIntervalMs ?? 500,
+      log: this.options.log,
+    });
+    this.consumers.add(runner);
+    runner.start();
+    return {
+      stop: async () => {
+        this.consumers.delete(runner);
+        await runner.stop();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((runner) => runner.stop()));
+    this.consumers.clear();
+  }
+}
+
+class ConsumerTarget implements ProjectionTarget {
+  constructor(
+    private readonly pool: DatabasePool,
+    readonly name: string,
+    private readonly handle: (job: MailJob) => Promise<void>,
+  ) {}
+
+  async readCheckpoint(): Promise<number> {
+    await this.pool.query(sql.unsafe`
+      INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0) ON CONFLICT (name) DO NOTHING`);
+    return Number(await this.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`));
+  }
+
+  async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
+    await this.pool.transaction(async (tx) => {
+      // Fenced like a projection: a holder that lost its lock stops before handing on anything twice.
+      const stored = await tx.maybeOneFirst(sql.unsafe`
+        SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
+      if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
+      for (const projected of events) {
+        const job = mailJobFromEvent(projected);
+        if (job) await this.handle(job);
+      }
+      await tx.query(sql.unsafe`
+        UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${this.name}`);
+      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
+    });
+  }
+
+  async reset(): Promise<void> {
+    await this.pool.query(sql.unsafe`UPDATE projection_checkpoints SET position = 0, updated_at = now() WHERE name = ${this.name}`);
+  }
+}
