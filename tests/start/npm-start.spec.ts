@@ -45,7 +45,8 @@ describe('npm start (embedded default)', () => {
     expect(running.output()).toMatch(/AUTH_SECRET not set/);
     const signUp = await fetch(`${auth}/sign-up/email`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // What a browser on the app's origin (BASE_URL defaults to http://localhost:$PORT) sends.
+      headers: { 'content-type': 'application/json', origin: `http://localhost:${port}` },
       body: JSON.stringify({ name: 'Restart', email: 'restart@example.com', password: 'long enough password' }),
     });
     expect(signUp.status).toBe(200);
@@ -63,7 +64,8 @@ describe('npm start (embedded default)', () => {
     expect(((await session.json()) as { user: { email: string } }).user.email).toBe('restart@example.com');
     const signIn = await fetch(`${auth}/sign-in/email`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // What a browser on the app's origin (BASE_URL defaults to http://localhost:$PORT) sends.
+      headers: { 'content-type': 'application/json', origin: `http://localhost:${port}` },
       body: JSON.stringify({ email: 'restart@example.com', password: 'long enough password' }),
     });
     expect(signIn.status).toBe(200);

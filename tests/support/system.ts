@@ -52,6 +52,9 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
     REDIS_URL: redisUrl ?? '',
     REDIS_KEY_PREFIX: redisPrefix ?? '',
+    // Suites sign in and up many times a test from one address; the rate limit has its own tests
+    // (tests/http/rate-limit.http.spec.ts), which turn it back on.
+    AUTH_RATE_LIMIT_ENABLED: 'false',
     ...options.env,
   };
 
@@ -174,7 +177,13 @@ export class HttpClient {
   /** `path` is relative to `baseUrl` (`'get-session?disableRefresh=true'`); a leading '/' starts at the host root. */
   async request<Json = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<Json>> {
     const headers = new Headers(this.defaultHeaders);
-    for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
+    // A browser sends its page's Origin on every POST; this one's page is on the server's own origin, which
+    // the origin check trusts. A test of the check itself sets or omits (`origin: ''`) it.
+    if (method !== 'GET' && method !== 'HEAD' && !headers.has('origin')) headers.set('origin', new URL(this.baseUrl).origin);
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (name.toLowerCase() === 'origin' && value === '') headers.delete(name);
+      else headers.set(name, value);
+    }
     let body: string | undefined;
     if (options.rawBody !== undefined) body = options.rawBody;
     else if (options.body !== undefined) {

@@ -45,6 +45,21 @@ export const errorCatalogue = {
   FAILED_TO_CREATE_VERIFICATION: { status: 500, message: 'Unable to create verification' },
   // Spec section 5: callback URLs off the trusted origins are refused as forbidden.
   INVALID_CALLBACK_URL: { status: 403, message: 'Invalid callbackURL' },
+  INVALID_REDIRECT_URL: { status: 403, message: 'Invalid redirectURL' },
+  INVALID_ERROR_CALLBACK_URL: { status: 403, message: 'Invalid errorCallbackURL' },
+  INVALID_NEW_USER_CALLBACK_URL: { status: 403, message: 'Invalid newUserCallbackURL' },
+  // Spec section 5: cross-origin POSTs carrying cookies are checked against the trusted origins (better-auth's
+  // origin check); sign-in and sign-up also refuse a cross-site form navigation (its formCsrf check).
+  MISSING_OR_NULL_ORIGIN: { status: 403, message: 'Missing or null Origin' },
+  INVALID_ORIGIN: { status: 403, message: 'Invalid origin' },
+  CROSS_SITE_NAVIGATION_LOGIN_BLOCKED: {
+    status: 403,
+    message: 'Cross-site navigation login blocked. This request appears to be a CSRF attack.',
+  },
+  // better-auth's rate limiter answers this message without a code (and `X-Retry-After`); the catalogue needs one.
+  TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. Please try again later.' },
+  // Spec sections 5 and 9: the session_data cookie cache is refused above 4093 characters.
+  SESSION_DATA_TOO_LARGE: { status: 500, message: 'Session data is too large to store in the cookie' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
   VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
   INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },

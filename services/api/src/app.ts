@@ -6,6 +6,7 @@ import type { ApiContext } from './context.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { registerPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
 
@@ -24,6 +25,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: false },
+    // request.ip: the socket's peer, or what a trusted proxy forwards in X-Forwarded-For (AUTH_TRUSTED_PROXIES).
+    trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
   installErrorHandling(app);
   await app.register(fastifyCookie);
@@ -34,6 +37,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+
+  await registerPerimeter(app, ctx);
 
   await app.register(healthRoutes(ctx));
   await app.register(

@@ -1,4 +1,12 @@
 import { z } from 'zod';
+import {
+  defaultRateLimitRules,
+  parseRateLimitRules,
+  parseTrustedOrigins,
+  parseTrustedProxies,
+  type ParsedList,
+  type RateLimitRule,
+} from './perimeter-settings.ts';
 
 const seconds = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
 const lifetime = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -9,6 +17,16 @@ const flag = (fallback: boolean) =>
     .transform((v) => v === 'true' || v === '1');
 /** better-auth refuses cookie max ages above 400 days (the limit browsers enforce, RFC 6265bis). */
 const MAX_COOKIE_AGE_SECONDS = 34_560_000;
+/** A comma-separated list checked entry by entry; every bad entry is reported. */
+const list = <T>(parse: (value: string) => ParsedList<T>) =>
+  z
+    .string()
+    .default('')
+    .transform((value, ctx): T[] => {
+      const parsed = parse(value);
+      for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+      return parsed.values;
+    });
 
 const configSchema = z
   .object({
@@ -37,6 +55,20 @@ const configSchema = z
     AUTH_SIGN_UP_AUTO_SIGN_IN: flag(true),
     AUTH_READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
     AUTH_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    TRUSTED_ORIGINS: list(parseTrustedOrigins),
+    AUTH_TRUSTED_PROXIES: list(parseTrustedProxies),
+    AUTH_RATE_LIMIT_ENABLED: flag(true),
+    AUTH_RATE_LIMIT_WINDOW: z.coerce.number().int().min(1).default(10),
+    AUTH_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(100),
+    AUTH_RATE_LIMIT_RULES: list(parseRateLimitRules),
+    AUTH_RATE_LIMIT_STORAGE: z.enum(['auto', 'redis', 'postgres']).default('auto'),
+    AUTH_COOKIE_CACHE_ENABLED: flag(false),
+    AUTH_COOKIE_CACHE_MAX_AGE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(60)
+      .pipe(z.number().max(MAX_COOKIE_AGE_SECONDS, 'cookie max age above 400 days')),
     PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
     PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     // Email lifecycle (issue 3). better-auth's defaults, except that sending mail is on: the mailer is always there.
@@ -79,6 +111,10 @@ const configSchema = z
   .refine((c) => c.NODE_ENV !== 'production' || c.AUTH_SECRET !== undefined, {
     path: ['AUTH_SECRET'],
     message: 'is required in production',
+  })
+  .refine((c) => c.AUTH_RATE_LIMIT_STORAGE !== 'redis' || c.REDIS_URL !== undefined, {
+    path: ['AUTH_RATE_LIMIT_STORAGE'],
+    message: 'redis needs REDIS_URL',
   });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -103,6 +139,22 @@ export interface Config {
   readonly signUpAutoSignIn: boolean;
   readonly readYourWritesTimeoutMs: number;
   readonly bodyLimitBytes: number;
+  /** The base URL's origin first, then TRUSTED_ORIGINS (exact origins and wildcard patterns). */
+  readonly trustedOrigins: readonly string[];
+  /** Proxies whose X-Forwarded-For is believed (fastify's trustProxy); empty: the socket peer is the client. */
+  readonly trustedProxies: readonly string[];
+  readonly rateLimit: {
+    readonly enabled: boolean;
+    /** Shared by every api replica: Redis when REDIS_URL is set, Postgres otherwise (or as configured). */
+    readonly storage: 'redis' | 'postgres';
+    /** The limit of any path no rule covers. */
+    readonly window: number;
+    readonly max: number;
+    /** Configured rules, then better-auth's defaults; the first whose path matches wins. */
+    readonly rules: readonly RateLimitRule[];
+  };
+  /** The signed `session_data` cookie get-session may answer from. */
+  readonly cookieCache: { readonly enabled: boolean; readonly maxAgeSeconds: number };
   readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number };
   /** `x-api-key` that makes a request a server call (set-password, ops endpoints in production). */
   readonly serverApiKey: string | null;
@@ -174,6 +226,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     signUpAutoSignIn: c.AUTH_SIGN_UP_AUTO_SIGN_IN,
     readYourWritesTimeoutMs: c.AUTH_READ_YOUR_WRITES_TIMEOUT_MS,
     bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
+    trustedOrigins: Object.freeze([
+      ...new Set([new URL(c.BASE_URL ?? `http://localhost:${c.PORT}`).origin, ...c.TRUSTED_ORIGINS]),
+    ]),
+    trustedProxies: Object.freeze(c.AUTH_TRUSTED_PROXIES),
+    rateLimit: {
+      enabled: c.AUTH_RATE_LIMIT_ENABLED,
+      storage:
+        c.AUTH_RATE_LIMIT_STORAGE === 'auto' ? (c.REDIS_URL ? 'redis' : 'postgres') : c.AUTH_RATE_LIMIT_STORAGE,
+      window: c.AUTH_RATE_LIMIT_WINDOW,
+      max: c.AUTH_RATE_LIMIT_MAX,
+      rules: Object.freeze([...c.AUTH_RATE_LIMIT_RULES, ...defaultRateLimitRules]),
+    },
+    cookieCache: { enabled: c.AUTH_COOKIE_CACHE_ENABLED, maxAgeSeconds: c.AUTH_COOKIE_CACHE_MAX_AGE },
     projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS },
     serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
     emailVerification: {

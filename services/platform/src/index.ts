@@ -1,4 +1,5 @@
 export * from './config.ts';
+export * from './perimeter-settings.ts';
 export * from './logger.ts';
 export * from './database/pool.ts';
 export { migrate } from './database/migrate.ts';
@@ -8,3 +9,4 @@ export * from './projection/index.ts';
 export * from './cache/redis.ts';
 export * from './bus/index.ts';
 export * from './mail/index.ts';
+export * from './rate-limit/index.ts';

@@ -25,8 +25,8 @@ import { decideRegistration, evolveEmailReservation, initialEmailReservation, se
 type FailureReason = EventData<'credentials.sign_in_failed.v1'>['reason'];
 
 export function credentialsRoutes(ctx: ApiContext) {
-  // better-auth's default trusted origins: the base URL's own.
-  const trustedOrigins = [new URL(ctx.config.baseUrl).origin];
+  // The base URL's origin and TRUSTED_ORIGINS; the perimeter checks the same before the handler runs.
+  const trustedOrigins = ctx.config.trustedOrigins;
   return async function register(app: FastifyInstance): Promise<void> {
     app.post('/sign-up/email', async (request, reply) => {
       const body = parseBody(signUpEmailBodySchema, request.body);

@@ -14,6 +14,7 @@ import { eventMetadata } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
+import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
 import { requireSession, resolveSession, runSessionCommand, sessionAnswer, type CurrentSession } from './current-session.ts';
 import { decideSession, evolveSession, initialSessionState } from './session.decider.ts';
 import { listUserSessions, sessionIdByTokenHash, userSessionIds } from './session-queries.ts';
@@ -57,8 +58,20 @@ export function sessionRoutes(ctx: ApiContext) {
       const source = request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) };
       const query = parseQuery(getSessionQuerySchema, source);
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      // The signed session_data cookie cache (when enabled): a valid one answers without reading the store.
+      if (query.disableCookieCache !== true) {
+        const cached = answerFromCookieCache(ctx, request, reply);
+        if (cached) return cached;
+      }
       const current = await resolveSession(ctx, request, reply, { refresh: query.disableRefresh !== true });
-      return current ? sessionAnswer(current) : null;
+      if (!current) return null;
+      const answer = sessionAnswer(current);
+      if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
+        storeCookieCache(ctx, request, reply, answer, {
+          dontRemember: current.presented.dontRemember || !current.session.rememberMe,
+        });
+      }
+      return answer;
     };
     app.get('/get-session', getSession);
     app.post('/get-session', getSession);

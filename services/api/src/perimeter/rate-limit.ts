@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { DomainError } from '@portcullis/contracts';
+import {
+  PostgresRateLimitStore,
+  RedisRateLimitStore,
+  rulePathMatches,
+  type RateLimit,
+  type RateLimitCount,
+  type RateLimitStore,
+} from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+import { clientBucket } from './client-address.ts';
+import { authPath, authRoute } from './request-path.ts';
+
+/** The limit for a path: the first configured or default rule that covers it, else the general limit. */
+export function limitFor(config: ApiContext['config']['rateLimit'], path: string): RateLimit | null {
+  const rule = config.rules.find((r) => rulePathMatches(r.path, path));
+  return rule ? rule.limit : { window: config.window, max: config.max };
+}
+
+/**
+ * Rate limiting, on by default with better-auth's limits (100 per 10 s per client and path; 3 per 10 s on
+ * sign-in, sign-up, change-password and change-email; 3 per 60 s where mail is sent). Counted in the
+ * onRequest phase, before the body is even read, in a store every replica shares (Redis when configured,
+ * else Postgres); over the limit the answer is 429 with `X-Retry-After` in seconds, as better-auth sends it.
+ *
+ * The client is the socket's peer, or the address forwarded by a trusted proxy (AUTH_TRUSTED_PROXIES):
+ * a client cannot pick its own bucket with a header.
+ */
+export function rateLimit(ctx: ApiContext) {
+  const { basePath, rateLimit: settings } = ctx.config;
+  const postgres = new PostgresRateLimitStore(ctx.pool, (error) => ctx.log.warn({ err: error }, 'pruning rate-limit rows failed'));
+  const redis: RateLimitStore | null =
+    settings.storage === 'redis' && ctx.cache && ctx.config.redis ? new RedisRateLimitStore(ctx.cache.redis, ctx.config.redis.keyPrefix) : null;
+
+  /** A Redis outage falls back to Postgres counters (as session reads do) rather than to no limit at all. */
+  async function hit(key: string, windowMs: number): Promise<RateLimitCount | null> {
+    if (redis) {
+      try {
+        return await redis.hit(key, windowMs);
+      } catch (error) {
+        ctx.log.warn({ err: error }, 'rate-limit count in Redis failed; counting in Postgres');
+      }
+    }
+    try {
+      return await postgres.hit(key, windowMs);
+    } catch (error) {
+      // Without a working store the request is let through: every other part of it needs Postgres too,
+      // and will fail on its own if Postgres is really gone.
+      ctx.log.error({ err: error }, 'rate-limit count failed; request not limited');
+      return null;
+    }
+  }
+
+  return fp(
+    async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
+      if (!settings.enabled) return;
+      app.addHook('onRequest', async (request, reply) => {
+        const path = authPath(request, basePath);
+        if (path === null) return;
+        const limit = limitFor(settings, path.replace(/\/+$/, '') || '/');
+        if (!limit) return;
+        // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
+        // bucket for all unrouted paths, so random paths cannot mint buckets.
+        const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
+        const counted = await hit(`${clientBucket(request.ip)}|${bucketPath}`, limit.window * 1000);
+        if (!counted || counted.count <= limit.max) return;
+        const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
+        reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
+        request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
+        throw new DomainError('TOO_MANY_REQUESTS');
+      });
+    },
+    { name: 'portcullis-rate-limit', fastify: '5.x' },
+  );
+}

@@ -1,0 +1,110 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { DomainError, sessionAnswerSchema, type SessionAnswer } from '@portcullis/contracts';
+import type { ApiContext } from '../context.ts';
+import { sessionCookieNames } from '../http/session-cookies.ts';
+import { presentedToken } from '../http/session-cookies.ts';
+
+/**
+ * Browsers keep at most about 4096 bytes per cookie (Safari's floor is the lowest); the spec refuses the
+ * cache above 4093 characters (sections 5 and 9) rather than write a cookie a browser would drop.
+ */
+export const COOKIE_CACHE_MAX_LENGTH = 4093;
+const VERSION = '1';
+
+const payloadSchema = z.object({
+  session: z.object({
+    session: sessionAnswerSchema.shape.session,
+    user: sessionAnswerSchema.shape.user,
+    updatedAt: z.number(),
+    version: z.string().optional(),
+  }),
+  expiresAt: z.number(),
+  signature: z.string(),
+});
+
+function sign(secret: string, signed: unknown): string {
+  return createHmac('sha256', secret).update(JSON.stringify(signed), 'utf8').digest('base64url');
+}
+
+/**
+ * better-auth's "compact" cookie cache, so its own helpers (getCookieCache in a Next.js middleware, say)
+ * can read ours: base64url(JSON {session: {session, user, updatedAt, version}, expiresAt, signature}), where
+ * the signature is base64url HMAC-SHA256 over JSON {...session data, expiresAt}. Signed, not encrypted: it
+ * holds nothing the cookie's owner does not already have (its own session token and user).
+ */
+export function encodeCookieCache(answer: SessionAnswer, secret: string, now: Date, maxAgeSeconds: number): string {
+  const data = { session: answer.session, user: answer.user, updatedAt: now.getTime(), version: VERSION };
+  const expiresAt = now.getTime() + maxAgeSeconds * 1000;
+  const value = Buffer.from(JSON.stringify({ session: data, expiresAt, signature: sign(secret, { ...data, expiresAt }) }), 'utf8').toString(
+    'base64url',
+  );
+  if (value.length > COOKIE_CACHE_MAX_LENGTH) throw new DomainError('SESSION_DATA_TOO_LARGE', { details: `${value.length} characters` });
+  return value;
+}
+
+/**
+ * The answer a session_data cookie holds, if its signature is ours, it has not expired, the session in it
+ * has not expired, and it belongs to `token` (the session cookie sent beside it); else null.
+ */
+export function decodeCookieCache(value: string, secret: string, token: string, now: Date): SessionAnswer | null {
+  if (value.length > COOKIE_CACHE_MAX_LENGTH) return null;
+  let parsed: z.infer<typeof payloadSchema>;
+  try {
+    const result = payloadSchema.safeParse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
+    if (!result.success) return null;
+    parsed = result.data;
+  } catch {
+    return null;
+  }
+  const expected = Buffer.from(sign(secret, { ...parsed.session, expiresAt: parsed.expiresAt }));
+  const given = Buffer.from(parsed.signature);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const { session, user, version } = parsed.session;
+  if ((version ?? VERSION) !== VERSION || session.token !== token) return null;
+  if (parsed.expiresAt <= now.getTime() || !(Date.parse(session.expiresAt) > now.getTime())) return null;
+  return { session, user };
+}
+
+function cookieAttributes(ctx: ApiContext) {
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.cookies.secure };
+}
+
+/** get-session's fast path: the answer from a valid cookie cache, with no store read; null to go to the store. */
+export function answerFromCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): SessionAnswer | null {
+  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const value = request.cookies[name];
+  if (value === undefined) return null;
+  const presented = presentedToken(request, ctx.cookies);
+  const answer =
+    presented?.via === 'cookie' && ctx.config.cookieCache.enabled
+      ? decodeCookieCache(value, ctx.cookies.secret, presented.token, ctx.clock())
+      : null;
+  // Forged, stale, someone else's, or the cache is off: the cookie goes.
+  if (!answer) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
+  return answer;
+}
+
+/**
+ * Writes the cache after get-session read the store. Data too large for a cookie is refused with
+ * SESSION_DATA_TOO_LARGE, which costs the cache, not the answer: get-session still answers from the store.
+ */
+export function storeCookieCache(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: SessionAnswer,
+  options: { dontRemember: boolean },
+): void {
+  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const { maxAgeSeconds } = ctx.config.cookieCache;
+  try {
+    const value = encodeCookieCache(answer, ctx.cookies.secret, ctx.clock(), maxAgeSeconds);
+    reply.setCookie(name, value, { ...cookieAttributes(ctx), ...(options.dontRemember ? {} : { maxAge: maxAgeSeconds }) });
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'SESSION_DATA_TOO_LARGE') throw error;
+    request.log.warn({ code: error.code, details: error.details }, error.message);
+    if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
+  }
+}

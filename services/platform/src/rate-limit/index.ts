@@ -1,0 +1,3 @@
+export * from './rate-limit-store.ts';
+export * from './redis.ts';
+export * from './postgres.ts';

@@ -1,0 +1,28 @@
+import type { Redis } from 'ioredis';
+import type { RateLimitCount, RateLimitStore } from './rate-limit-store.ts';
+
+/**
+ * INCR and the window's expiry in one script, so the count and its expiry cannot be split by a crash or a
+ * concurrent caller (a key left without a TTL would block its client forever).
+ */
+const HIT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+export class RedisRateLimitStore implements RateLimitStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+  ) {}
+
+  async hit(key: string, windowMs: number): Promise<RateLimitCount> {
+    const [count, ttl] = (await this.redis.eval(HIT, 1, `${this.keyPrefix}rate-limit:${key}`, windowMs)) as [number, number];
+    return { count: Number(count), resetInMs: Math.max(0, Number(ttl)) };
+  }
+}
