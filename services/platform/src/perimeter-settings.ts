@@ -62,7 +62,8 @@ export function parseTrustedOrigins(value: string): ParsedList<string> {
   const origins: string[] = [];
   const problems: string[] = [];
   for (const raw of splitList(value)) {
-    const entry = raw.replace(/\/+$/, '');
+    // `https://app.example.com/` is how many people write an origin; an app scheme (`myapp://`) keeps its slashes.
+    const entry = /^https?:\/\/[^/]/i.test(raw) ? raw.replace(/\/+$/, '') : raw;
     const wildcard = /[*?]/.test(entry);
     const schemeEnd = entry.indexOf('://');
     const scheme = schemeEnd > 0 ? entry.slice(0, schemeEnd).toLowerCase() : null;

@@ -1,0 +1,166 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCatalogue } from '@portcullis/contracts';
+import { expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
+import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
+import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
+
+/**
+ * Rate limiting with better-auth's default limits, over real HTTP, counted in the store every replica
+ * shares. Each test uses its own path (buckets are per client and path) so the tests do not share counts.
+ */
+function useSystem(env: Record<string, string>, options: { redis?: boolean } = {}): () => System {
+  let system: System | undefined;
+  beforeAll(async () => {
+    system = await startSystem({ redis: options.redis ?? false, env: { AUTH_RATE_LIMIT_ENABLED: 'true', ...env } });
+  });
+  afterAll(async () => {
+    await system?.stop();
+  });
+  return () => system!;
+}
+
+function wrongSignIn(client: HttpClient, email = uniqueEmail('nobody')): Promise<HttpResponse> {
+  return client.post('sign-in/email', { email, password: 'not the password' });
+}
+
+function expectLimited(response: HttpResponse, maxRetryAfter: number): void {
+  expectCatalogueError(response, 'TOO_MANY_REQUESTS');
+  expect(errorCatalogue.TOO_MANY_REQUESTS.message).toBe('Too many requests. Please try again later.');
+  const retryAfter = Number(response.headers.get('x-retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(maxRetryAfter);
+}
+
+async function failedSignIns(system: System): Promise<number> {
+  const rows = await system.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE type = 'credentials.sign_in_failed.v1'`);
+  return Number(rows[0]!.n);
+}
+
+describe('rate limiting, on by default (Postgres counters)', () => {
+  const system = useSystem({ AUTH_RATE_LIMIT_RULES: '/ok=2/1,/list-sessions=off' });
+  const client = (headers: Record<string, string> = {}): HttpClient => new HttpClient(system().authUrl, headers);
+
+  it('allows 3 sign-ins per 10 s per client, then 429 with X-Retry-After; the refused attempt leaves no event', async () => {
+    const c = client();
+    for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(c), 'INVALID_EMAIL_OR_PASSWORD');
+    const failuresBefore = await failedSignIns(system());
+    const limited = await wrongSignIn(c);
+    expectLimited(limited, 10);
+    expect(await failedSignIns(system())).toBe(failuresBefore);
+    // Limited before the body is read or checked: even a valid sign-in waits.
+    expectLimited(await c.post('sign-in/email', { email: 'x@example.com', password: 'whatever' }), 10);
+    // Per path: another route of the same client is still open.
+    expect((await c.get('get-session')).status).toBe(200);
+  });
+
+  it('allows 100 requests per 10 s on other paths', async () => {
+    const c = client();
+    for (let i = 0; i < 100; i += 1) {
+      const response = await c.get('error?error=x');
+      expect(response.status, `request ${i + 1}`).toBe(200);
+    }
+    expectLimited(await c.get('error?error=x'), 10);
+  });
+
+  it('counts per configured rule (AUTH_RATE_LIMIT_RULES) and opens again when the window closes', async () => {
+    const c = client();
+    expect((await c.get('ok')).status).toBe(200);
+    expect((await c.get('ok')).status).toBe(200);
+    const limited = await c.get('ok');
+    expectLimited(limited, 1);
+    const reopensAt = Date.now() + Number(limited.headers.get('x-retry-after')) * 1000;
+    await waitFor(() => Date.now() > reopensAt, { timeoutMs: 5_000, message: 'the window to close' });
+    expect((await c.get('ok')).status).toBe(200);
+
+    // path=off: never limited.
+    for (let i = 0; i < 105; i += 1) expect((await c.get('list-sessions')).status).toBe(401);
+  });
+
+  it('ignores X-Forwarded-For from a client that is not a trusted proxy (no bucket of its own choosing)', async () => {
+    const c = client();
+    for (let i = 0; i < 3; i += 1) {
+      expectCatalogueError(await c.post('sign-up/email', {}, { headers: { 'x-forwarded-for': `203.0.113.${i}` } }), 'VALIDATION_ERROR');
+    }
+    expectLimited(await c.post('sign-up/email', {}, { headers: { 'x-forwarded-for': '203.0.113.99' } }), 10);
+  });
+
+  it('keeps counters in Postgres, one row per client and path', async () => {
+    const rows = await system().query<{ key: string; count: number }>('SELECT key, count FROM rate_limit ORDER BY key');
+    expect(rows.map((r) => r.key)).toEqual(expect.arrayContaining(['127.0.0.1|/sign-in/email', '127.0.0.1|/error']));
+  });
+});
+
+describe('rate limiting behind a trusted proxy (AUTH_TRUSTED_PROXIES)', () => {
+  const system = useSystem({ AUTH_TRUSTED_PROXIES: '127.0.0.1' });
+  const viaProxy = (clientIp: string): HttpClient => new HttpClient(system().authUrl, { 'x-forwarded-for': clientIp });
+
+  it('keys each forwarded client separately, and records the forwarded address on its session', async () => {
+    const first = viaProxy('203.0.113.10');
+    for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(first), 'INVALID_EMAIL_OR_PASSWORD');
+    expectLimited(await wrongSignIn(first), 10);
+    expectCatalogueError(await wrongSignIn(viaProxy('203.0.113.11')), 'INVALID_EMAIL_OR_PASSWORD');
+
+    const third = viaProxy('198.51.100.7');
+    await signUp(third);
+    const current = await third.get<SessionAnswerJson>('get-session');
+    expect(current.json?.session.ipAddress).toBe('198.51.100.7');
+  });
+});
+
+/** The same limit, counted across two api replicas; an in-process counter would let each allow its own 3. */
+function acrossTwoReplicas(storage: 'redis' | 'postgres'): void {
+  const system = useSystem({}, { redis: storage === 'redis' });
+  let second: ServiceProcess | undefined;
+  let secondUrl = '';
+
+  beforeAll(async () => {
+    const port = await freePort();
+    // A second replica of the api behind the same public URL: same database, same Redis, same secret.
+    second = spawnService({ name: 'api-2', entry: 'services/api/src/server.ts', env: { ...system().env, PORT: String(port) } });
+    secondUrl = `http://127.0.0.1:${port}`;
+    let exited = false;
+    void second.exited.then(() => (exited = true));
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`api-2 exited while starting:\n${second?.output()}`);
+        const response = await fetch(`${secondUrl}/readyz`);
+        await response.body?.cancel();
+        return response.ok;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, message: 'the second api to be ready' },
+    );
+  });
+  afterAll(async () => {
+    await second?.stop();
+  });
+
+  it(`shares one count per client and path between the replicas (${storage})`, async () => {
+    // Both replicas serve one public origin (BASE_URL), which is what a browser would send either of them.
+    const replicas = [system().authUrl, `${secondUrl}/api/auth`].map((url) => new HttpClient(url, { origin: system().baseUrl }));
+    const email = uniqueEmail('replicas');
+    const answers: number[] = [];
+    for (let i = 0; i < 6; i += 1) answers.push((await wrongSignIn(replicas[i % 2]!, email)).status);
+    expect(answers).toEqual([401, 401, 401, 429, 429, 429]);
+
+    if (storage === 'redis') {
+      const redis = new Redis(testRedisUrl()!, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await redis.connect();
+      try {
+        expect(Number(await redis.get(`${system().env.REDIS_KEY_PREFIX}rate-limit:127.0.0.1|/sign-in/email`))).toBe(6);
+        expect(await redis.pttl(`${system().env.REDIS_KEY_PREFIX}rate-limit:127.0.0.1|/sign-in/email`)).toBeGreaterThan(0);
+      } finally {
+        redis.disconnect();
+      }
+      expect(await system().query('SELECT key FROM rate_limit')).toEqual([]);
+    } else {
+      expect(await system().query('SELECT key, count FROM rate_limit WHERE key = $1', ['127.0.0.1|/sign-in/email'])).toEqual([
+        { key: '127.0.0.1|/sign-in/email', count: 6 },
+      ]);
+    }
+  });
+}
+
+describe('rate limiting across two api processes sharing Postgres', () => acrossTwoReplicas('postgres'));
+describeWithRedis('rate limiting across two api processes sharing Redis', () => acrossTwoReplicas('redis'));
