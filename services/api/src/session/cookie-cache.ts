@@ -13,15 +13,12 @@ import { presentedToken } from '../http/session-cookies.ts';
 export const COOKIE_CACHE_MAX_LENGTH = 4093;
 const VERSION = '1';
 
-const payloadSchema = z.object({
-  session: z.object({
-    session: sessionAnswerSchema.shape.session,
-    user: sessionAnswerSchema.shape.user,
-    updatedAt: z.number(),
-    version: z.string().optional(),
-  }),
-  expiresAt: z.number(),
-  signature: z.string(),
+const envelopeSchema = z.object({ session: z.record(z.string(), z.unknown()), expiresAt: z.number(), signature: z.string() });
+const cachedSchema = z.object({
+  session: sessionAnswerSchema.shape.session,
+  user: sessionAnswerSchema.shape.user,
+  updatedAt: z.number(),
+  version: z.string().optional(),
 });
 
 function sign(secret: string, signed: unknown): string {
@@ -50,20 +47,24 @@ export function encodeCookieCache(answer: SessionAnswer, secret: string, now: Da
  */
 export function decodeCookieCache(value: string, secret: string, token: string, now: Date): SessionAnswer | null {
   if (value.length > COOKIE_CACHE_MAX_LENGTH) return null;
-  let parsed: z.infer<typeof payloadSchema>;
+  let envelope: z.infer<typeof envelopeSchema>;
   try {
-    const result = payloadSchema.safeParse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
+    const result = envelopeSchema.safeParse(JSON.parse(Buffer.from(value, 'base64url').toString('utf8')));
     if (!result.success) return null;
-    parsed = result.data;
+    envelope = result.data;
   } catch {
     return null;
   }
-  const expected = Buffer.from(sign(secret, { ...parsed.session, expiresAt: parsed.expiresAt }));
-  const given = Buffer.from(parsed.signature);
+  // The signature covers the data as it was written (key order included), so it is checked before any
+  // parsing reshapes it.
+  const expected = Buffer.from(sign(secret, { ...envelope.session, expiresAt: envelope.expiresAt }));
+  const given = Buffer.from(envelope.signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  const { session, user, version } = parsed.session;
+  const cached = cachedSchema.safeParse(envelope.session);
+  if (!cached.success) return null;
+  const { session, user, version } = cached.data;
   if ((version ?? VERSION) !== VERSION || session.token !== token) return null;
-  if (parsed.expiresAt <= now.getTime() || !(Date.parse(session.expiresAt) > now.getTime())) return null;
+  if (envelope.expiresAt <= now.getTime() || !(Date.parse(session.expiresAt) > now.getTime())) return null;
   return { session, user };
 }
 
