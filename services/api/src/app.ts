@@ -3,8 +3,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import { redactedPaths } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
+import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
+import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { registerPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
@@ -41,12 +43,14 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await registerPerimeter(app, ctx);
 
   await app.register(healthRoutes(ctx));
+  await app.register(mailOpsRoutes(ctx));
   await app.register(
     async (auth) => {
       await auth.register(publicOpsRoutes(ctx));
       await auth.register(credentialsRoutes(ctx));
       await auth.register(sessionRoutes(ctx));
       await auth.register(userRoutes(ctx));
+      await auth.register(accountRoutes(ctx));
     },
     { prefix: ctx.config.basePath },
   );

@@ -1,6 +1,15 @@
 import type { Config, DatabasePool, ProjectionTarget, Redis } from '@portcullis/platform';
-import { PostgresProjectionTarget, RedisProjectionTarget, createRedisClient, sessionCacheKeys } from '@portcullis/platform';
+import {
+  KafkaMailBus,
+  PostgresProjectionTarget,
+  RedisProjectionTarget,
+  createLogger,
+  createRedisClient,
+  sessionCacheKeys,
+  type MailBus,
+} from '@portcullis/platform';
 import { identityProjection } from './identity/identity.projection.ts';
+import { MailRelayTarget } from './mail/mail-relay.ts';
 import { sessionCacheProjection } from './session/session-cache.projection.ts';
 import { sessionsProjection } from './session/sessions.projection.ts';
 
@@ -9,7 +18,10 @@ export interface ProjectionSet {
   close(): Promise<void>;
 }
 
-/** Every projection this deployment runs: the Postgres read models, and the Redis cache when configured. */
+/**
+ * Every projection this deployment runs: the Postgres read models, the Redis cache when configured, and
+ * the mail relay to Kafka when KAFKA_BROKERS is set (without it the mailer follows the log itself).
+ */
 export function createProjectionTargets(config: Config, pool: DatabasePool): ProjectionSet {
   const targets: ProjectionTarget[] = [
     new PostgresProjectionTarget(pool, identityProjection),
@@ -21,10 +33,16 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
     redisClients.push(redis);
     targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(sessionCacheKeys(config.redis.keyPrefix)), pool));
   }
+  let bus: MailBus | null = null;
+  if (config.kafka) {
+    bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel }) });
+    targets.push(new MailRelayTarget(pool, bus));
+  }
   return {
     targets,
     close: async () => {
       await Promise.all(redisClients.map((r) => r.quit().catch(() => r.disconnect())));
+      await bus?.close();
     },
   };
 }

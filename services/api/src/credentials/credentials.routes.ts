@@ -18,6 +18,7 @@ import { parseBody } from '../http/validation.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { evolveUser, initialUserState } from '../user/user.decider.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
+import { enforceVerifiedEmail, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
 import { decideRegistration, evolveEmailReservation, initialEmailReservation, sessionCreated } from './registration.decider.ts';
@@ -41,7 +42,9 @@ export function credentialsRoutes(ctx: ApiContext) {
       const now = ctx.clock();
       const userId = generateId();
       const rememberMe = body.rememberMe !== false;
-      const signIn = ctx.config.signUpAutoSignIn ? newSession(ctx, request, now, rememberMe) : null;
+      // With required verification, better-auth opens no session until the email is verified.
+      const autoSignIn = ctx.config.signUpAutoSignIn && !ctx.config.emailVerification.required;
+      const signIn = autoSignIn ? newSession(ctx, request, now, rememberMe) : null;
       const events = decideRegistration(
         {
           userId,
@@ -58,7 +61,11 @@ export function credentialsRoutes(ctx: ApiContext) {
       try {
         // One atomic append: the reservation (expected at the version we decided on), the user and the
         // session. A parallel sign-up with the same email loses here, and nothing of it is written.
+        const { enabled, sendOnSignUp } = ctx.config.emailVerification;
+        const verificationMail =
+          enabled && sendOnSignUp ? [await verificationMailWrite(ctx, { userId, email, name: body.name }, body.callbackURL, now, metadata)] : [];
         await commit(ctx, [
+          ...verificationMail,
           streamWrite(reservationStream, reservation.version, events.reservation, metadata),
           streamWrite(streams.user(userId), 'no_stream', events.user, metadata),
           ...(signIn ? [streamWrite(streams.session(signIn.session.sessionId), 'no_stream', events.session, metadata)] : []),
@@ -114,6 +121,7 @@ export function credentialsRoutes(ctx: ApiContext) {
         return fail('invalid_password', userId);
       }
 
+      await enforceVerifiedEmail(ctx, request, userId, body.callbackURL);
       const rememberMe = body.rememberMe !== false;
       const signIn = newSession(ctx, request, now, rememberMe);
       await commit(ctx, [

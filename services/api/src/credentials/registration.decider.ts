@@ -16,6 +16,8 @@ export function evolveEmailReservation(state: EmailReservationState, event: Doma
   switch (event.type) {
     case 'email.reserved.v1':
       return { status: 'reserved', userId: event.data.userId };
+    case 'email.released.v1':
+      return { status: 'free' };
     default:
       return state;
   }
@@ -65,7 +67,11 @@ export function decideRegistration(command: RegisterWithPassword, reservation: E
   };
 }
 
-export function sessionCreated(userId: string, session: NewSession, method: 'sign-up' | 'email-password'): DomainEvent {
+export function sessionCreated(
+  userId: string,
+  session: NewSession,
+  method: 'sign-up' | 'email-password' | 'email-verification',
+): DomainEvent {
   return SessionCreated({
     sessionId: session.sessionId,
     userId,

@@ -35,6 +35,16 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         ...(event.data.name !== undefined ? { name: event.data.name } : {}),
         ...(event.data.image !== undefined ? { image: event.data.image } : {}),
       };
+    // The email lifecycle (account/): the sign-in and update paths must see a changed password or email,
+    // and a deleted user is no user.
+    case 'user.password_changed.v1':
+      return state.status === 'registered' && state.credential
+        ? { ...state, credential: { accountId: state.credential.accountId, passwordHash: event.data.passwordHash } }
+        : state;
+    case 'user.email_changed.v1':
+      return state.status === 'registered' ? { ...state, email: event.data.email } : state;
+    case 'user.deleted.v1':
+      return { status: 'none' };
     default:
       return state;
   }

@@ -95,15 +95,19 @@ class ConsumerTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
+    // Fenced like a projection, before and after handing the jobs on: a holder that lost its lock stops
+    // rather than move the checkpoint under the new holder. The handler runs outside the transaction (it
+    // writes with connections of its own); at least once is the contract, so a job handed on twice is fine.
+    const before = await this.pool.maybeOneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`);
+    if (before === null || Number(before) !== from) throw new CheckpointFencedError(this.name, from);
+    for (const projected of events) {
+      const job = mailJobFromEvent(projected);
+      if (job) await this.handle(job);
+    }
     await this.pool.transaction(async (tx) => {
-      // Fenced like a projection: a holder that lost its lock stops before handing on anything twice.
       const stored = await tx.maybeOneFirst(sql.unsafe`
         SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
       if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
-      for (const projected of events) {
-        const job = mailJobFromEvent(projected);
-        if (job) await this.handle(job);
-      }
       await tx.query(sql.unsafe`
         UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${this.name}`);
       await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);

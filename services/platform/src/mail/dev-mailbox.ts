@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import type { MailTransport, OutgoingMail, SentMail } from './transport.ts';
 
@@ -7,18 +8,27 @@ import type { MailTransport, OutgoingMail, SentMail } from './transport.ts';
  */
 export class DevMailboxTransport implements MailTransport {
   readonly name = 'dev-mailbox';
+  // A plain pg pool of its own: a delivery runs while the mailer holds the job's row in a transaction of
+  // its (slonik) pool, and slonik refuses queries from that pool outside the transaction meanwhile.
+  private readonly pool: pg.Pool;
 
-  constructor(private readonly pool: DatabasePool) {}
+  constructor(databaseUrl: string) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    this.pool.on('error', () => {});
+  }
 
   async send(mail: OutgoingMail): Promise<SentMail> {
-    await this.pool.query(sql.unsafe`
-      INSERT INTO dev_mailbox (job_id, sender, recipient, subject, text_body, html_body)
-      VALUES (${mail.jobId}, ${mail.from}, ${mail.to.toLowerCase()}, ${mail.subject}, ${mail.text}, ${mail.html})
-      ON CONFLICT (job_id) DO NOTHING`);
+    await this.pool.query(
+      `INSERT INTO dev_mailbox (job_id, sender, recipient, subject, text_body, html_body)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id) DO NOTHING`,
+      [mail.jobId, mail.from, mail.to.toLowerCase(), mail.subject, mail.text, mail.html],
+    );
     return { messageId: null, response: 'stored in the dev mailbox' };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
 }
 
 export interface MailboxMessage {

@@ -1,7 +1,10 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
 import { projectionNames } from '@portcullis/contracts';
 
-/** `user` and `account` rows (better-auth's names). Times are the decision times the events carry. */
+/**
+ * `user`, `account` and `verification` rows (better-auth's names). Times are the decision times the events
+ * carry. Verification rows hold a token's SHA-256 in `id` and `identifier`, never the token.
+ */
 export const identityProjection: PostgresProjection = {
   name: projectionNames.identity,
   tables: ['user', 'account', 'verification'],
@@ -33,6 +36,41 @@ export const identityProjection: PostgresProjection = {
           WHERE id = ${u.userId}`);
         return;
       }
+      case 'user.email_verified.v1':
+        await tx.query(sql.unsafe`
+          UPDATE "user" SET "emailVerified" = true, "updatedAt" = ${at}
+          WHERE id = ${event.data.userId} AND email = ${event.data.email}`);
+        return;
+      case 'user.email_changed.v1': {
+        const c = event.data;
+        await tx.query(sql.unsafe`
+          UPDATE "user" SET email = ${c.email}, "emailVerified" = ${c.emailVerified}, "updatedAt" = ${at} WHERE id = ${c.userId}`);
+        return;
+      }
+      case 'user.password_changed.v1':
+        await tx.query(sql.unsafe`
+          UPDATE account SET password = ${event.data.passwordHash}, "updatedAt" = ${at} WHERE id = ${event.data.accountId}`);
+        return;
+      case 'user.deleted.v1': {
+        // Everything of the user's that lives here; sessions and the cache go in their own projections.
+        const userId = event.data.userId;
+        await tx.query(sql.unsafe`DELETE FROM account WHERE "userId" = ${userId}`);
+        await tx.query(sql.unsafe`DELETE FROM verification WHERE value = ${userId}`);
+        await tx.query(sql.unsafe`DELETE FROM "user" WHERE id = ${userId}`);
+        return;
+      }
+      case 'verification.token_issued.v1': {
+        // better-auth's identifiers, with the token's hash where better-auth keeps the token.
+        const v = event.data;
+        const identifier = v.purpose === 'reset-password' ? `reset-password:${v.tokenHash}` : `delete-account-${v.tokenHash}`;
+        await tx.query(sql.unsafe`
+          INSERT INTO verification (id, identifier, value, "expiresAt", "createdAt", "updatedAt")
+          VALUES (${v.tokenHash}, ${identifier}, ${v.userId}, ${sql.timestamp(new Date(v.expiresAt))}, ${at}, ${at})`);
+        return;
+      }
+      case 'verification.token_consumed.v1':
+        await tx.query(sql.unsafe`DELETE FROM verification WHERE id = ${event.data.tokenHash}`);
+        return;
       default:
         return;
     }

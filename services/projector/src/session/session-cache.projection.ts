@@ -103,6 +103,33 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         case 'session.revoked.v1':
           await dropSession(batch, event.data.sessionId, event.data.userId);
           return;
+        case 'user.email_verified.v1':
+        case 'user.email_changed.v1': {
+          const current = await batch.getJson<User>(keys.user(event.data.userId));
+          if (!current) return;
+          const user: User =
+            event.type === 'user.email_changed.v1'
+              ? { ...current, email: event.data.email, emailVerified: event.data.emailVerified, updatedAt: at }
+              : current.email === event.data.email
+                ? { ...current, emailVerified: true, updatedAt: at }
+                : current;
+          batch.setJson(keys.user(user.id), user);
+          await rewriteUserSessions(batch, user);
+          return;
+        }
+        case 'user.deleted.v1': {
+          const userId = event.data.userId;
+          const userSessions = keys.userSessions(userId);
+          for (const tokenHash of await batch.members(userSessions)) {
+            const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+            if (cached) batch.delete(keys.sessionToken(cached.session.id));
+            batch.delete(keys.session(tokenHash));
+          }
+          batch.delete(userSessions);
+          // Without its user, a session created in a race with the deletion is not cached either.
+          batch.delete(keys.user(userId));
+          return;
+        }
         default:
           return;
       }

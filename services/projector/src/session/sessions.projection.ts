@@ -27,6 +27,9 @@ export const sessionsProjection: PostgresProjection = {
       case 'session.revoked.v1':
         await tx.query(sql.unsafe`DELETE FROM session WHERE id = ${event.data.sessionId}`);
         return;
+      case 'user.deleted.v1':
+        await tx.query(sql.unsafe`DELETE FROM session WHERE "userId" = ${event.data.userId}`);
+        return;
       default:
         return;
     }

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import {
+  DomainError,
+  MailJobQueued,
+  streams,
+  type DomainEvent,
+  type EventMetadata,
+  type MailKind,
+} from '@portcullis/contracts';
+import { createTokenSealer, signEmailVerificationToken, type StreamWrite, type TokenSealer } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { decideSession, evolveSession, initialSessionState } from '../session/session.decider.ts';
+import { userSessionIds } from '../session/session-queries.ts';
+import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
+import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from './account.decider.ts';
+
+export function loadAccount(ctx: ApiContext, userId: string): Promise<Loaded<AccountState>> {
+  return loadStream(ctx.store, streams.user(userId), evolveAccount, initialAccountState);
+}
+
+export function loadReservation(ctx: ApiContext, email: string): Promise<Loaded<EmailReservationState>> {
+  return loadStream(ctx.store, streams.email(email), evolveEmailReservation, initialEmailReservation);
+}
+
+export interface AccountByEmail {
+  readonly reservation: Loaded<EmailReservationState>;
+  readonly account: Loaded<AccountState> & { readonly state: ActiveAccount };
+}
+
+/** The active account holding `email` (lower-cased), from the log itself: never behind a projection. */
+export async function loadAccountByEmail(ctx: ApiContext, email: string): Promise<AccountByEmail | null> {
+  const reservation = await loadReservation(ctx, email);
+  if (reservation.state.status !== 'reserved') return null;
+  const account = await loadAccount(ctx, reservation.state.userId);
+  if (account.state.status !== 'active') return null;
+  return { reservation, account: account as AccountByEmail['account'] };
+}
+
+const sealers = new WeakMap<object, TokenSealer>();
+function sealerFor(ctx: ApiContext): TokenSealer {
+  let sealer = sealers.get(ctx.config);
+  if (!sealer) {
+    sealer = createTokenSealer(ctx.config.secret);
+    sealers.set(ctx.config, sealer);
+  }
+  return sealer;
+}
+
+export interface MailRequest {
+  readonly kind: MailKind;
+  readonly userId: string;
+  readonly to: string;
+  readonly name: string;
+  /** The raw token; it leaves this function sealed. */
+  readonly token: string;
+  readonly callbackURL: string | null;
+  readonly expiresAt: Date;
+  readonly newEmail?: string;
+}
+
+/** A mail job for the mailer, as a write of its own stream to append beside the fact it announces. */
+export function mailJobWrite(ctx: ApiContext, mail: MailRequest, metadata: EventMetadata): StreamWrite {
+  const jobId = randomUUID();
+  const event = MailJobQueued({
+    jobId,
+    kind: mail.kind,
+    userId: mail.userId,
+    to: mail.to,
+    name: mail.name,
+    sealedToken: sealerFor(ctx).seal(mail.token, jobId),
+    callbackURL: mail.callbackURL,
+    expiresAt: mail.expiresAt.toISOString(),
+    newEmail: mail.newEmail ?? null,
+  });
+  return streamWrite(streams.mail(jobId), 'no_stream', [event], metadata);
+}
+
+/** A verification mail for the account's current address (a JWT as better-auth signs it). */
+export async function verificationMailWrite(
+  ctx: ApiContext,
+  account: { userId: string; email: string; name: string },
+  callbackURL: string | undefined,
+  now: Date,
+  metadata: EventMetadata,
+): Promise<StreamWrite> {
+  const expiresIn = ctx.config.emailVerification.expiresInSeconds;
+  const token = await signEmailVerificationToken({ email: account.email, userId: account.userId }, ctx.config.secret, expiresIn, now);
+  return mailJobWrite(
+    ctx,
+    {
+      kind: 'verification',
+      userId: account.userId,
+      to: account.email,
+      name: account.name,
+      token,
+      callbackURL: callbackURL ?? null,
+      expiresAt: new Date(now.getTime() + expiresIn * 1000),
+    },
+    metadata,
+  );
+}
+
+/**
+ * Writes that end every session of a user (but `keep`), each session stream at the version it was read at,
+ * so they go into the same atomic append as the change that ends them.
+ */
+export async function endSessionsWrites(
+  ctx: ApiContext,
+  userId: string,
+  reason: 'revoked_all' | 'revoked_others',
+  metadata: EventMetadata,
+  keep?: string,
+): Promise<StreamWrite[]> {
+  const writes: StreamWrite[] = [];
+  for (const sessionId of await userSessionIds(ctx, userId)) {
+    if (sessionId === keep) continue;
+    const streamId = streams.session(sessionId);
+    const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
+    const events: DomainEvent[] = decideSession({ type: 'revoke', byUserId: userId, reason }, state);
+    if (events.length > 0) writes.push(streamWrite(streamId, version, events, metadata));
+  }
+  return writes;
+}
+
+/**
+ * Sign-in with AUTH_REQUIRE_EMAIL_VERIFICATION: an unverified email is refused with 403, and (verification
+ * mail being on) a fresh verification mail is sent, as better-auth's sendOnSignIn.
+ */
+export async function enforceVerifiedEmail(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  userId: string,
+  callbackURL: string | undefined,
+): Promise<void> {
+  if (!ctx.config.emailVerification.required) return;
+  const { state } = await loadAccount(ctx, userId);
+  if (state.status !== 'active' || state.emailVerified) return;
+  if (ctx.config.emailVerification.enabled) {
+    const now = ctx.clock();
+    await ctx.store.append([await verificationMailWrite(ctx, state, callbackURL, now, eventMetadata(request, now, userId))]);
+  }
+  throw new DomainError('EMAIL_NOT_VERIFIED');
+}

@@ -1,0 +1,163 @@
+import {
+  CredentialAccountCreated,
+  DomainError,
+  EmailChanged,
+  EmailReleased,
+  EmailReserved,
+  EmailVerified,
+  PasswordChanged,
+  UserDeleted,
+  type DomainEvent,
+} from '@portcullis/contracts';
+import type { EmailReservationState } from '../credentials/registration.decider.ts';
+
+/**
+ * The account as the email lifecycle decides on it: the user stream folded with its email, whether that is
+ * verified, and its password account. Time, ids and password hashes arrive in the commands.
+ */
+export type AccountState =
+  | { status: 'none' }
+  | {
+      status: 'active';
+      userId: string;
+      email: string;
+      name: string;
+      emailVerified: boolean;
+      credential: { accountId: string; passwordHash: string } | null;
+    }
+  | { status: 'deleted'; userId: string };
+
+export type ActiveAccount = Extract<AccountState, { status: 'active' }>;
+
+export const initialAccountState = (): AccountState => ({ status: 'none' });
+
+export function evolveAccount(state: AccountState, event: DomainEvent): AccountState {
+  switch (event.type) {
+    case 'user.registered.v1':
+      return {
+        status: 'active',
+        userId: event.data.userId,
+        email: event.data.email,
+        name: event.data.name,
+        emailVerified: event.data.emailVerified,
+        credential: null,
+      };
+    case 'user.credential_account_created.v1':
+      return state.status === 'active'
+        ? { ...state, credential: { accountId: event.data.accountId, passwordHash: event.data.passwordHash } }
+        : state;
+    case 'user.updated.v1':
+      return state.status === 'active' && event.data.name !== undefined ? { ...state, name: event.data.name } : state;
+    case 'user.email_verified.v1':
+      return state.status === 'active' && state.email === event.data.email ? { ...state, emailVerified: true } : state;
+    case 'user.email_changed.v1':
+      return state.status === 'active' ? { ...state, email: event.data.email, emailVerified: event.data.emailVerified } : state;
+    case 'user.password_changed.v1':
+      return state.status === 'active' && state.credential
+        ? { ...state, credential: { accountId: state.credential.accountId, passwordHash: event.data.passwordHash } }
+        : state;
+    case 'user.deleted.v1':
+      return { status: 'deleted', userId: event.data.userId };
+    default:
+      return state;
+  }
+}
+
+export type AccountCommand =
+  | { readonly type: 'verify-email'; readonly email: string }
+  | { readonly type: 'change-password'; readonly passwordHash: string }
+  /** A reset gives a user without a password account one (better-auth's resetCredentialPassword). */
+  | { readonly type: 'reset-password'; readonly passwordHash: string; readonly newAccountId: string }
+  | { readonly type: 'set-password'; readonly passwordHash: string; readonly newAccountId: string }
+  | { readonly type: 'change-email'; readonly newEmail: string; readonly verified: boolean }
+  | { readonly type: 'delete' };
+
+function active(state: AccountState): ActiveAccount {
+  if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
+  return state;
+}
+
+export function decideAccount(command: AccountCommand, state: AccountState): DomainEvent[] {
+  switch (command.type) {
+    case 'verify-email': {
+      const account = active(state);
+      // A link for an address the user no longer has proves nothing about the current one.
+      if (account.email !== command.email) throw new DomainError('INVALID_TOKEN');
+      if (account.emailVerified) return [];
+      return [EmailVerified({ userId: account.userId, email: account.email })];
+    }
+    case 'change-password': {
+      const account = active(state);
+      if (!account.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      return [
+        PasswordChanged({
+          userId: account.userId,
+          accountId: account.credential.accountId,
+          passwordHash: command.passwordHash,
+          via: 'change-password',
+        }),
+      ];
+    }
+    case 'reset-password': {
+      const account = active(state);
+      if (!account.credential) {
+        return [CredentialAccountCreated({ userId: account.userId, accountId: command.newAccountId, passwordHash: command.passwordHash })];
+      }
+      return [
+        PasswordChanged({
+          userId: account.userId,
+          accountId: account.credential.accountId,
+          passwordHash: command.passwordHash,
+          via: 'reset-password',
+        }),
+      ];
+    }
+    case 'set-password': {
+      const account = active(state);
+      if (account.credential) throw new DomainError('PASSWORD_ALREADY_SET');
+      return [CredentialAccountCreated({ userId: account.userId, accountId: command.newAccountId, passwordHash: command.passwordHash })];
+    }
+    case 'change-email': {
+      const account = active(state);
+      if (account.email === command.newEmail) throw new DomainError('EMAIL_IS_THE_SAME');
+      return [
+        EmailChanged({ userId: account.userId, previousEmail: account.email, email: command.newEmail, emailVerified: command.verified }),
+      ];
+    }
+    case 'delete': {
+      const account = active(state);
+      return [UserDeleted({ userId: account.userId, email: account.email })];
+    }
+    default: {
+      const unreachable: never = command;
+      return unreachable;
+    }
+  }
+}
+
+export interface EmailMove {
+  /** Events for the old address's reservation stream. */
+  readonly released: DomainEvent[];
+  /** Events for the new address's reservation stream. */
+  readonly reserved: DomainEvent[];
+}
+
+/** Moving a user to another address: the old one is freed, the new one must be free and is reserved. */
+export function decideEmailMove(
+  command: { userId: string; from: string; to: string },
+  from: EmailReservationState,
+  to: EmailReservationState,
+): EmailMove {
+  if (to.status === 'reserved') throw new DomainError('COULDNT_UPDATE_YOUR_EMAIL');
+  return {
+    released: from.status === 'reserved' && from.userId === command.userId ? [EmailReleased({ email: command.from, userId: command.userId })] : [],
+    reserved: [EmailReserved({ email: command.to, userId: command.userId })],
+  };
+}
+
+/** Deleting a user frees its address for a new sign-up. */
+export function decideEmailRelease(command: { userId: string; email: string }, reservation: EmailReservationState): DomainEvent[] {
+  return reservation.status === 'reserved' && reservation.userId === command.userId
+    ? [EmailReleased({ email: command.email, userId: command.userId })]
+    : [];
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.ts';
+import { changeEmailRoutes } from './change-email.routes.ts';
+import { deleteUserRoutes } from './delete-user.routes.ts';
+import { emailVerificationRoutes } from './email-verification.routes.ts';
+import { passwordRoutes } from './password.routes.ts';
+
+/** The email lifecycle of an account: verification, password reset and change, change of email, deletion. */
+export function accountRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    await app.register(emailVerificationRoutes(ctx));
+    await app.register(passwordRoutes(ctx));
+    await app.register(changeEmailRoutes(ctx));
+    await app.register(deleteUserRoutes(ctx));
+  };
+}

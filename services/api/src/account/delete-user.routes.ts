@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { deleteUserBodySchema, deleteUserCallbackQuerySchema, DomainError, streams } from '@portcullis/contracts';
+import { hashToken, randomString, verifyPassword, type StreamWrite } from '@portcullis/platform';
+import { commit, withRetryOnConflict } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { checkCallbackURL } from '../http/callback-url.ts';
+import { redirect } from '../http/redirect.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { clearSessionCookies } from '../http/session-cookies.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession } from '../session/current-session.ts';
+import { loadStream, streamWrite } from '../write-model.ts';
+import { decideAccount, decideEmailRelease } from './account.decider.ts';
+import { loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
+import { trustedOrigins } from './trusted-origins.ts';
+import { decideVerificationToken, evolveVerificationToken, initialVerificationToken } from './verification-token.decider.ts';
+
+/** Spec section 9: 32 characters of lowercase letters and digits (better-auth's generateRandomString(32, '0-9', 'a-z')). */
+const DELETE_TOKEN_LENGTH = 32;
+const DELETE_TOKEN_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * Deletes a user in one atomic append: `user.deleted.v1` on its stream (every projection drops its
+ * sessions, accounts and verifications on it), its email released for a new sign-up, and, when a
+ * mailed token authorised it, that token consumed (so it works once).
+ */
+async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: string, token?: string): Promise<void> {
+  await withRetryOnConflict(async () => {
+    const now = ctx.clock();
+    const metadata = eventMetadata(request, now, userId);
+    const writes: StreamWrite[] = [];
+    if (token !== undefined) {
+      const tokenHash = hashToken(token);
+      const stream = await loadStream(ctx.store, streams.verification(tokenHash), evolveVerificationToken, initialVerificationToken);
+      const consumed = decideVerificationToken({ type: 'consume', purpose: 'delete-account', now, userId }, stream.state);
+      writes.push(streamWrite(streams.verification(tokenHash), stream.version, consumed, metadata));
+    }
+    const account = await loadAccount(ctx, userId);
+    const deleted = decideAccount({ type: 'delete' }, account.state);
+    const email = account.state.status === 'active' ? account.state.email : '';
+    const reservation = await loadReservation(ctx, email);
+    writes.push(
+      streamWrite(streams.user(userId), account.version, deleted, metadata),
+      streamWrite(streams.email(email), reservation.version, decideEmailRelease({ userId, email }, reservation.state), metadata),
+    );
+    await commit(ctx, writes);
+  });
+}
+
+export function deleteUserRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/delete-user', async (request, reply) => {
+      // Off by default, as in better-auth, which then answers as if the route did not exist.
+      if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
+      const current = await requireSession(ctx, request, reply);
+      const body = parseBody(deleteUserBodySchema, request.body);
+      checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
+      const userId = current.user.id;
+      const { state } = await loadAccount(ctx, userId);
+      if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
+
+      if (body.password) {
+        if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+        if (!state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+        if (!(await verifyPassword(state.credential.passwordHash, body.password))) throw new DomainError('INVALID_PASSWORD');
+      }
+      if (body.token) {
+        await deleteUser(ctx, request, userId, body.token);
+        clearSessionCookies(reply, ctx.cookies);
+        return { success: true, message: 'User deleted' };
+      }
+      if (ctx.config.deleteUser.sendVerification) {
+        const token = randomString(DELETE_TOKEN_LENGTH, DELETE_TOKEN_ALPHABET);
+        const tokenHash = hashToken(token);
+        const now = ctx.clock();
+        const expiresAt = new Date(now.getTime() + ctx.config.deleteUser.expiresInSeconds * 1000);
+        const metadata = eventMetadata(request, now, userId);
+        await ctx.store.append([
+          streamWrite(
+            streams.verification(tokenHash),
+            'no_stream',
+            decideVerificationToken({ type: 'issue', purpose: 'delete-account', tokenHash, userId, expiresAt }, { status: 'none' }),
+            metadata,
+          ),
+          mailJobWrite(
+            ctx,
+            { kind: 'delete-account', userId, to: state.email, name: state.name, token, callbackURL: body.callbackURL ?? null, expiresAt },
+            metadata,
+          ),
+        ]);
+        return { success: true, message: 'Verification email sent' };
+      }
+      // Spec section 5: the right password, or a fresh session (freshAge 0 turns the check off).
+      const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
+      if (!body.password && freshAgeMs > 0 && ctx.clock().getTime() - Date.parse(current.session.createdAt) >= freshAgeMs) {
+        throw new DomainError('SESSION_EXPIRED');
+      }
+      await deleteUser(ctx, request, userId);
+      clearSessionCookies(reply, ctx.cookies);
+      return { success: true, message: 'User deleted' };
+    });
+
+    app.get('/delete-user/callback', async (request, reply) => {
+      if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
+      const query = parseQuery(deleteUserCallbackQuerySchema, request.query);
+      checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      const current = await resolveSession(ctx, request, reply, { refresh: false });
+      if (!current) throw new DomainError('FAILED_TO_GET_USER_INFO');
+      await deleteUser(ctx, request, current.user.id, query.token);
+      clearSessionCookies(reply, ctx.cookies);
+      if (query.callbackURL) return redirect(reply, query.callbackURL);
+      return { success: true, message: 'User deleted' };
+    });
+  };
+}

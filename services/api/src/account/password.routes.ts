@@ -1,0 +1,221 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  changePasswordBodySchema,
+  DomainError,
+  requestPasswordResetBodySchema,
+  resetPasswordBodySchema,
+  resetPasswordCallbackQuerySchema,
+  resetPasswordQuerySchema,
+  setPasswordBodySchema,
+  streams,
+  verifyPasswordBodySchema,
+} from '@portcullis/contracts';
+import { generateId, hashPassword, hashToken, randomString, verifyPassword, type StreamWrite } from '@portcullis/platform';
+import { commit, withRetryOnConflict } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { newSession } from '../credentials/new-session.ts';
+import { checkNewPassword } from '../credentials/password-policy.ts';
+import { sessionCreated } from '../credentials/registration.decider.ts';
+import { checkCallbackURL } from '../http/callback-url.ts';
+import { withMinimumDuration } from '../http/equal-timing.ts';
+import { redirect } from '../http/redirect.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { serverCall } from '../http/server-call.ts';
+import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession } from '../session/current-session.ts';
+import { findUserById } from '../user/user-queries.ts';
+import { loadStream, streamWrite } from '../write-model.ts';
+import { decideAccount } from './account.decider.ts';
+import { endSessionsWrites, loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
+import { trustedOrigins } from './trusted-origins.ts';
+import { decideVerificationToken, evolveVerificationToken, initialVerificationToken, usableBy } from './verification-token.decider.ts';
+
+/** Spec section 9: reset tokens are 24 random characters (better-auth's generateId(24), [a-zA-Z0-9]). */
+const RESET_TOKEN_LENGTH = 24;
+/**
+ * Both answers (known and unknown address) take at least this long, so timing does not tell which emails
+ * have accounts; it is well above what the known path's lookups, append and sealing cost.
+ */
+const RESET_REQUEST_FLOOR_MS = 400;
+const RESET_REQUEST_ANSWER = {
+  status: true,
+  message: 'If this email exists in our system, check your email for the reset link',
+} as const;
+
+function loadToken(ctx: ApiContext, tokenHash: string) {
+  return loadStream(ctx.store, streams.verification(tokenHash), evolveVerificationToken, initialVerificationToken);
+}
+
+export function passwordRoutes(ctx: ApiContext) {
+  /** Where better-auth resolves a reset callbackURL: against its base URL (base path included). */
+  const authBase = `${ctx.config.baseUrl}${ctx.config.basePath}`;
+
+  const requestReset = async (request: FastifyRequest) => {
+    if (!ctx.config.resetPassword.enabled) throw new DomainError('RESET_PASSWORD_DISABLED');
+    const body = parseBody(requestPasswordResetBodySchema, request.body);
+    checkCallbackURL(body.redirectTo, trustedOrigins(ctx), 'INVALID_REDIRECT_URL');
+    const email = body.email.toLowerCase();
+    await withMinimumDuration(RESET_REQUEST_FLOOR_MS, async () => {
+      const token = randomString(RESET_TOKEN_LENGTH);
+      const tokenHash = hashToken(token);
+      const found = await loadAccountByEmail(ctx, email);
+      if (!found) {
+        request.log.info('password reset requested for an unknown email');
+        return;
+      }
+      const account = found.account.state;
+      const now = ctx.clock();
+      const expiresAt = new Date(now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
+      const metadata = eventMetadata(request, now, null);
+      await ctx.store.append([
+        streamWrite(
+          streams.verification(tokenHash),
+          'no_stream',
+          decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, { status: 'none' }),
+          metadata,
+        ),
+        mailJobWrite(
+          ctx,
+          {
+            kind: 'password-reset',
+            userId: account.userId,
+            to: account.email,
+            name: account.name,
+            token,
+            callbackURL: body.redirectTo ?? null,
+            expiresAt,
+          },
+          metadata,
+        ),
+      ]);
+    });
+    return RESET_REQUEST_ANSWER;
+  };
+
+  return async function register(app: FastifyInstance): Promise<void> {
+    // The spec's path, and the one today's better-auth client calls: the same operation.
+    app.post('/forget-password', requestReset);
+    app.post('/request-password-reset', requestReset);
+
+    app.get('/reset-password/:token', async (request, reply: FastifyReply) => {
+      const { token } = request.params as { token: string };
+      const { callbackURL } = parseQuery(resetPasswordCallbackQuerySchema, request.query);
+      checkCallbackURL(callbackURL, trustedOrigins(ctx));
+      const target = new URL(callbackURL, authBase);
+      const { state } = await loadToken(ctx, hashToken(token));
+      if (usableBy(state, 'reset-password', ctx.clock()) === null) target.searchParams.set('error', 'INVALID_TOKEN');
+      else target.searchParams.set('token', token);
+      return redirect(reply, target.href);
+    });
+
+    app.post('/reset-password', async (request) => {
+      const body = parseBody(resetPasswordBodySchema, request.body);
+      const query = parseQuery(resetPasswordQuerySchema, request.query);
+      const token = body.token || query.token;
+      if (!token) throw new DomainError('INVALID_TOKEN');
+      checkNewPassword(ctx.config, body.newPassword);
+      const tokenHash = hashToken(token);
+      const passwordHash = await hashPassword(body.newPassword);
+      await withRetryOnConflict(async () => {
+        const now = ctx.clock();
+        const tokenStream = await loadToken(ctx, tokenHash);
+        // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
+        const consumed = decideVerificationToken({ type: 'consume', purpose: 'reset-password', now }, tokenStream.state);
+        const userId = consumed[0]!.data.userId as string;
+        const account = await loadAccount(ctx, userId);
+        const metadata = eventMetadata(request, now, userId);
+        const writes: StreamWrite[] = [
+          streamWrite(streams.verification(tokenHash), tokenStream.version, consumed, metadata),
+          streamWrite(
+            streams.user(userId),
+            account.version,
+            decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state),
+            metadata,
+          ),
+        ];
+        if (ctx.config.resetPassword.revokeSessions) writes.push(...(await endSessionsWrites(ctx, userId, 'revoked_all', metadata)));
+        await commit(ctx, writes);
+      });
+      return { status: true };
+    });
+
+    app.post('/change-password', async (request, reply) => {
+      const current = await requireSession(ctx, request, reply);
+      const body = parseBody(changePasswordBodySchema, request.body);
+      checkNewPassword(ctx.config, body.newPassword);
+      if (body.currentPassword.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      const userId = current.user.id;
+      const { state } = await loadAccount(ctx, userId);
+      if (state.status !== 'active' || !state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      const passwordHash = await hashPassword(body.newPassword);
+      if (!(await verifyPassword(state.credential.passwordHash, body.currentPassword))) throw new DomainError('INVALID_PASSWORD');
+
+      let signIn: ReturnType<typeof newSession> | null = null;
+      await withRetryOnConflict(async () => {
+        const account = await loadAccount(ctx, userId);
+        const now = ctx.clock();
+        const metadata = eventMetadata(request, now, userId);
+        const writes: StreamWrite[] = [
+          streamWrite(streams.user(userId), account.version, decideAccount({ type: 'change-password', passwordHash }, account.state), metadata),
+        ];
+        signIn = null;
+        if (body.revokeOtherSessions) {
+          // better-auth ends every session, the caller's too, and opens a new one for the caller.
+          writes.push(...(await endSessionsWrites(ctx, userId, 'revoked_all', metadata)));
+          signIn = newSession(ctx, request, now, true);
+          writes.push(
+            streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [sessionCreated(userId, signIn.session, 'email-password')], metadata),
+          );
+        }
+        await commit(ctx, writes);
+      });
+      const opened = signIn as ReturnType<typeof newSession> | null;
+      if (opened) {
+        clearDontRemember(request, reply, ctx.cookies);
+        setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: false });
+      }
+      const user = (await findUserById(ctx, userId)) ?? current.user;
+      return { token: opened?.token ?? null, user };
+    });
+
+    app.post('/verify-password', async (request, reply) => {
+      const current = await requireSession(ctx, request, reply);
+      const body = parseBody(verifyPasswordBodySchema, request.body);
+      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      const { state } = await loadAccount(ctx, current.user.id);
+      const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
+      if (!hash || !(await verifyPassword(hash, body.password))) throw new DomainError('INVALID_PASSWORD');
+      return { status: true };
+    });
+
+    // Server only: a backend with AUTH_SERVER_API_KEY sets a first password for a user (one signed in with a
+    // social provider, or imported without one). To clients, as in better-auth, the route does not exist.
+    app.post('/set-password', async (request, reply) => {
+      const call = serverCall(ctx, request);
+      if (call === 'absent') throw new DomainError('NOT_FOUND');
+      if (call === 'refused') throw new DomainError('UNAUTHORIZED');
+      const body = parseBody(setPasswordBodySchema, request.body);
+      const userId = body.userId ?? (await resolveSession(ctx, request, reply, { refresh: false }))?.user.id;
+      if (!userId) throw new DomainError('UNAUTHORIZED');
+      checkNewPassword(ctx.config, body.newPassword);
+      const { state } = await loadAccount(ctx, userId);
+      if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
+      if (state.credential) throw new DomainError('PASSWORD_ALREADY_SET');
+      const passwordHash = await hashPassword(body.newPassword);
+      await withRetryOnConflict(async () => {
+        const account = await loadAccount(ctx, userId);
+        const now = ctx.clock();
+        await commit(ctx, [
+          streamWrite(
+            streams.user(userId),
+            account.version,
+            decideAccount({ type: 'set-password', passwordHash, newAccountId: generateId() }, account.state),
+            eventMetadata(request, now, null),
+          ),
+        ]);
+      });
+      return { status: true };
+    });
+  };
+}

@@ -1,0 +1,16 @@
+import type { FastifyRequest } from 'fastify';
+import { constantTimeEqual } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+
+/**
+ * A server call is one that presents AUTH_SERVER_API_KEY in `x-api-key`: a backend acting on its own
+ * authority (set-password for a user id, the ops endpoints in production). `absent` means the request did
+ * not try; `refused` that it presented a wrong key (or the deployment has no key).
+ */
+export function serverCall(ctx: ApiContext, request: FastifyRequest): 'absent' | 'accepted' | 'refused' {
+  const presented = request.headers['x-api-key'];
+  if (presented === undefined) return 'absent';
+  const key = ctx.config.serverApiKey;
+  if (key === null || typeof presented !== 'string') return 'refused';
+  return constantTimeEqual(presented, key) ? 'accepted' : 'refused';
+}

@@ -1,0 +1,126 @@
+import type { MailJob } from '@portcullis/contracts';
+import { PermanentMailError, type Logger, type MailTransport, type TokenSealer } from '@portcullis/platform';
+import type { DeliveryLog, DeliveryOutcome, DueDelivery } from './delivery-log.ts';
+import { mailLink } from './links.ts';
+import { renderMail } from './templates.ts';
+
+export interface DeliverySettings {
+  readonly from: string;
+  readonly productName: string;
+  /** BASE_URL + the auth base path. */
+  readonly authBase: string;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  readonly concurrency: number;
+  readonly pollIntervalMs: number;
+}
+
+/** Exponential backoff with ±20 % jitter: base, 2·base, 4·base… capped at max. `attempt` counts from 1. */
+export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const delay = Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
+  return Math.round(delay * (0.8 + 0.4 * random()));
+}
+
+/**
+ * Delivers the delivery log's due jobs with `concurrency` workers: renders each (opening its sealed
+ * token), hands it to the transport, and records sent, a retry with backoff, or a dead letter once
+ * attempts run out, the refusal is permanent, or the link expired before it could go out.
+ */
+export class DeliveryWorker {
+  private stopped = false;
+  private loops: Promise<void>[] = [];
+  private wakeUps = new Set<() => void>();
+
+  constructor(
+    private readonly deliveries: DeliveryLog,
+    private readonly transport: MailTransport,
+    private readonly sealer: TokenSealer,
+    private readonly settings: DeliverySettings,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    for (let i = 0; i < this.settings.concurrency; i += 1) this.loops.push(this.loop());
+  }
+
+  /** New jobs arrived: idle workers look at once instead of at their next poll. */
+  wake(): void {
+    const waiting = [...this.wakeUps];
+    this.wakeUps.clear();
+    for (const wake of waiting) wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await Promise.all(this.loops);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let worked = false;
+      try {
+        worked = await this.deliveries.deliverNext((due) => this.deliver(due));
+      } catch (error) {
+        this.log.error({ err: error }, 'delivery round failed; retrying');
+      }
+      if (!worked && !this.stopped) await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakeUps.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.settings.pollIntervalMs);
+      this.wakeUps.add(done);
+    });
+  }
+
+  private async deliver({ job, attempts }: DueDelivery): Promise<DeliveryOutcome> {
+    const attempt = attempts + 1;
+    const context = { jobId: job.jobId, kind: job.kind, attempt };
+    if (Date.parse(job.expiresAt) <= Date.now()) {
+      this.log.error(context, 'mail job dead-lettered: its link expired before it could be delivered');
+      return { status: 'dead', error: 'link expired before delivery' };
+    }
+    let token: string;
+    try {
+      token = this.sealer.open(job.sealedToken, job.jobId);
+    } catch {
+      this.log.error(context, 'mail job dead-lettered: its token does not open with this AUTH_SECRET');
+      return { status: 'dead', error: 'sealed token does not open with this AUTH_SECRET' };
+    }
+    const mail = renderMail(job, mailLink(job, token, this.settings.authBase), { productName: this.settings.productName });
+    try {
+      const sent = await this.transport.send({
+        jobId: job.jobId,
+        from: this.settings.from,
+        to: job.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        headers: traceHeaders(job),
+      });
+      this.log.info({ ...context, transport: this.transport.name }, 'mail delivered');
+      return { status: 'sent', transport: this.transport.name, messageId: sent.messageId, response: sent.response };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof PermanentMailError || attempt >= this.settings.maxAttempts) {
+        this.log.error({ ...context, err: error }, 'mail job dead-lettered');
+        return { status: 'dead', error: message };
+      }
+      const delay = retryDelayMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs);
+      this.log.warn({ ...context, err: error, retryInMs: delay }, 'mail delivery failed; will retry');
+      return { status: 'retry', error: message, nextAttemptAt: new Date(Date.now() + delay) };
+    }
+  }
+}
+
+function traceHeaders(job: MailJob): Record<string, string> {
+  return job.traceparent ? { 'X-Portcullis-Traceparent': job.traceparent } : {};
+}

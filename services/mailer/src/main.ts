@@ -1,0 +1,76 @@
+import {
+  createDatabasePool,
+  createLogger,
+  createTokenSealer,
+  DevMailboxTransport,
+  EventLogMailBus,
+  KafkaMailBus,
+  loadConfigOrExit,
+  migrate,
+  PostgresEventStore,
+  SmtpTransport,
+  type MailBus,
+  type MailTransport,
+} from '@portcullis/platform';
+import { DeliveryLog } from './delivery-log.ts';
+import { DeliveryWorker } from './delivery-worker.ts';
+
+/**
+ * The mailer: takes mail jobs off the bus (the event log by default, a Kafka consumer group with
+ * KAFKA_BROKERS) into its delivery log, and delivers them over SMTP (SMTP_URL) or into the dev mailbox.
+ */
+const config = loadConfigOrExit();
+const log = createLogger({ name: 'mailer', level: config.logLevel });
+
+await migrate(config.databaseUrl);
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
+const transport: MailTransport = config.mail.smtpUrl
+  ? new SmtpTransport(config.mail.smtpUrl, { maxConnections: config.mailer.concurrency })
+  : new DevMailboxTransport(config.databaseUrl);
+if (!config.mail.smtpUrl && config.env === 'production') {
+  log.warn('SMTP_URL is not set: mail goes to the dev mailbox (GET /ops/mailbox), not to anyone’s inbox');
+}
+
+const deliveries = new DeliveryLog(pool);
+const worker = new DeliveryWorker(
+  deliveries,
+  transport,
+  createTokenSealer(config.secret),
+  {
+    from: config.mail.from,
+    productName: config.mail.productName,
+    authBase: `${config.baseUrl}${config.basePath}`,
+    ...config.mailer,
+  },
+  log,
+);
+
+const store = config.kafka ? null : new PostgresEventStore({ pool, databaseUrl: config.databaseUrl, log: (m, err) => log.warn({ err }, m) });
+const bus: MailBus = config.kafka
+  ? new KafkaMailBus({ ...config.kafka, log })
+  : new EventLogMailBus({ store: store!, pool, databaseUrl: config.databaseUrl, log, pollIntervalMs: config.mailer.pollIntervalMs });
+const group = config.kafka?.mailerGroup ?? 'portcullis-mailer';
+const consumer = await bus.consume({
+  group,
+  handle: async (job) => {
+    if (await deliveries.enqueue(job)) worker.wake();
+  },
+});
+worker.start();
+log.info({ bus: bus.name, transport: transport.name, group }, 'mailer started');
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'mailer stopping');
+  await consumer.stop();
+  await worker.stop();
+  await bus.close();
+  await transport.close();
+  await store?.close();
+  await pool.end();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
