@@ -1,4 +1,4 @@
-import { spawnService, type ServiceProcess } from './processes.ts';
+import { spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { TestSmtpServer } from './smtp.ts';
 import { startSystem, type StartSystemOptions, type System } from './system.ts';
 
@@ -31,6 +31,25 @@ export async function startMailSystem(options: StartSystemOptions & { smtp?: boo
     throw error;
   }
   const mailer = spawnService({ name: 'mailer', entry: 'services/mailer/src/main.ts', env: { ...system.env } });
+  try {
+    // Ready once it follows the log: its consumer group's checkpoint exists.
+    const died = mailer.exited.then((exit) => {
+      throw new Error(`mailer exited (${exit.code ?? exit.signal}) while starting:\n${mailer.output()}`);
+    });
+    died.catch(() => {});
+    await Promise.race([
+      died,
+      waitFor(async () => (await system.query(`SELECT 1 FROM projection_checkpoints WHERE name LIKE 'mail-bus:%'`)).length > 0, {
+        timeoutMs: 60_000,
+        message: 'the mailer to follow the log',
+      }),
+    ]);
+  } catch (error) {
+    await mailer.stop();
+    await system.stop();
+    await smtp?.close();
+    throw error;
+  }
   return {
     ...system,
     mailer,
