@@ -11,10 +11,15 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** better-auth takes HTML form posts only where a browser form may sign in or up; JSON everywhere else. */
 const FORM_ROUTES = new Set(['/sign-in/email', '/sign-up/email']);
+const FORM = 'application/x-www-form-urlencoded';
 
-function isForm(request: FastifyRequest): boolean {
+function mediaType(request: FastifyRequest): string | null {
   const type = request.headers['content-type'];
-  return typeof type === 'string' && type.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  return typeof type === 'string' ? type.split(';')[0]!.trim().toLowerCase() : null;
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  return request.body !== undefined && request.body !== null && request.body !== '';
 }
 
 /**
@@ -62,16 +67,20 @@ export function inspectInput(where: 'body' | 'query', input: unknown): void {
   }
 }
 
-/** The hostile-input perimeter: form bodies only where better-auth takes them, then {@link inspectInput}. */
+/**
+ * The hostile-input perimeter: JSON bodies, and form bodies only where better-auth takes them; then
+ * {@link inspectInput} on the body and the query.
+ */
 export function hostileInput(ctx: ApiContext) {
   const { basePath } = ctx.config;
   return fp(
     async function hostileInputPlugin(app: FastifyInstance): Promise<void> {
       app.addHook('preValidation', async (request) => {
         if (authPath(request, basePath) === null) return;
-        if (isForm(request) && !FORM_ROUTES.has(authRoute(request, basePath) ?? '')) {
-          throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
-        }
+        // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
+        const type = mediaType(request);
+        const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));
+        if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
         inspectInput('body', request.body);
         inspectInput('query', request.query);
       });
