@@ -25,6 +25,10 @@ export type SmtpReply = { readonly code: number; readonly message: string };
 export class TestSmtpServer {
   readonly mails: ReceivedMail[] = [];
   refuse: (mail: { to: string[] }) => SmtpReply | null = () => null;
+  /** Every message offered, accepted or refused, with when it arrived (performance.now()). */
+  readonly offers: { to: string[]; at: number; refused: number | null }[] = [];
+  /** How long the server takes to accept a message, to make a burst last. */
+  acceptDelayMs = 0;
   private seq = 0;
 
   private constructor(
@@ -45,6 +49,7 @@ export class TestSmtpServer {
         stream.on('end', () => {
           const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
           const refusal = instance!.refuse({ to });
+          instance!.offers.push({ to, at: performance.now(), refused: refusal?.code ?? null });
           if (refusal) {
             callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
             return;
@@ -52,16 +57,21 @@ export class TestSmtpServer {
           void PostalMime.parse(Buffer.concat(chunks)).then(
             (parsed) => {
               const jobId = parsed.headers.find((h) => h.key === 'x-portcullis-job-id')?.value ?? null;
-              instance!.mails.push({
-                from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-                to,
-                subject: parsed.subject ?? '',
-                text: parsed.text ?? '',
-                html: parsed.html ?? '',
-                jobId,
-                seq: ++instance!.seq,
-              });
-              callback();
+              // Accepted (kept) the moment the server answers 250.
+              const accept = (): void => {
+                instance!.mails.push({
+                  from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+                  to,
+                  subject: parsed.subject ?? '',
+                  text: parsed.text ?? '',
+                  html: parsed.html ?? '',
+                  jobId,
+                  seq: ++instance!.seq,
+                });
+                callback();
+              };
+              if (instance!.acceptDelayMs > 0) setTimeout(accept, instance!.acceptDelayMs);
+              else accept();
             },
             (error: unknown) => callback(error as Error),
           );

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventLogMailBus, sql } from '@portcullis/platform';
+import { createEventLogDatabase, type EventLogDatabase } from '../support/event-log.ts';
+import { mailerEnv, sealedJob, startMailer } from '../support/mailer-process.ts';
+import { waitFor, type ServiceProcess } from '../support/processes.ts';
+import { TestSmtpServer } from '../support/smtp.ts';
+
+interface DeliveryRow {
+  status: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+/**
+ * The mailer process against a real SMTP server that refuses on purpose: a temporary refusal (451) is
+ * retried with exponential backoff, a permanent one (550) and exhausted attempts dead-letter the job, and so
+ * do a link that expired before delivery and a token that does not open.
+ */
+describe('mailer: retries, backoff and dead letters', () => {
+  let db: EventLogDatabase;
+  let smtp: TestSmtpServer;
+  let mailer: ServiceProcess;
+  let bus: EventLogMailBus;
+  let env: Record<string, string>;
+  const refusedSoFar = new Map<string, number>();
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('mailer_delivery');
+    smtp = await TestSmtpServer.start();
+    smtp.refuse = ({ to }) => {
+      const address = to[0] ?? '';
+      const count = refusedSoFar.get(address) ?? 0;
+      if (address.startsWith('bounce')) return { code: 550, message: 'No such mailbox' };
+      if (address.startsWith('down')) return { code: 451, message: 'Try again later' };
+      if (address.startsWith('flaky') && count < 2) {
+        refusedSoFar.set(address, count + 1);
+        return { code: 451, message: 'Greylisted' };
+      }
+      return null;
+    };
+    env = mailerEnv(db.url, smtp.url, { MAILER_MAX_ATTEMPTS: '3', MAILER_RETRY_BASE_MS: '300', MAILER_RETRY_MAX_MS: '5000', MAILER_POLL_INTERVAL_MS: '50' });
+    mailer = startMailer(env);
+    bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, log: { info() {}, warn() {}, error() {} } });
+  });
+
+  afterAll(async () => {
+    await mailer?.stop();
+    await smtp?.close();
+    await db?.close();
+  });
+
+  async function delivery(jobId: string): Promise<DeliveryRow | null> {
+    return (await db.pool.maybeOne(sql.unsafe`SELECT status, attempts, last_error FROM mail_delivery WHERE job_id = ${jobId}`)) as DeliveryRow | null;
+  }
+
+  async function settled(jobId: string): Promise<DeliveryRow> {
+    let row: DeliveryRow | null = null;
+    await waitFor(async () => (row = await delivery(jobId)) !== null && row.status !== 'pending', {
+      timeoutMs: 30_000,
+      message: `job ${jobId} to be sent or dead-lettered\n${mailer.output().slice(-2000)}`,
+    });
+    return row!;
+  }
+
+  it('sends, retries a temporary refusal with growing delays, and dead-letters what cannot be sent', async () => {
+    const ok = sealedJob(env, 'ok@example.test');
+    const flaky = sealedJob(env, 'flaky@example.test');
+    const bounce = sealedJob(env, 'bounce@example.test');
+    const down = sealedJob(env, 'down@example.test');
+    const expired = sealedJob(env, 'late@example.test', { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const foreign = sealedJob({ AUTH_SECRET: 'another-deployment-secret-0123456789abcdef' }, 'foreign@example.test');
+    await bus.publish([ok, flaky, bounce, down, expired, foreign]);
+
+    expect(await settled(ok.jobId)).toMatchObject({ status: 'sent', attempts: 1 });
+    expect(await settled(flaky.jobId)).toMatchObject({ status: 'sent', attempts: 3 });
+    const bounced = await settled(bounce.jobId);
+    expect(bounced).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(bounced.last_error).toMatch(/550/);
+    expect(await settled(down.jobId)).toMatchObject({ status: 'dead', attempts: 3 });
+    expect(await settled(expired.jobId)).toMatchObject({ status: 'dead', last_error: 'link expired before delivery' });
+    expect(await settled(foreign.jobId)).toMatchObject({ status: 'dead', last_error: 'sealed token does not open with this AUTH_SECRET' });
+
+    // Delivered once each; the dead ones never reached the inbox; expired and foreign never reached the server.
+    expect(smtp.mailsTo('ok@example.test')).toHaveLength(1);
+    expect(smtp.mailsTo('flaky@example.test')).toHaveLength(1);
+    expect(smtp.mailsTo('bounce@example.test')).toHaveLength(0);
+    expect(smtp.offers.filter((o) => o.to.includes('late@example.test') || o.to.includes('foreign@example.test'))).toEqual([]);
+    // Backoff: base 300 ms then 600 ms (±20 %), so the second wait is the longer.
+    const tries = smtp.offers.filter((o) => o.to.includes('down@example.test')).map((o) => o.at);
+    expect(tries).toHaveLength(3);
+    const [first, second] = [tries[1]! - tries[0]!, tries[2]! - tries[1]!];
+    expect(first).toBeGreaterThanOrEqual(230);
+    expect(second).toBeGreaterThan(first);
+
+    const mail = smtp.mailsTo('ok@example.test')[0]!;
+    expect(mail.jobId).toBe(ok.jobId);
+    expect(mail.subject).toBe('Reset your Portcullis password');
+    expect(mail.text).toContain(`http://127.0.0.1:3999/api/auth/reset-password/token-for-${ok.jobId}?callbackURL=%2Freset`);
+    expect(mail.html).toContain(`href="http://127.0.0.1:3999/api/auth/reset-password/token-for-${ok.jobId}?callbackURL=%2Freset"`);
+  });
+
+  it('takes a job published twice in once', async () => {
+    const job = sealedJob(env, 'twice@example.test');
+    await bus.publish([job]);
+    // A second copy of the same job (a redelivery), under a fresh stream id of the log.
+    await db.store.append([
+      { streamId: `mail-${job.jobId}-again`, expectedVersion: 'no_stream', events: [{ type: 'mail.job_queued.v1', data: { ...job, requestedAt: undefined, traceparent: undefined }, metadata: { occurredAt: job.requestedAt } }] },
+    ]);
+    expect(await settled(job.jobId)).toMatchObject({ status: 'sent', attempts: 1 });
+    await waitFor(
+      async () => Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = 'mail-bus:portcullis-mailer'`)) === (await db.store.headPosition()),
+      { timeoutMs: 10_000, message: 'the mailer to take in both copies' },
+    );
+    expect(smtp.mailsTo('twice@example.test')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import type { MailJob } from '@portcullis/contracts';
+import { createTokenSealer } from '@portcullis/platform';
+import { spawnService, type ServiceProcess } from './processes.ts';
+
+/** The environment a mailer process needs, for specs that run it without the api and the projector. */
+export function mailerEnv(databaseUrl: string, smtpUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    AUTH_SECRET: 'mailer-spec-secret-0123456789abcdefghijklmnop',
+    BASE_URL: 'http://127.0.0.1:3999',
+    SMTP_URL: smtpUrl,
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+    KAFKA_BROKERS: '',
+    MAILER_POLL_INTERVAL_MS: '100',
+    ...extra,
+  };
+}
+
+let started = 0;
+export function startMailer(env: Record<string, string>): ServiceProcess {
+  started += 1;
+  return spawnService({ name: `mailer-${started}`, entry: 'services/mailer/src/main.ts', env });
+}
+
+/** A job as the api would queue it: its token sealed with the environment's AUTH_SECRET, bound to its id. */
+export function sealedJob(env: Record<string, string>, to: string, overrides: Partial<MailJob> = {}): MailJob {
+  const jobId = overrides.jobId ?? randomUUID();
+  const now = Date.now();
+  return {
+    jobId,
+    kind: 'password-reset',
+    userId: `user-${to}`,
+    to,
+    name: 'Test',
+    sealedToken: createTokenSealer(env.AUTH_SECRET!).seal(`token-for-${jobId}`, jobId),
+    callbackURL: '/reset',
+    expiresAt: new Date(now + 3600_000).toISOString(),
+    newEmail: null,
+    requestedAt: new Date(now).toISOString(),
+    traceparent: null,
+    ...overrides,
+  };
+}
