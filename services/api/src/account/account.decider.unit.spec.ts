@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CredentialAccountCreated,
+  EmailChanged,
+  EmailReleased,
+  EmailReserved,
+  EmailVerified,
+  PasswordChanged,
+  UserDeleted,
+  UserRegistered,
+} from '@portcullis/contracts';
+import { deciderSpec } from '../decider-spec.ts';
+import { decideAccount, decideEmailMove, decideEmailRelease, evolveAccount, initialAccountState } from './account.decider.ts';
+
+const given = deciderSpec({ evolve: evolveAccount, initial: initialAccountState, decide: decideAccount });
+const hash = (n: number): string => `$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaC${n}`;
+const registered = UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false });
+const credential = CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash(1) });
+const deleted = UserDeleted({ userId: 'u1', email: 'ada@example.com' });
+
+describe('account decider', () => {
+  it('verifies the email the link was sent to, once', () => {
+    given([registered]).when({ type: 'verify-email', email: 'ada@example.com' }).then([EmailVerified({ userId: 'u1', email: 'ada@example.com' })]);
+    given([registered, EmailVerified({ userId: 'u1', email: 'ada@example.com' })]).when({ type: 'verify-email', email: 'ada@example.com' }).then([]);
+  });
+
+  it('refuses a verification link for an address the user no longer has', () => {
+    const moved = EmailChanged({ userId: 'u1', previousEmail: 'ada@example.com', email: 'ada@new.example', emailVerified: false });
+    given([registered, moved]).when({ type: 'verify-email', email: 'ada@example.com' }).thenFails('INVALID_TOKEN');
+    given([]).when({ type: 'verify-email', email: 'ada@example.com' }).thenFails('USER_NOT_FOUND');
+  });
+
+  it('changes the password of the credential account, and needs one', () => {
+    given([registered, credential])
+      .when({ type: 'change-password', passwordHash: hash(2) })
+      .then([PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), via: 'change-password' })]);
+    given([registered]).when({ type: 'change-password', passwordHash: hash(2) }).thenFails('CREDENTIAL_ACCOUNT_NOT_FOUND');
+  });
+
+  it('resets a password, creating the credential account for a user without one', () => {
+    given([registered, credential])
+      .when({ type: 'reset-password', passwordHash: hash(2), newAccountId: 'a2' })
+      .then([PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), via: 'reset-password' })]);
+    given([registered])
+      .when({ type: 'reset-password', passwordHash: hash(2), newAccountId: 'a2' })
+      .then([CredentialAccountCreated({ userId: 'u1', accountId: 'a2', passwordHash: hash(2) })]);
+  });
+
+  it('sets a first password only', () => {
+    given([registered])
+      .when({ type: 'set-password', passwordHash: hash(3), newAccountId: 'a3' })
+      .then([CredentialAccountCreated({ userId: 'u1', accountId: 'a3', passwordHash: hash(3) })]);
+    given([registered, credential]).when({ type: 'set-password', passwordHash: hash(3), newAccountId: 'a3' }).thenFails('PASSWORD_ALREADY_SET');
+  });
+
+  it('changes the email to a different one', () => {
+    given([registered])
+      .when({ type: 'change-email', newEmail: 'ada@new.example', verified: false })
+      .then([EmailChanged({ userId: 'u1', previousEmail: 'ada@example.com', email: 'ada@new.example', emailVerified: false })]);
+    given([registered]).when({ type: 'change-email', newEmail: 'ada@example.com', verified: false }).thenFails('EMAIL_IS_THE_SAME');
+  });
+
+  it('deletes a user once; a deleted user is not found', () => {
+    given([registered, credential]).when({ type: 'delete' }).then([deleted]);
+    given([registered, credential, deleted]).when({ type: 'delete' }).thenFails('USER_NOT_FOUND');
+    given([registered, deleted]).when({ type: 'change-password', passwordHash: hash(2) }).thenFails('USER_NOT_FOUND');
+  });
+
+  it('folds the lifecycle into the state', () => {
+    const state = [
+      registered,
+      credential,
+      EmailVerified({ userId: 'u1', email: 'ada@example.com' }),
+      PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), via: 'change-password' }),
+    ].reduce(evolveAccount, initialAccountState());
+    expect(state).toEqual({
+      status: 'active',
+      userId: 'u1',
+      email: 'ada@example.com',
+      name: 'Ada',
+      emailVerified: true,
+      credential: { accountId: 'a1', passwordHash: hash(2) },
+    });
+  });
+
+  it('moves a reservation to a free address only', () => {
+    expect(decideEmailMove({ userId: 'u1', from: 'a@x.test', to: 'b@x.test' }, { status: 'reserved', userId: 'u1' }, { status: 'free' })).toEqual({
+      released: [EmailReleased({ email: 'a@x.test', userId: 'u1' })],
+      reserved: [EmailReserved({ email: 'b@x.test', userId: 'u1' })],
+    });
+    expect(() =>
+      decideEmailMove({ userId: 'u1', from: 'a@x.test', to: 'b@x.test' }, { status: 'reserved', userId: 'u1' }, { status: 'reserved', userId: 'u2' }),
+    ).toThrow("Couldn't update your email");
+    expect(decideEmailRelease({ userId: 'u1', email: 'a@x.test' }, { status: 'reserved', userId: 'u2' })).toEqual([]);
+  });
+});
