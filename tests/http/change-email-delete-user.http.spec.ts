@@ -19,7 +19,13 @@ describe('change email and delete user (mailed links)', () => {
     if (!redisUrl) console.warn('[notice] change-email/delete-user: Redis not reachable; the session cache checks are skipped');
     system = await startMailSystem({
       redis: redisUrl !== null,
-      env: { AUTH_CHANGE_EMAIL_ENABLED: 'true', AUTH_DELETE_USER_ENABLED: 'true', AUTH_DELETE_USER_VERIFICATION: 'true' },
+      // With the session_data cookie cache on: a change of email must not leave a stale user in it.
+      env: {
+        AUTH_CHANGE_EMAIL_ENABLED: 'true',
+        AUTH_DELETE_USER_ENABLED: 'true',
+        AUTH_DELETE_USER_VERIFICATION: 'true',
+        AUTH_COOKIE_CACHE_ENABLED: 'true',
+      },
     });
     if (redisUrl) redis = createRedisClient(redisUrl, { name: 'change-email-delete-user-spec' });
   });
@@ -37,7 +43,7 @@ describe('change email and delete user (mailed links)', () => {
   async function verifiedUser(browser: HttpClient): Promise<{ email: string; id: string }> {
     const { user } = await signUp(browser);
     expect((await browser.post('send-verification-email', { email: user.email })).status).toBe(200);
-    const verified = await client().get(linkIn(await system.smtp!.waitForMail(user.email, { subject: /Verify/ })));
+    const verified = await browser.get(linkIn(await system.smtp!.waitForMail(user.email, { subject: /Verify/ })));
     expect(verified.status).toBe(302);
     expect((await session(browser))?.user.emailVerified).toBe(true);
     return { email: user.email, id: user.id };
@@ -46,6 +52,9 @@ describe('change email and delete user (mailed links)', () => {
   it('changes an unverified email at once and mails a verification link to the new address', async () => {
     const browser = client();
     const { user } = await signUp(browser);
+    // get-session writes the cookie cache; the change must not be hidden behind it.
+    expect((await session(browser))?.user.email).toBe(user.email);
+    expect(browser.cookie('better-auth.session_data')).toBeDefined();
     const newEmail = uniqueEmail('moved').toUpperCase();
     const changed = await browser.post('change-email', { newEmail, callbackURL: '/settings' });
     expect(changed.status, changed.text).toBe(200);
@@ -54,7 +63,7 @@ describe('change email and delete user (mailed links)', () => {
 
     const link = linkIn(await system.smtp!.waitForMail(newEmail, { subject: /Verify/ }));
     expect(new URL(link).searchParams.get('callbackURL')).toBe('/settings');
-    expect((await client().get(link)).headers.get('location')).toBe('/settings');
+    expect((await browser.get(link)).headers.get('location')).toBe('/settings');
     expect((await session(browser))?.user).toMatchObject({ email: newEmail.toLowerCase(), emailVerified: true });
     // The old address is free again; the new one is taken.
     expect((await client().post('sign-up/email', { name: 'Again', email: user.email, password: DEFAULT_PASSWORD })).status).toBe(200);

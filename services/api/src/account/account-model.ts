@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   DomainError,
   MailJobQueued,
@@ -12,6 +12,7 @@ import { createTokenSealer, signEmailVerificationToken, type StreamWrite, type T
 import type { ApiContext } from '../context.ts';
 import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
 import { eventMetadata } from '../http/request-context.ts';
+import { sessionCookieNames } from '../http/session-cookies.ts';
 import { decideSession, evolveSession, initialSessionState } from '../session/session.decider.ts';
 import { userSessionIds } from '../session/session-queries.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
@@ -143,4 +144,14 @@ export async function enforceVerifiedEmail(
     await ctx.store.append([await verificationMailWrite(ctx, state, callbackURL, now, eventMetadata(request, now, userId))]);
   }
   throw new DomainError('EMAIL_NOT_VERIFIED');
+}
+
+/**
+ * The user changed (email verified or changed): a session_data cookie cache the request carries now holds a
+ * stale user, so it is expired and the next get-session reads the store (better-auth rewrites it instead).
+ */
+export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
+  const name = sessionCookieNames(ctx.cookies).sessionData;
+  if (request.cookies[name] === undefined) return;
+  reply.setCookie(name, '', { path: '/', httpOnly: true, sameSite: 'lax', secure: ctx.cookies.secure, maxAge: 0 });
 }

@@ -9,7 +9,7 @@ import { parseBody } from '../http/validation.ts';
 import { requireSession } from '../session/current-session.ts';
 import { streamWrite } from '../write-model.ts';
 import { decideAccount, decideEmailMove } from './account.decider.ts';
-import { loadAccount, loadReservation, mailJobWrite, verificationMailWrite } from './account-model.ts';
+import { expireCookieCache, loadAccount, loadReservation, mailJobWrite, verificationMailWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /**
@@ -83,6 +83,7 @@ export function changeEmailRoutes(ctx: ApiContext) {
         if (error instanceof WrongExpectedVersionError && error.streamId === streams.email(to)) throw new DomainError('COULDNT_UPDATE_YOUR_EMAIL');
         throw error;
       }
+      expireCookieCache(ctx, request, reply);
       return { status: true };
     });
   };

@@ -15,7 +15,7 @@ import { resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { streamWrite } from '../write-model.ts';
 import { decideAccount, decideEmailMove } from './account.decider.ts';
-import { loadAccount, loadAccountByEmail, loadReservation, verificationMailWrite } from './account-model.ts';
+import { expireCookieCache, loadAccount, loadAccountByEmail, loadReservation, verificationMailWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /** better-auth's floor on send-verification-email for callers without a session. */
@@ -130,6 +130,7 @@ async function verifyEmailFromLink(
       }
     }
     await commit(ctx, writes);
+    expireCookieCache(ctx, request, reply);
     if (signIn) setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: false });
     return { status: true as const, user: null };
   });
@@ -175,6 +176,7 @@ async function changeEmailFromLink(
       }
       await commit(ctx, writes);
     });
+    expireCookieCache(ctx, request, reply);
   } catch (error) {
     // Someone took the new address between the request and the click.
     if (error instanceof WrongExpectedVersionError && error.streamId === streams.email(to)) throw new VerifyEmailFailure('COULDNT_UPDATE_YOUR_EMAIL');
