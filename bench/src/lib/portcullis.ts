@@ -1,0 +1,89 @@
+import { answersOk, freePort, spawnEntry, waitUntil, type Child } from './children.ts';
+
+export interface Deployment {
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly api: Child;
+  readonly projector: Child;
+  stop(): Promise<void>;
+}
+
+export interface DeploymentOptions {
+  readonly databaseUrl: string;
+  readonly secret: string;
+  readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+  /**
+   * `counting`: the rate limiter runs as in production but with limits no bench can reach (all load comes
+   * from one address); `off`: no rate limiting at all.
+   */
+  readonly rateLimit: 'counting' | 'off';
+}
+
+const UNREACHABLE = 1_000_000_000;
+
+/** Settings the bench decides itself; anything the caller's shell sets for them would skew a variant. */
+const OWNED = [
+  'DATABASE_URL',
+  'AUTH_SECRET',
+  'PORT',
+  'HOST',
+  'BASE_URL',
+  'AUTH_BASE_PATH',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'LOG_LEVEL',
+  'AUTH_RATE_LIMIT_ENABLED',
+  'AUTH_RATE_LIMIT_MAX',
+  'AUTH_RATE_LIMIT_RULES',
+  'AUTH_RATE_LIMIT_STORAGE',
+];
+
+/** Starts api + projector the way production runs them and returns once the api reports ready. */
+export async function startDeployment(options: DeploymentOptions): Promise<Deployment> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of OWNED) delete env[name];
+  const baseUrl = `http://127.0.0.1:${port}`;
+  Object.assign(env, {
+    NODE_ENV: 'production',
+    DATABASE_URL: options.databaseUrl,
+    AUTH_SECRET: options.secret,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    // The origin the bench's own calls claim, so the origin checks on sign-up and sign-in accept them.
+    BASE_URL: baseUrl,
+    LOG_LEVEL: 'warn',
+    ...(options.rateLimit === 'off'
+      ? { AUTH_RATE_LIMIT_ENABLED: 'false' }
+      : {
+          AUTH_RATE_LIMIT_ENABLED: 'true',
+          AUTH_RATE_LIMIT_MAX: String(UNREACHABLE),
+          // First matching rule wins, so these shadow the 3-per-10-s defaults on the credential routes.
+          AUTH_RATE_LIMIT_RULES: `/sign-in*=${UNREACHABLE}/10,/sign-up*=${UNREACHABLE}/10`,
+        }),
+    ...(options.redis ? { REDIS_URL: options.redis.url, REDIS_KEY_PREFIX: options.redis.keyPrefix } : {}),
+  });
+
+  const projector = spawnEntry('projector', 'services/projector/src/main.ts', env);
+  const api = spawnEntry('api', 'services/api/src/server.ts', env);
+  const deployment: Deployment = {
+    baseUrl,
+    authUrl: `${baseUrl}/api/auth`,
+    api,
+    projector,
+    stop: async () => {
+      await Promise.all([api.stop(), projector.stop()]);
+    },
+  };
+  try {
+    await waitUntil(() => answersOk(`${baseUrl}/readyz`), {
+      what: `api ready at ${baseUrl}/readyz`,
+      timeoutMs: 60_000,
+      children: [api, projector],
+    });
+  } catch (error) {
+    await deployment.stop();
+    throw error;
+  }
+  return deployment;
+}
