@@ -18,7 +18,7 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 20 });
 const store = new PostgresEventStore({ pool });
 const cache = config.redis
-  ? { redis: createRedisClient(config.redis.url, { name: 'portcullis-api' }), keys: sessionCacheKeys(config.redis.keyPrefix) }
+  ? { redis: createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true }), keys: sessionCacheKeys(config.redis.keyPrefix) }
   : null;
 const waiter = new ProjectionWaiter({
   pool,

@@ -6,7 +6,7 @@ import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
 import { streamWrite, loadStream } from '../write-model.ts';
-import { decideSession, evolveSession, initialSessionState, type SessionCommand } from './session.decider.ts';
+import { decideSession, evolveSession, initialSessionState, refreshDue, type SessionCommand } from './session.decider.ts';
 import { findSessionByTokenHash } from './session-queries.ts';
 
 export interface CurrentSession {
@@ -67,7 +67,8 @@ export async function resolveSession(
   }
   let session = found.session;
   const dontRemember = presented.dontRemember || !session.rememberMe;
-  if (options.refresh && !dontRemember) {
+  // Deciding a refresh means reading the session's stream; most reads need none, so ask the rule first.
+  if (options.refresh && !dontRemember && refreshDue(session.expiresAt, now, ctx.config.session)) {
     try {
       const events = await runSessionCommand(
         ctx,

@@ -25,6 +25,19 @@ export type SessionCommand =
   | { type: 'revoke'; byUserId: string; reason: EventData<'session.revoked.v1'>['reason'] }
   | { type: 'expire'; now: Date };
 
+/**
+ * better-auth's rule: a session is refreshed once `updateAge` has passed since its expiresAt was last set
+ * (expiresAt - expiresIn is that moment). Cheap enough to ask on every read before loading any stream.
+ */
+export function refreshDue(
+  expiresAt: string,
+  now: Date,
+  policy: { expiresInSeconds: number; updateAgeSeconds: number },
+): boolean {
+  const lastSetAt = Date.parse(expiresAt) - policy.expiresInSeconds * 1000;
+  return lastSetAt + policy.updateAgeSeconds * 1000 <= now.getTime();
+}
+
 type SessionEvent = ReturnType<typeof SessionRefreshed> | ReturnType<typeof SessionRevoked>;
 
 /**
@@ -38,8 +51,7 @@ export function decideSession(command: SessionCommand, state: SessionState): Ses
       const expiresAt = Date.parse(state.expiresAt);
       const now = command.now.getTime();
       if (expiresAt <= now) throw new DomainError('SESSION_EXPIRED');
-      const lastSetAt = expiresAt - command.expiresInSeconds * 1000;
-      if (lastSetAt + command.updateAgeSeconds * 1000 > now) return [];
+      if (!refreshDue(state.expiresAt, command.now, command)) return [];
       return [
         SessionRefreshed({
           sessionId: state.sessionId,

@@ -2,10 +2,16 @@ import { Redis } from 'ioredis';
 
 export type { Redis } from 'ioredis';
 
-export function createRedisClient(url: string, options: { name: string; lazyConnect?: boolean }): Redis {
+export function createRedisClient(
+  url: string,
+  options: { name: string; lazyConnect?: boolean; autoPipelining?: boolean },
+): Redis {
   return new Redis(url, {
     connectionName: options.name,
     lazyConnect: options.lazyConnect ?? false,
+    // Batches concurrent commands into one write; not for a client that uses WATCH/MULTI, whose commands
+    // must not be interleaved with others'.
+    enableAutoPipelining: options.autoPipelining ?? false,
     // A cache read must fail fast when Redis is away, so the api can answer from Postgres instead.
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
