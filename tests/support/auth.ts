@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { errorCatalogue, type ErrorCode } from '@portcullis/contracts';
+import { errorCatalogue, wireCode, type ErrorCode } from '@portcullis/contracts';
 import { parseSetCookie, type HttpClient, type HttpResponse, type SetCookie } from './system.ts';
 
 /** Cookie names with the default prefix, as better-auth clients and browsers see them over plain http. */
@@ -83,7 +83,7 @@ export function expectCatalogueError(response: HttpResponse, code: ErrorCode): v
   const body = response.json as { code?: unknown; message?: unknown } | undefined;
   expect({ status: response.status, code: body?.code, message: body?.message }, response.text).toEqual({
     status: errorCatalogue[code].status,
-    code,
+    code: wireCode(code),
     message: errorCatalogue[code].message,
   });
 }

@@ -12,6 +12,8 @@ export const signUpEmailBodySchema = z.object({
   image: bounded(2048).optional(),
   callbackURL: bounded(2048).optional(),
   rememberMe: z.boolean().optional(),
+  username: bounded(1024).optional(),
+  displayUsername: bounded(1024).optional(),
 });
 export type SignUpEmailBody = z.infer<typeof signUpEmailBodySchema>;
 

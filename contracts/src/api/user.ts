@@ -9,6 +9,9 @@ export const userSchema = z.object({
   emailVerified: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  // The username plugin's fields, present once set (better-auth's memory adapter leaves them out likewise).
+  username: z.string().optional().meta({ description: 'Lower-cased, unique' }),
+  displayUsername: z.string().optional(),
 });
 export type User = z.infer<typeof userSchema>;
 
@@ -17,6 +20,8 @@ export const updateUserBodySchema = z
     name: z.string().max(256).optional(),
     image: z.string().max(2048).nullable().optional(),
     email: z.unknown().optional().meta({ description: 'Refused: use /change-email' }),
+    username: z.string().max(1024).optional(),
+    displayUsername: z.string().max(1024).optional(),
   })
   .meta({ description: 'POST /update-user' });
 

@@ -60,6 +60,23 @@ export const errorCatalogue = {
   TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. Please try again later.' },
   // Spec sections 5 and 9: the session_data cookie cache is refused above 4093 characters.
   SESSION_DATA_TOO_LARGE: { status: 500, message: 'Session data is too large to store in the cookie' },
+  // Usernames (spec section 8): the username plugin's codes with the spec's messages and its 422 for every
+  // refused username (better-auth 1.7 capitalises the messages, and says 400 on sign-up and update-user).
+  INVALID_USERNAME_OR_PASSWORD: { status: 401, message: 'invalid username or password' },
+  // The username plugin's spelling of EMAIL_NOT_VERIFIED, answered under that code.
+  USERNAME_EMAIL_NOT_VERIFIED: { status: 403, message: 'email not verified', code: 'EMAIL_NOT_VERIFIED' },
+  USERNAME_IS_ALREADY_TAKEN: { status: 422, message: 'username is already taken. please try another.' },
+  USERNAME_TOO_SHORT: { status: 422, message: 'username is too short' },
+  USERNAME_TOO_LONG: { status: 422, message: 'username is too long' },
+  INVALID_USERNAME: { status: 422, message: 'username is invalid' },
+  // Brute-force protection (Portcullis's own; better-auth has none): sign-ins with one email or username are
+  // refused for a while after repeated failures, whatever the source IP; `X-Retry-After` says how long.
+  TOO_MANY_FAILED_SIGN_INS: { status: 429, message: 'Too many failed sign-in attempts. Please try again later.' },
+  // Captcha: better-auth's captcha plugin codes and messages. A verify service that fails or does not answer
+  // in time is a refusal (fail closed), answered as better-auth does.
+  MISSING_RESPONSE: { status: 400, message: 'Missing CAPTCHA response' },
+  VERIFICATION_FAILED: { status: 403, message: 'Captcha verification failed' },
+  UNKNOWN_ERROR: { status: 500, message: 'Something went wrong' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
   VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
   INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },
@@ -69,10 +86,19 @@ export const errorCatalogue = {
   NOT_FOUND: { status: 404, message: 'Not Found' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
   INTERNAL_SERVER_ERROR: { status: 500, message: 'Internal Server Error' },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, { status: number; message: string; code?: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
 export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(errorCatalogue, value);
+}
+
+/**
+ * The code an answer carries: the entry's key, unless the entry is another spelling of a better-auth code
+ * (the spec gives one code two messages), which clients still see under that code.
+ */
+export function wireCode(code: ErrorCode): string {
+  const entry: { message: string; code?: string } = errorCatalogue[code];
+  return entry.code ?? code;
 }

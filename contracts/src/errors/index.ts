@@ -1,2 +1,2 @@
-export { errorCatalogue, isErrorCode, type ErrorCode } from './catalogue.ts';
+export { errorCatalogue, isErrorCode, wireCode, type ErrorCode } from './catalogue.ts';
 export { DomainError, isDomainError } from './domain-error.ts';

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { EventOf } from './define-event.ts';
 import { CredentialAccountCreated, EmailReserved, SignInFailed, UserRegistered, UserUpdated } from './identity.ts';
 import { SessionCreated, SessionRefreshed, SessionRevoked, SessionUpdated } from './session.ts';
+import { SignInLocked, SignInUnlocked, UsernameSignInFailed } from './sign-in-guard.ts';
+import { UsernameChanged, UsernameReleased, UsernameReserved } from './username.ts';
 import {
   EmailChanged,
   EmailReleased,
@@ -16,6 +18,8 @@ import { MailJobQueued } from './mail.ts';
 export * from './define-event.ts';
 export * from './identity.ts';
 export * from './session.ts';
+export * from './username.ts';
+export * from './sign-in-guard.ts';
 export * from './account-lifecycle.ts';
 export * from './mail.ts';
 
@@ -30,6 +34,12 @@ export const eventDefinitions = [
   SessionRefreshed,
   SessionUpdated,
   SessionRevoked,
+  UsernameReserved,
+  UsernameReleased,
+  UsernameChanged,
+  UsernameSignInFailed,
+  SignInLocked,
+  SignInUnlocked,
   EmailVerified,
   EmailChanged,
   PasswordChanged,
@@ -43,6 +53,12 @@ export const eventDefinitions = [
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
 export type DomainEventType = DomainEvent['type'];
 export type EventData<T extends DomainEventType> = Extract<DomainEvent, { type: T }>['data'];
+
+/** A stored event with the time it was decided at, for deciders whose rules count time (windows, locks). */
+export interface TimedEvent {
+  readonly event: DomainEvent;
+  readonly occurredAt: string;
+}
 
 const schemaByType = new Map<string, z.ZodType>(eventDefinitions.map((d) => [d.type, d.schema]));
 
@@ -58,6 +74,9 @@ export const streams = {
   email: (email: string) => `email-${email}`,
   signIn: (email: string) => `sign-in-${email}`,
   session: (sessionId: string) => `session-${sessionId}`,
+  username: (username: string) => `username-${username}`,
+  /** Usernames cannot hold '@', so these never meet an email's `sign-in-<email>` stream. */
+  usernameSignIn: (username: string) => `sign-in-username-${username}`,
   verification: (tokenHash: string) => `verification-${tokenHash}`,
   mail: (jobId: string) => `mail-${jobId}`,
 } as const;

@@ -12,8 +12,9 @@ export const SessionCreated = defineEvent(
     ipAddress: z.string().nullable(),
     userAgent: z.string().nullable(),
     rememberMe: z.boolean(),
-    // Widened (additive) with 'email-verification': auto sign-in from a verification link.
-    method: z.enum(['sign-up', 'email-password', 'email-verification']),
+    // Widened (additive) with 'email-verification': auto sign-in from a verification link, and
+    // 'username-password': POST /sign-in/username.
+    method: z.enum(['sign-up', 'email-password', 'email-verification', 'username-password']),
   }),
 );
 

@@ -9,7 +9,9 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { registerPerimeter } from './perimeter/perimeter.ts';
+import { captcha } from './perimeter/captcha.ts';
 import { sessionRoutes } from './session/session.routes.ts';
+import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -41,6 +43,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   });
 
   await registerPerimeter(app, ctx);
+  // An onRequest hook after the rate limiter's (better-auth runs plugins' onRequest after its rate limit).
+  await app.register(captcha(ctx));
 
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
@@ -50,6 +54,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       await auth.register(credentialsRoutes(ctx));
       await auth.register(sessionRoutes(ctx));
       await auth.register(userRoutes(ctx));
+      await auth.register(usernameRoutes(ctx));
       await auth.register(accountRoutes(ctx));
     },
     { prefix: ctx.config.basePath },

@@ -1,13 +1,16 @@
 import { expect } from 'vitest';
 import { DomainError, type DomainEvent, type ErrorCode } from '@portcullis/contracts';
 
-/** given events → when command → then events, or then the error code: a decider test without I/O. */
-export function deciderSpec<State, Command, Result>(decider: {
-  evolve: (state: State, event: DomainEvent) => State;
+/**
+ * given events → when command → then events, or then the error code: a decider test without I/O. `Event` is
+ * what the decider folds: a domain event, or a timed one for deciders whose rules count time.
+ */
+export function deciderSpec<State, Command, Result, Event = DomainEvent>(decider: {
+  evolve: (state: State, event: Event) => State;
   initial: () => State;
   decide: (command: Command, state: State) => Result;
 }) {
-  return (given: readonly DomainEvent[]) => ({
+  return (given: readonly Event[]) => ({
     when: (command: Command) => {
       const run = (): Result => decider.decide(command, given.reduce(decider.evolve, decider.initial()));
       return {

@@ -1,4 +1,4 @@
-import { parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import { parseDomainEvent, type DomainEvent, type EventMetadata, type TimedEvent } from '@portcullis/contracts';
 import type { EventStore, ExpectedVersion, StreamWrite } from '@portcullis/platform';
 
 export interface Loaded<State> {
@@ -18,6 +18,22 @@ export async function loadStream<State>(
   for (const recorded of events) {
     const event = parseDomainEvent(recorded.type, recorded.data);
     if (event) state = evolve(state, event);
+  }
+  return { state, version };
+}
+
+/** `loadStream` for deciders that need each event's decision time. */
+export async function loadTimedStream<State>(
+  store: EventStore,
+  streamId: string,
+  evolve: (state: State, event: TimedEvent) => State,
+  initial: () => State,
+): Promise<Loaded<State>> {
+  const { version, events } = await store.readStream(streamId);
+  let state = initial();
+  for (const recorded of events) {
+    const event = parseDomainEvent(recorded.type, recorded.data);
+    if (event) state = evolve(state, { event, occurredAt: recorded.metadata.occurredAt });
   }
   return { state, version };
 }

@@ -28,6 +28,11 @@ const list = <T>(parse: (value: string) => ParsedList<T>) =>
       return parsed.values;
     });
 
+export const captchaProviders = ['cloudflare-turnstile', 'google-recaptcha', 'hcaptcha'] as const;
+export type CaptchaProvider = (typeof captchaProviders)[number];
+/** better-auth's default captcha endpoints, plus the spec's /forget-password. */
+const defaultCaptchaEndpoints = ['/sign-up/email', '/sign-in/email', '/forget-password', '/request-password-reset'];
+
 const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -69,6 +74,27 @@ const configSchema = z
       .min(1)
       .default(60)
       .pipe(z.number().max(MAX_COOKIE_AGE_SECONDS, 'cookie max age above 400 days')),
+    // Usernames (issue 4): better-auth's username plugin bounds.
+    AUTH_USERNAME_MIN_LENGTH: z.coerce.number().int().min(1).default(3),
+    AUTH_USERNAME_MAX_LENGTH: z.coerce.number().int().min(1).max(256).default(30),
+    // Brute-force protection: after MAX_FAILURES failed sign-ins for one email or username within WINDOW
+    // seconds, sign-ins with it are refused for LOCK_DURATION seconds (or until the password is reset).
+    AUTH_BRUTE_FORCE_PROTECTION: flag(true),
+    AUTH_BRUTE_FORCE_MAX_FAILURES: z.coerce.number().int().min(1).default(5),
+    AUTH_BRUTE_FORCE_WINDOW: z.coerce.number().int().min(1).default(900),
+    AUTH_BRUTE_FORCE_LOCK_DURATION: z.coerce.number().int().min(1).default(900),
+    // Captcha (better-auth's captcha plugin): off unless a provider is named.
+    AUTH_CAPTCHA_PROVIDER: z.enum(captchaProviders).optional(),
+    AUTH_CAPTCHA_SECRET_KEY: z.string().min(1).optional(),
+    AUTH_CAPTCHA_SITE_KEY: z.string().min(1).optional(),
+    AUTH_CAPTCHA_ENDPOINTS: z
+      .string()
+      .default(defaultCaptchaEndpoints.join(','))
+      .transform((value) => value.split(',').map((p) => p.trim()).filter((p) => p !== ''))
+      .pipe(z.array(z.string().regex(/^\/[A-Za-z0-9/_.*-]*$/, 'paths must start with / (wildcards: *, **)')).min(1)),
+    AUTH_CAPTCHA_VERIFY_URL: z.url().optional(),
+    AUTH_CAPTCHA_MIN_SCORE: z.coerce.number().min(0).max(1).default(0.5),
+    AUTH_CAPTCHA_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
     PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     // Email lifecycle (issue 3). better-auth's defaults, except that sending mail is on: the mailer is always there.
@@ -107,6 +133,14 @@ const configSchema = z
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
     path: ['AUTH_PASSWORD_MIN_LENGTH'],
     message: 'must not exceed AUTH_PASSWORD_MAX_LENGTH',
+  })
+  .refine((c) => c.AUTH_USERNAME_MIN_LENGTH <= c.AUTH_USERNAME_MAX_LENGTH, {
+    path: ['AUTH_USERNAME_MIN_LENGTH'],
+    message: 'must not exceed AUTH_USERNAME_MAX_LENGTH',
+  })
+  .refine((c) => c.AUTH_CAPTCHA_PROVIDER === undefined || c.AUTH_CAPTCHA_SECRET_KEY !== undefined, {
+    path: ['AUTH_CAPTCHA_SECRET_KEY'],
+    message: 'is required when AUTH_CAPTCHA_PROVIDER is set',
   })
   .refine((c) => c.NODE_ENV !== 'production' || c.AUTH_SECRET !== undefined, {
     path: ['AUTH_SECRET'],
@@ -155,6 +189,26 @@ export interface Config {
   };
   /** The signed `session_data` cookie get-session may answer from. */
   readonly cookieCache: { readonly enabled: boolean; readonly maxAgeSeconds: number };
+  readonly username: { readonly minLength: number; readonly maxLength: number };
+  readonly bruteForce: {
+    readonly enabled: boolean;
+    readonly maxFailures: number;
+    readonly windowSeconds: number;
+    readonly lockSeconds: number;
+  };
+  readonly captcha: {
+    readonly provider: CaptchaProvider;
+    readonly secretKey: string;
+    readonly siteKey: string | null;
+    /** Paths under the auth base path; `*` matches within a segment, `**` across segments. */
+    readonly endpoints: readonly string[];
+    /** Replaces the provider's siteverify URL (a self-hosted proxy, or a fake vendor in tests). */
+    readonly verifyUrlOverride: string | null;
+    /** reCAPTCHA v3: answers scoring below this are refused. */
+    readonly minScore: number;
+    /** A verify call that takes longer is abandoned and the request refused (fail closed). */
+    readonly timeoutMs: number;
+  } | null;
   readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number };
   /** `x-api-key` that makes a request a server call (set-password, ops endpoints in production). */
   readonly serverApiKey: string | null;
@@ -239,6 +293,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rules: Object.freeze([...c.AUTH_RATE_LIMIT_RULES, ...defaultRateLimitRules]),
     },
     cookieCache: { enabled: c.AUTH_COOKIE_CACHE_ENABLED, maxAgeSeconds: c.AUTH_COOKIE_CACHE_MAX_AGE },
+    username: { minLength: c.AUTH_USERNAME_MIN_LENGTH, maxLength: c.AUTH_USERNAME_MAX_LENGTH },
+    bruteForce: {
+      enabled: c.AUTH_BRUTE_FORCE_PROTECTION,
+      maxFailures: c.AUTH_BRUTE_FORCE_MAX_FAILURES,
+      windowSeconds: c.AUTH_BRUTE_FORCE_WINDOW,
+      lockSeconds: c.AUTH_BRUTE_FORCE_LOCK_DURATION,
+    },
+    captcha:
+      c.AUTH_CAPTCHA_PROVIDER && c.AUTH_CAPTCHA_SECRET_KEY
+        ? {
+            provider: c.AUTH_CAPTCHA_PROVIDER,
+            secretKey: c.AUTH_CAPTCHA_SECRET_KEY,
+            siteKey: c.AUTH_CAPTCHA_SITE_KEY ?? null,
+            endpoints: Object.freeze(c.AUTH_CAPTCHA_ENDPOINTS),
+            verifyUrlOverride: c.AUTH_CAPTCHA_VERIFY_URL ?? null,
+            minScore: c.AUTH_CAPTCHA_MIN_SCORE,
+            timeoutMs: c.AUTH_CAPTCHA_TIMEOUT_MS,
+          }
+        : null,
     projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS },
     serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
     emailVerification: {

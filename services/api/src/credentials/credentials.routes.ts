@@ -5,10 +5,9 @@ import {
   signInEmailBodySchema,
   signUpEmailBodySchema,
   streams,
-  type EventData,
   type User,
 } from '@portcullis/contracts';
-import { generateId, hashPassword, verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
+import { generateId, hashPassword, WrongExpectedVersionError } from '@portcullis/platform';
 import { commit } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
@@ -16,14 +15,27 @@ import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
 import { findUserById } from '../user/user-queries.ts';
-import { evolveUser, initialUserState } from '../user/user.decider.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
+import { claimSignUpUsername, lostUsernameRace, prepareSignUpUsername, usernameAnswerFields } from '../username/username-claim.ts';
 import { enforceVerifiedEmail, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
+import { verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
 import { decideRegistration, evolveEmailReservation, initialEmailReservation, sessionCreated } from './registration.decider.ts';
 
-type FailureReason = EventData<'credentials.sign_in_failed.v1'>['reason'];
+/** Sign-in by email: failures and locks on `sign-in-<email>`, the account found by the email's reservation. */
+export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdentity {
+  return {
+    identifier: email,
+    guardStream: streams.signIn(email),
+    findUserId: async () => {
+      const { state } = await loadStream(ctx.store, streams.email(email), evolveEmailReservation, initialEmailReservation);
+      return state.status === 'reserved' ? state.userId : null;
+    },
+    failure: (reason, userId) => SignInFailed({ email, userId, reason }),
+    refusal: 'INVALID_EMAIL_OR_PASSWORD',
+  };
+}
 
 export function credentialsRoutes(ctx: ApiContext) {
   // The base URL's origin and TRUSTED_ORIGINS; the perimeter checks the same before the handler runs.
@@ -32,6 +44,8 @@ export function credentialsRoutes(ctx: ApiContext) {
     app.post('/sign-up/email', async (request, reply) => {
       const body = parseBody(signUpEmailBodySchema, request.body);
       checkCallbackURL(body.callbackURL, trustedOrigins);
+      // Before the email checks, as better-auth's username plugin runs in a hook before the handler.
+      const username = await prepareSignUpUsername(ctx, body);
       const email = normalizeEmail(body.email);
       checkNewPassword(ctx.config, body.password);
 
@@ -58,6 +72,7 @@ export function credentialsRoutes(ctx: ApiContext) {
         reservation.state,
       );
       const metadata = eventMetadata(request, now, userId);
+      const claimed = claimSignUpUsername(username, userId, metadata);
       try {
         // One atomic append: the reservation (expected at the version we decided on), the user and the
         // session. A parallel sign-up with the same email loses here, and nothing of it is written.
@@ -66,11 +81,13 @@ export function credentialsRoutes(ctx: ApiContext) {
           enabled && sendOnSignUp ? [await verificationMailWrite(ctx, { userId, email, name: body.name }, body.callbackURL, now, metadata)] : [];
         await commit(ctx, [
           ...verificationMail,
+          ...claimed.writes,
           streamWrite(reservationStream, reservation.version, events.reservation, metadata),
-          streamWrite(streams.user(userId), 'no_stream', events.user, metadata),
+          streamWrite(streams.user(userId), 'no_stream', [...events.user, ...claimed.userEvents], metadata),
           ...(signIn ? [streamWrite(streams.session(signIn.session.sessionId), 'no_stream', events.session, metadata)] : []),
         ]);
       } catch (error) {
+        if (lostUsernameRace(error, username)) throw new DomainError('USERNAME_IS_ALREADY_TAKEN');
         if (error instanceof WrongExpectedVersionError && error.streamId === reservationStream) {
           throw new DomainError('USER_ALREADY_EXISTS');
         }
@@ -85,6 +102,7 @@ export function credentialsRoutes(ctx: ApiContext) {
         emailVerified: false,
         createdAt: now.toISOString(),
         updatedAt: now.toISOString(),
+        ...usernameAnswerFields(username.fields),
       };
       if (!signIn) return { token: null, user };
       if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
@@ -97,29 +115,8 @@ export function credentialsRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      const { userId } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
       const now = ctx.clock();
-
-      const fail = async (reason: FailureReason, userId: string | null): Promise<never> => {
-        await ctx.store.append([
-          streamWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId, reason })], eventMetadata(request, now, null)),
-        ]);
-        throw new DomainError('INVALID_EMAIL_OR_PASSWORD');
-      };
-
-      const reservation = await loadStream(ctx.store, streams.email(email), evolveEmailReservation, initialEmailReservation);
-      if (reservation.state.status !== 'reserved') {
-        await verifyAgainstDecoy(body.password);
-        return fail('user_not_found', null);
-      }
-      const userId = reservation.state.userId;
-      const { state } = await loadStream(ctx.store, streams.user(userId), evolveUser, initialUserState);
-      if (state.status !== 'registered' || !state.credential) {
-        await verifyAgainstDecoy(body.password);
-        return fail('credential_account_not_found', userId);
-      }
-      if (!(await verifyPassword(state.credential.passwordHash, body.password))) {
-        return fail('invalid_password', userId);
-      }
 
       await enforceVerifiedEmail(ctx, request, userId, body.callbackURL);
       const rememberMe = body.rememberMe !== false;

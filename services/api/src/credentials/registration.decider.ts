@@ -70,7 +70,7 @@ export function decideRegistration(command: RegisterWithPassword, reservation: E
 export function sessionCreated(
   userId: string,
   session: NewSession,
-  method: 'sign-up' | 'email-password' | 'email-verification',
+  method: 'sign-up' | 'email-password' | 'email-verification' | 'username-password',
 ): DomainEvent {
   return SessionCreated({
     sessionId: session.sessionId,

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { DomainError, errorCatalogue, type ErrorCode } from '@portcullis/contracts';
+import { DomainError, errorCatalogue, wireCode, type ErrorCode } from '@portcullis/contracts';
 
-function render(code: ErrorCode, details?: string): { code: ErrorCode; message: string; details?: string } {
-  return { code, message: errorCatalogue[code].message, ...(details ? { details } : {}) };
+function render(code: ErrorCode, details?: string): { code: string; message: string; details?: string } {
+  return { code: wireCode(code), message: errorCatalogue[code].message, ...(details ? { details } : {}) };
 }
 
 /**

@@ -23,6 +23,8 @@ interface SessionUserRow extends SessionRow {
   u_email_verified: boolean;
   u_created_at: number;
   u_updated_at: number;
+  u_username: string | null;
+  u_display_username: string | null;
 }
 
 const sessionColumns = sql.fragment`s.id, s."userId", s."expiresAt", s."createdAt", s."updatedAt", s."ipAddress", s."userAgent", s."rememberMe"`;
@@ -56,7 +58,8 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT ${sessionColumns},
            u.id AS u_id, u.email AS u_email, u.name AS u_name, u.image AS u_image,
-           u."emailVerified" AS u_email_verified, u."createdAt" AS u_created_at, u."updatedAt" AS u_updated_at
+           u."emailVerified" AS u_email_verified, u."createdAt" AS u_created_at, u."updatedAt" AS u_updated_at,
+           u.username AS u_username, u."displayUsername" AS u_display_username
     FROM session s JOIN "user" u ON u.id = s."userId"
     WHERE s.token = ${tokenHash}`)) as SessionUserRow | null;
   if (!row) return null;
@@ -70,6 +73,8 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
       emailVerified: row.u_email_verified,
       createdAt: iso(row.u_created_at),
       updatedAt: iso(row.u_updated_at),
+      ...(row.u_username !== null ? { username: row.u_username } : {}),
+      ...(row.u_display_username !== null ? { displayUsername: row.u_display_username } : {}),
     },
   };
 }

@@ -10,11 +10,14 @@ interface UserRow {
   emailVerified: boolean;
   createdAt: number;
   updatedAt: number;
+  username: string | null;
+  displayUsername: string | null;
 }
 
 export async function findUserById(ctx: ApiContext, userId: string): Promise<User | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
-    SELECT id, email, name, image, "emailVerified", "createdAt", "updatedAt" FROM "user" WHERE id = ${userId}`)) as UserRow | null;
+    SELECT id, email, name, image, "emailVerified", "createdAt", "updatedAt", username, "displayUsername"
+    FROM "user" WHERE id = ${userId}`)) as UserRow | null;
   if (!row) return null;
   return {
     id: row.id,
@@ -24,5 +27,7 @@ export async function findUserById(ctx: ApiContext, userId: string): Promise<Use
     emailVerified: row.emailVerified,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
+    ...(row.username !== null ? { username: row.username } : {}),
+    ...(row.displayUsername !== null ? { displayUsername: row.displayUsername } : {}),
   };
 }

@@ -1,4 +1,5 @@
-import { DomainError, UserUpdated, type DomainEvent } from '@portcullis/contracts';
+import { DomainError, UsernameChanged, UserUpdated, type DomainEvent } from '@portcullis/contracts';
+import { normalizeUsername } from '../username/username-rules.ts';
 
 export type UserState =
   | { status: 'none' }
@@ -9,6 +10,9 @@ export type UserState =
       name: string;
       image: string | null;
       credential: { accountId: string; passwordHash: string } | null;
+      /** Lower-cased; the user holds its `username-<username>` reservation. */
+      username: string | null;
+      displayUsername: string | null;
     };
 
 export const initialUserState = (): UserState => ({ status: 'none' });
@@ -23,6 +27,8 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         name: event.data.name,
         image: event.data.image,
         credential: null,
+        username: null,
+        displayUsername: null,
       };
     case 'user.credential_account_created.v1':
       return state.status === 'registered'
@@ -45,6 +51,10 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
       return state.status === 'registered' ? { ...state, email: event.data.email } : state;
     case 'user.deleted.v1':
       return { status: 'none' };
+    case 'user.username_changed.v1':
+      return state.status === 'registered'
+        ? { ...state, username: event.data.username, displayUsername: event.data.displayUsername }
+        : state;
     default:
       return state;
   }
@@ -53,16 +63,34 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
 export interface UpdateUser {
   readonly name?: string;
   readonly image?: string | null;
+  /** As typed, already checked against the username rules; its reservation is decided beside this. */
+  readonly username?: string;
+  readonly displayUsername?: string;
 }
 
 export function decideUpdateUser(command: UpdateUser, state: UserState): DomainEvent[] {
   if (state.status !== 'registered') throw new DomainError('USER_NOT_FOUND');
-  if (command.name === undefined && command.image === undefined) throw new DomainError('NO_FIELDS_TO_UPDATE');
-  return [
-    UserUpdated({
-      userId: state.userId,
-      ...(command.name !== undefined ? { name: command.name } : {}),
-      ...(command.image !== undefined ? { image: command.image } : {}),
-    }),
-  ];
+  const profile = command.name !== undefined || command.image !== undefined;
+  const usernames = command.username !== undefined || command.displayUsername !== undefined;
+  if (!profile && !usernames) throw new DomainError('NO_FIELDS_TO_UPDATE');
+  const events: DomainEvent[] = [];
+  if (profile) {
+    events.push(
+      UserUpdated({
+        userId: state.userId,
+        ...(command.name !== undefined ? { name: command.name } : {}),
+        ...(command.image !== undefined ? { image: command.image } : {}),
+      }),
+    );
+  }
+  if (usernames) {
+    // better-auth's username plugin: a new username leaves the display username as it was; a user that has
+    // none yet gets the username as typed (spec section 5: no display username given means the username).
+    const username = command.username !== undefined ? normalizeUsername(command.username) : state.username;
+    const displayUsername = command.displayUsername ?? state.displayUsername ?? command.username ?? null;
+    if (username !== state.username || displayUsername !== state.displayUsername) {
+      events.push(UsernameChanged({ userId: state.userId, username, displayUsername }));
+    }
+  }
+  return events;
 }

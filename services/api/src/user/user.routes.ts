@@ -6,6 +6,7 @@ import { eventMetadata } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
 import { requireSession } from '../session/current-session.ts';
+import { checkUsername, usernameChangeWrites } from '../username/username-claim.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import { decideUpdateUser, evolveUser, initialUserState } from './user.decider.ts';
 
@@ -17,15 +18,28 @@ export function userRoutes(ctx: ApiContext) {
       if (body.email !== undefined && body.email !== null && body.email !== '') {
         throw new DomainError('EMAIL_CAN_NOT_BE_UPDATED');
       }
+      if (body.username !== undefined) checkUsername(ctx.config.username, body.username);
       const userId = current.user.id;
+      // A lost race for a new username is retried on the newer state, where the decider refuses it as taken.
       await withRetryOnConflict(async () => {
         const streamId = streams.user(userId);
         const { state, version } = await loadStream(ctx.store, streamId, evolveUser, initialUserState);
         const events = decideUpdateUser(
-          { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.image !== undefined ? { image: body.image } : {}) },
+          {
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.image !== undefined ? { image: body.image } : {}),
+            ...(body.username !== undefined ? { username: body.username } : {}),
+            ...(body.displayUsername !== undefined ? { displayUsername: body.displayUsername } : {}),
+          },
           state,
         );
-        await commit(ctx, [streamWrite(streamId, version, events, eventMetadata(request, ctx.clock(), userId))]);
+        const metadata = eventMetadata(request, ctx.clock(), userId);
+        const renamed = events.find((e) => e.type === 'user.username_changed.v1');
+        const reservations =
+          renamed && state.status === 'registered'
+            ? await usernameChangeWrites(ctx, { userId, from: state.username, to: renamed.data.username }, metadata)
+            : [];
+        await commit(ctx, [...reservations, streamWrite(streamId, version, events, metadata)]);
       });
       // better-auth re-sends the session cookie with the updated user.
       setSessionCookie(reply, ctx.cookies, current.token, {

@@ -5,6 +5,7 @@ import {
   EmailReserved,
   SignInFailed,
   streams,
+  UsernameChanged,
   type DomainEvent,
   UserRegistered,
   UserUpdated,
@@ -64,6 +65,8 @@ describe('identity projection (user, account)', () => {
       image: 'https://img.example/ada.png',
       createdAt: Date.parse(registeredAt),
       updatedAt: Date.parse(registeredAt),
+      username: null,
+      displayUsername: null,
     });
     const accounts = await db.pool.any(sql.unsafe`SELECT * FROM account WHERE "userId" = ${userId}`);
     expect(accounts).toEqual([
@@ -109,6 +112,29 @@ describe('identity projection (user, account)', () => {
     ]);
     await catchUp(db.store, target);
     expect(await userRow(userId)).toMatchObject({ name: 'Both', image: 'https://img.example/both.png' });
+  });
+
+  it('user.username_changed sets both username columns, null clearing one, and moves updatedAt', async () => {
+    const userId = randomUUID();
+    await register({ userId, email: `${userId}@example.test`, name: 'Named' });
+    await db.store.append([
+      domainWrite(streams.user(userId), 2, [UsernameChanged({ userId, username: 'ada_l', displayUsername: 'Ada_L' })], metadataAt(updatedAt)),
+    ]);
+    await catchUp(db.store, target);
+    expect(await userRow(userId)).toMatchObject({
+      name: 'Named',
+      username: 'ada_l',
+      displayUsername: 'Ada_L',
+      createdAt: Date.parse(registeredAt),
+      updatedAt: Date.parse(updatedAt),
+    });
+
+    const later = '2026-03-04T08:00:00.000Z';
+    await db.store.append([
+      domainWrite(streams.user(userId), 3, [UsernameChanged({ userId, username: null, displayUsername: 'Shown only' })], metadataAt(later)),
+    ]);
+    await catchUp(db.store, target);
+    expect(await userRow(userId)).toMatchObject({ username: null, displayUsername: 'Shown only', updatedAt: Date.parse(later) });
   });
 
   it('moves its checkpoint over events it does not project, without rows for them', async () => {

@@ -36,6 +36,13 @@ export const identityProjection: PostgresProjection = {
           WHERE id = ${u.userId}`);
         return;
       }
+      case 'user.username_changed.v1': {
+        const u = event.data;
+        await tx.query(sql.unsafe`
+          UPDATE "user" SET username = ${u.username}, "displayUsername" = ${u.displayUsername}, "updatedAt" = ${at}
+          WHERE id = ${u.userId}`);
+        return;
+      }
       case 'user.email_verified.v1':
         await tx.query(sql.unsafe`
           UPDATE "user" SET "emailVerified" = true, "updatedAt" = ${at}

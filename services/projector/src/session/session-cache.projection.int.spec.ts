@@ -6,6 +6,7 @@ import {
   SessionRefreshed,
   SessionRevoked,
   streams,
+  UsernameChanged,
   UserRegistered,
   UserUpdated,
   type CachedSession,
@@ -175,6 +176,29 @@ describeWithRedis('session-cache projection (Redis)', () => {
       await expectExpiresAt(keys.session(hashToken(s.token)), s.expiresAt);
     }
     expect((await cached(other.token))?.user).toMatchObject({ name: 'Bystander', image: null, updatedAt: registeredAt });
+  });
+
+  it('user.username_changed sets or clears the username fields in every cached session of the user', async () => {
+    const userId = randomUUID();
+    await register(userId, 'Named');
+    const session = await signIn(userId);
+    await catchUp(db.store, target);
+    expect((await cached(session.token))?.user).not.toHaveProperty('username');
+
+    await db.store.append([
+      domainWrite(streams.user(userId), 1, [UsernameChanged({ userId, username: 'ada_l', displayUsername: 'Ada_L' })], metadataAt(updatedAt)),
+    ]);
+    await catchUp(db.store, target);
+    expect((await cached(session.token))?.user).toMatchObject({ name: 'Named', username: 'ada_l', displayUsername: 'Ada_L', updatedAt });
+    await expectExpiresAt(keys.session(hashToken(session.token)), session.expiresAt);
+
+    await db.store.append([
+      domainWrite(streams.user(userId), 2, [UsernameChanged({ userId, username: null, displayUsername: 'Shown' })], metadataAt(updatedAt)),
+    ]);
+    await catchUp(db.store, target);
+    const user = (await cached(session.token))?.user;
+    expect(user).toMatchObject({ displayUsername: 'Shown' });
+    expect(user).not.toHaveProperty('username');
   });
 
   it('session.refreshed moves the cached expiresAt and the key expiry', async () => {

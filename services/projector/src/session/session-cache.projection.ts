@@ -65,6 +65,20 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           await rewriteUserSessions(batch, user);
           return;
         }
+        case 'user.username_changed.v1': {
+          const current = await batch.getJson<User>(keys.user(event.data.userId));
+          if (!current) return;
+          const { username: _username, displayUsername: _displayUsername, ...rest } = current;
+          const user: User = {
+            ...rest,
+            ...(event.data.username !== null ? { username: event.data.username } : {}),
+            ...(event.data.displayUsername !== null ? { displayUsername: event.data.displayUsername } : {}),
+            updatedAt: at,
+          };
+          batch.setJson(keys.user(user.id), user);
+          await rewriteUserSessions(batch, user);
+          return;
+        }
         case 'session.created.v1': {
           const s = event.data;
           const user = await batch.getJson<User>(keys.user(s.userId));

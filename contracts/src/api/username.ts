@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { userSchema } from './user.ts';
+
+/**
+ * Shape checks only: length and alphabet are answered from the handler as USERNAME_TOO_SHORT/TOO_LONG and
+ * INVALID_USERNAME, as better-auth's username plugin does, because the bounds are configuration. The bound
+ * here only keeps absurd input out.
+ */
+export const usernameInputSchema = z.string().max(1024).meta({ description: 'The username, in any letter case' });
+export const displayUsernameInputSchema = z.string().max(1024).meta({ description: 'The username as shown; defaults to the username' });
+
+export const signInUsernameBodySchema = z
+  .object({
+    username: usernameInputSchema,
+    password: z.string().max(4096),
+    rememberMe: z.boolean().optional(),
+    callbackURL: z.string().max(2048).optional(),
+  })
+  .meta({ description: 'POST /sign-in/username' });
+export type SignInUsernameBody = z.infer<typeof signInUsernameBodySchema>;
+
+export const isUsernameAvailableBodySchema = z
+  .object({ username: usernameInputSchema })
+  .meta({ description: 'POST /is-username-available' });
+
+export const isUsernameAvailableAnswerSchema = z.object({ available: z.boolean() });
+
+export const signInUsernameAnswerSchema = z.object({
+  redirect: z.boolean(),
+  token: z.string(),
+  url: z.string().optional(),
+  user: userSchema,
+});

@@ -1,0 +1,114 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, streams, type DomainEvent, type ErrorCode, type TimedEvent } from '@portcullis/contracts';
+import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
+import { withRetryOnConflict } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
+import { loadTimedStream, streamWrite } from '../write-model.ts';
+import {
+  decideSignInGuard,
+  evolveSignInGuard,
+  initialSignInGuard,
+  type PasswordChange,
+  type SignInAttempt,
+} from './sign-in-guard.decider.ts';
+
+export type SignInFailureReason = 'user_not_found' | 'credential_account_not_found' | 'invalid_password';
+
+/** One way of naming an account at sign-in: an email or a username, with its own sign-in stream. */
+export interface SignInIdentity {
+  /** Lower-cased. */
+  readonly identifier: string;
+  /** `sign-in-<email>` or `sign-in-username-<username>`: failures and locks for this identifier. */
+  readonly guardStream: string;
+  /** The account the identifier is reserved for, or null. */
+  readonly findUserId: () => Promise<string | null>;
+  /** The failed-sign-in event for this kind of identifier (never with the attempted password). */
+  readonly failure: (reason: SignInFailureReason, userId: string | null) => DomainEvent;
+  /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
+  readonly refusal: ErrorCode;
+}
+
+/** The account with the time of its latest password change, which lifts a lock set before it. */
+interface SignInAccount {
+  readonly account: AccountState;
+  readonly passwordChange: PasswordChange | null;
+}
+
+const initialSignInAccount = (): SignInAccount => ({ account: initialAccountState(), passwordChange: null });
+
+function evolveSignInAccount(state: SignInAccount, timed: TimedEvent): SignInAccount {
+  const account = evolveAccount(state.account, timed.event);
+  if (timed.event.type === 'user.password_changed.v1') {
+    return { account, passwordChange: { at: timed.occurredAt, via: timed.event.data.via } };
+  }
+  return { account, passwordChange: state.passwordChange };
+}
+
+/** better-auth's X-Retry-After (its rate limiter's header), and the standard Retry-After beside it. */
+function refuseLocked(reply: FastifyReply, retryAfterSeconds: number): never {
+  reply.header('x-retry-after', String(retryAfterSeconds));
+  reply.header('retry-after', String(retryAfterSeconds));
+  throw new DomainError('TOO_MANY_FAILED_SIGN_INS');
+}
+
+/**
+ * The password check shared by sign-in by email and by username: refuses a locked identifier (429) before
+ * spending any work on the password, answers every failure alike (a decoy hash for unknown accounts, so the
+ * time taken does not tell either), records each failure on the identifier's sign-in stream, and locks the
+ * identifier once the failures within the window reach the limit.
+ */
+export async function verifyPasswordSignIn(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  identity: SignInIdentity,
+  password: string,
+): Promise<{ userId: string; account: ActiveAccount }> {
+  const now = ctx.clock();
+  const policy = ctx.config.bruteForce;
+  const guard = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
+  const userId = await identity.findUserId();
+  const found = userId ? (await loadTimedStream(ctx.store, streams.user(userId), evolveSignInAccount, initialSignInAccount)).state : null;
+  const attempt: SignInAttempt = {
+    identifier: identity.identifier,
+    userId,
+    passwordChange: found?.passwordChange ?? null,
+    now,
+    policy,
+  };
+  const metadata = eventMetadata(request, now, null);
+
+  const check = decideSignInGuard({ type: 'check', ...attempt }, guard.state);
+  if (check.outcome === 'locked') refuseLocked(reply, check.retryAfterSeconds);
+  if (check.outcome === 'open' && check.events.length > 0) {
+    // The lift is a rule, not this write: a writer that got there first only delays its record to the next attempt.
+    await ctx.store.append([streamWrite(identity.guardStream, guard.version, check.events, metadata)]).catch((error: unknown) => {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+    });
+  }
+
+  const fail = async (reason: SignInFailureReason): Promise<never> => {
+    await withRetryOnConflict(async () => {
+      const { state, version } = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
+      const decision = decideSignInGuard({ type: 'record_failure', failure: identity.failure(reason, userId), ...attempt }, state);
+      if (decision.outcome !== 'recorded') return;
+      // No read model follows sign-in streams, so there is nothing to wait for.
+      await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata)]);
+    });
+    throw new DomainError(identity.refusal);
+  };
+
+  const account = found?.account;
+  if (!userId) {
+    await verifyAgainstDecoy(password);
+    return fail('user_not_found');
+  }
+  if (account?.status !== 'active' || !account.credential) {
+    await verifyAgainstDecoy(password);
+    return fail('credential_account_not_found');
+  }
+  if (!(await verifyPassword(account.credential.passwordHash, password))) return fail('invalid_password');
+  return { userId: account.userId, account };
+}

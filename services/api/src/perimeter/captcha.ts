@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { DomainError } from '@portcullis/contracts';
+import type { ApiContext } from '../context.ts';
+import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
+
+/**
+ * A glob over auth paths, as better-auth's captcha endpoints: `*` within one segment, `**` across segments,
+ * everything else literally.
+ */
+export function endpointMatcher(pattern: string): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i += 1) {
+    const char = pattern[i]!;
+    if (char === '*' && pattern[i + 1] === '*') {
+      source += '.*';
+      i += 1;
+    } else if (char === '*') source += '[^/]*';
+    else source += char.replace(/[\\^$.+?()[\]{}|/-]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/** The path under the auth base path, normalized as better-auth's captcha plugin does; null outside it. */
+function endpointPath(request: FastifyRequest, basePath: string): string | null {
+  const end = request.url.search(/[?#]/);
+  const raw = (end === -1 ? request.url : request.url.slice(0, end)).replace(/\/{2,}/g, '/');
+  if (raw !== basePath && !raw.startsWith(`${basePath}/`)) return null;
+  const path = raw.slice(basePath.length) || '/';
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/**
+ * Captcha on the configured endpoints (better-auth's captcha plugin): the token comes in the
+ * `x-captcha-response` header, as better-auth's client sends it, and is checked with the vendor's siteverify
+ * service before anything else of the request is looked at. Missing: 400; refused by the vendor (or a
+ * reCAPTCHA v3 score under the threshold): 403; the vendor failing or not answering within the time-out:
+ * 500, so an outage fails closed rather than opening the endpoints to bots.
+ *
+ * An onRequest hook registered after the rate limiter's: better-auth's order (rate limit, then plugins'
+ * onRequest, then the body, the origin check and the handler), so a flood is limited before it can make
+ * the api call the vendor, and a bot never gets its body parsed.
+ */
+export function captcha(ctx: ApiContext) {
+  const settings: CaptchaSettings | null = ctx.config.captcha;
+  return fp(
+    async function captchaPlugin(app: FastifyInstance): Promise<void> {
+      if (!settings) return;
+      const endpoints = settings.endpoints.map(endpointMatcher);
+      app.addHook('onRequest', async (request) => {
+        const path = endpointPath(request, ctx.config.basePath);
+        if (path === null || !endpoints.some((endpoint) => endpoint.test(path))) return;
+        const token = request.headers['x-captcha-response'];
+        if (typeof token !== 'string' || token === '') throw new DomainError('MISSING_RESPONSE');
+
+        let answer;
+        try {
+          answer = await siteVerify(settings, token, request.ip);
+        } catch (error) {
+          // Never the token or the secret: the vendor's failure only.
+          request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');
+          throw new DomainError('UNKNOWN_ERROR');
+        }
+        const verdict = captchaVerdict(settings, answer);
+        if (verdict.passed) return;
+        request.log.warn({ provider: settings.provider, reason: verdict.reason, path }, 'captcha verification failed');
+        throw new DomainError('VERIFICATION_FAILED');
+      });
+    },
+    { name: 'portcullis-captcha', fastify: '5.x' },
+  );
+}

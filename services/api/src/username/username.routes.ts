@@ -1,0 +1,91 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  DomainError,
+  isDomainError,
+  isUsernameAvailableBodySchema,
+  signInUsernameBodySchema,
+  streams,
+  UsernameSignInFailed,
+} from '@portcullis/contracts';
+import { commit } from '../commit.ts';
+import type { ApiContext } from '../context.ts';
+import { enforceVerifiedEmail } from '../account/account-model.ts';
+import { verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
+import { newSession } from '../credentials/new-session.ts';
+import { sessionCreated } from '../credentials/registration.decider.ts';
+import { checkCallbackURL } from '../http/callback-url.ts';
+import { eventMetadata } from '../http/request-context.ts';
+import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { parseBody } from '../http/validation.ts';
+import { findUserById } from '../user/user-queries.ts';
+import { streamWrite } from '../write-model.ts';
+import { checkUsername, loadUsernameReservation } from './username-claim.ts';
+import { normalizeUsername } from './username-rules.ts';
+
+/** Sign-in by username: failures and locks on `sign-in-username-<username>`, the account by the reservation. */
+function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdentity {
+  return {
+    identifier: username,
+    guardStream: streams.usernameSignIn(username),
+    findUserId: async () => {
+      const { state } = await loadUsernameReservation(ctx, username);
+      return state.status === 'reserved' ? state.userId : null;
+    },
+    failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),
+    refusal: 'INVALID_USERNAME_OR_PASSWORD',
+  };
+}
+
+/** better-auth's username plugin endpoints. */
+export function usernameRoutes(ctx: ApiContext) {
+  const trustedOrigins = ctx.config.trustedOrigins;
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/sign-in/username', async (request, reply) => {
+      const body = parseBody(signInUsernameBodySchema, request.body);
+      checkCallbackURL(body.callbackURL, trustedOrigins);
+      if (!body.username || !body.password) throw new DomainError('INVALID_USERNAME_OR_PASSWORD');
+      checkUsername(ctx.config.username, body.username);
+      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      const username = normalizeUsername(body.username);
+
+      const { userId } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
+      // After the password, as better-auth: only the account's owner learns that its email is unverified.
+      await enforceVerifiedEmail(ctx, request, userId, body.callbackURL).catch((error: unknown) => {
+        if (isDomainError(error) && error.code === 'EMAIL_NOT_VERIFIED') throw new DomainError('USERNAME_EMAIL_NOT_VERIFIED');
+        throw error;
+      });
+
+      const now = ctx.clock();
+      const rememberMe = body.rememberMe !== false;
+      const signIn = newSession(ctx, request, now, rememberMe);
+      await commit(ctx, [
+        streamWrite(
+          streams.session(signIn.session.sessionId),
+          'no_stream',
+          [sessionCreated(userId, signIn.session, 'username-password')],
+          eventMetadata(request, now, userId),
+        ),
+      ]);
+      if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
+      setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
+      if (body.callbackURL) reply.header('location', body.callbackURL);
+
+      const user = await findUserById(ctx, userId);
+      if (!user) throw new DomainError('USER_NOT_FOUND');
+      return {
+        redirect: Boolean(body.callbackURL),
+        token: signIn.token,
+        ...(body.callbackURL ? { url: body.callbackURL } : {}),
+        user,
+      };
+    });
+
+    app.post('/is-username-available', async (request) => {
+      const body = parseBody(isUsernameAvailableBodySchema, request.body);
+      if (!body.username) throw new DomainError('INVALID_USERNAME');
+      checkUsername(ctx.config.username, body.username);
+      const { state } = await loadUsernameReservation(ctx, body.username);
+      return { available: state.status === 'free' };
+    });
+  };
+}
