@@ -6,6 +6,7 @@ import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
+import { serializeRequest } from './http/log-serializers.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { registerPerimeter } from './perimeter/perimeter.ts';
@@ -19,7 +20,12 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
 export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: ctx.config.logLevel, redact: { paths: redactedPaths, censor: '[redacted]' } },
+    logger: {
+      level: ctx.config.logLevel,
+      redact: { paths: redactedPaths, censor: '[redacted]' },
+      // Request URLs without the tokens some of them carry (reset-password/:token, verify-email?token=).
+      serializers: { req: serializeRequest },
+    },
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: (request) => {
       const offered = request.headers['x-request-id'];
@@ -45,6 +51,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await registerPerimeter(app, ctx);
   // An onRequest hook after the rate limiter's (better-auth runs plugins' onRequest after its rate limit).
   await app.register(captcha(ctx));
+
+  await registerPerimeter(app, ctx);
 
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));

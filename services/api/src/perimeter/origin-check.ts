@@ -92,6 +92,17 @@ export function originCheck(ctx: ApiContext) {
       app.addHook('preValidation', async (request) => {
         if (authPath(request, basePath) === null) return;
         if (!SAFE_METHODS.has(request.method)) {
+          // What the checks below decide on; never the cookie itself, only whether there is one.
+          request.log.debug(
+            {
+              origin: header(request, 'origin').slice(0, 200) || null,
+              referer: header(request, 'referer') ? 'present' : null,
+              secFetchSite: header(request, 'sec-fetch-site') || null,
+              secFetchMode: header(request, 'sec-fetch-mode') || null,
+              cookies: request.headers.cookie !== undefined,
+            },
+            'origin check',
+          );
           if (request.headers.cookie !== undefined) requireTrustedOrigin(request);
           else if (FORM_CSRF_ROUTES.has(authRoute(request, basePath) ?? '')) checkLoginCsrf(request);
         }

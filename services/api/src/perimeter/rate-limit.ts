@@ -65,6 +65,7 @@ export function rateLimit(ctx: ApiContext) {
         // bucket for all unrouted paths, so random paths cannot mint buckets.
         const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
         const counted = await hit(`${clientBucket(request.ip)}|${bucketPath}`, limit.window * 1000);
+        if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
         if (!counted || counted.count <= limit.max) return;
         const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
         reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
