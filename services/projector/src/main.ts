@@ -1,4 +1,12 @@
-import { createDatabasePool, createLogger, loadConfigOrExit, migrate, PostgresEventStore, ProjectionRunner } from '@portcullis/platform';
+import {
+  createDatabasePool,
+  createLogger,
+  loadConfigOrExit,
+  migrate,
+  PostgresEventStore,
+  ProjectionRunner,
+  SharedLogReader,
+} from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 const config = loadConfigOrExit();
@@ -12,10 +20,11 @@ const store = new PostgresEventStore({
   log: (message, err) => log.warn({ err }, message),
 });
 const projections = createProjectionTargets(config, pool);
+const reader = new SharedLogReader(store);
 const runners = projections.targets.map(
   (target) =>
     new ProjectionRunner({
-      store,
+      store: reader,
       target,
       databaseUrl: config.databaseUrl,
       batchSize: config.projector.batchSize,

@@ -3,3 +3,4 @@ export * from './postgres-target.ts';
 export * from './runner.ts';
 export * from './rebuild.ts';
 export * from './redis-target.ts';
+export * from './shared-log-reader.ts';

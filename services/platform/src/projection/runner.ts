@@ -12,7 +12,7 @@ export interface RunnerLogger {
 }
 
 export interface ProjectionRunnerOptions {
-  readonly store: EventStore;
+  readonly store: Pick<EventStore, 'readAll' | 'appendGeneration' | 'waitForAppend'>;
   readonly target: ProjectionTarget;
   readonly databaseUrl: string;
   readonly batchSize: number;
