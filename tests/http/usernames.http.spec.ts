@@ -48,7 +48,7 @@ describe('usernames (better-auth username plugin)', () => {
   const client = (): HttpClient => new HttpClient(system.authUrl);
 
   beforeAll(async () => {
-    system = await startSystem();
+    system = await startSystem({ env: { AUTH_DELETE_USER_ENABLED: 'true' } });
   });
   afterAll(async () => {
     await system?.stop();
@@ -297,6 +297,22 @@ describe('usernames (better-auth username plugin)', () => {
       expectCatalogueError(await c.post('update-user', { username: 'ab' }), 'USERNAME_TOO_SHORT');
       expectCatalogueError(await c.post('update-user', { username: 'bad name' }), 'INVALID_USERNAME');
       expectCatalogueError(await client().post('update-user', { username: uniqueUsername('anon') }), 'UNAUTHORIZED');
+    });
+
+    it('frees the username of a deleted user, in the same append as the deletion', async () => {
+      const c = client();
+      const username = uniqueUsername('Gone');
+      expect((await signUpWith(system, { username }, c)).status).toBe(200);
+      const deleted = await c.post('delete-user', {});
+      expect(deleted.status, deleted.text).toBe(200);
+      expect((await client().post('is-username-available', { username })).json).toEqual({ available: true });
+      const released = await system.query<{ stream_id: string }>(
+        `SELECT e.stream_id FROM events e JOIN events d ON d.metadata->>'requestId' = e.metadata->>'requestId'
+         WHERE d.type = 'user.deleted.v1' AND e.type = 'username.released.v1' AND e.stream_id = $1`,
+        [`username-${username.toLowerCase()}`],
+      );
+      expect(released).toHaveLength(1);
+      expect((await signUpWith(system, { username: username.toUpperCase() })).status).toBe(200);
     });
 
     it('gives a user without a username one, with the typed form as display username', async () => {

@@ -9,6 +9,7 @@ import { eventMetadata } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
+import { usernameReleaseWrites } from '../username/username-claim.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import { decideAccount, decideEmailRelease } from './account.decider.ts';
 import { loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
@@ -42,6 +43,8 @@ async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: stri
     writes.push(
       streamWrite(streams.user(userId), account.version, deleted, metadata),
       streamWrite(streams.email(email), reservation.version, decideEmailRelease({ userId, email }, reservation.state), metadata),
+      // Its username too, so the name can be taken again.
+      ...(await usernameReleaseWrites(ctx, userId, metadata)),
     );
     await commit(ctx, writes);
   });

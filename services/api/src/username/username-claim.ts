@@ -1,6 +1,7 @@
 import { DomainError, streams, type DomainEvent, type EventMetadata, type User } from '@portcullis/contracts';
 import { WrongExpectedVersionError, type StreamWrite } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { evolveUser, initialUserState } from '../user/user.decider.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
 import {
   decideUsernameClaim,
@@ -100,4 +101,11 @@ export async function usernameChangeWrites(
     writes.push(streamWrite(streams.username(change.from), loaded.version, events, metadata));
   }
   return writes;
+}
+
+/** The release of a user's username, for the append that deletes the user: a deleted user holds no name. */
+export async function usernameReleaseWrites(ctx: ApiContext, userId: string, metadata: EventMetadata): Promise<StreamWrite[]> {
+  const { state } = await loadStream(ctx.store, streams.user(userId), evolveUser, initialUserState);
+  if (state.status !== 'registered' || state.username === null) return [];
+  return usernameChangeWrites(ctx, { userId, from: state.username, to: null }, metadata);
 }
