@@ -12,7 +12,7 @@ interface MailboxAnswer {
 /**
  * The embedded default: no SMTP_URL, so the mailer delivers into the dev mailbox, read through
  * GET /ops/mailbox. Links here live 2 seconds, to walk expired links; the rest is better-auth's defaults
- * (no verification on sign-up or before sign-in, change email off), with delete-user on.
+ * (no verification on sign-up or before sign-in, change email off), with delete-user on, confirmed by mail.
  */
 describe('mail without SMTP: the dev mailbox, expired links and the defaults', () => {
   let system: MailSystem;
@@ -24,7 +24,8 @@ describe('mail without SMTP: the dev mailbox, expired links and the defaults', (
         AUTH_EMAIL_VERIFICATION_EXPIRES_IN: '2',
         AUTH_RESET_PASSWORD_EXPIRES_IN: '2',
         AUTH_DELETE_USER_ENABLED: 'true',
-        AUTH_SESSION_FRESH_AGE: '2',
+        AUTH_DELETE_USER_VERIFICATION: 'true',
+        AUTH_DELETE_USER_EXPIRES_IN: '2',
       },
     });
   });
@@ -120,22 +121,15 @@ describe('mail without SMTP: the dev mailbox, expired links and the defaults', (
     expectCatalogueError(await client().post('reset-password', { token, newPassword: 'a brand new passphrase' }), 'INVALID_TOKEN');
   });
 
-  it('deletes at once with the password, or with a fresh session; a stale one must give the password', async () => {
-    const stale = client();
-    const { user } = await signUp(stale);
-    const signedUpAt = Date.now();
-    await pastExpiry(signedUpAt + 2000);
-    expectCatalogueError(await stale.post('delete-user', {}), 'SESSION_EXPIRED');
-    const deleted = await stale.post('delete-user', { password: DEFAULT_PASSWORD });
-    expect(deleted.status, deleted.text).toBe(200);
-    expect(deleted.json).toEqual({ success: true, message: 'User deleted' });
-    expect(await system.query(`SELECT count(*)::int AS n FROM "user" WHERE id = $1`, [user.id])).toEqual([{ n: 0 }]);
-
-    const fresh = client();
-    const { user: other } = await signUp(fresh);
-    const quick = await fresh.post('delete-user', {});
-    // Either the session is still fresh (deleted), or this machine took two seconds to get here.
-    if (quick.status === 200) expect(await system.query(`SELECT count(*)::int AS n FROM "user" WHERE id = $1`, [other.id])).toEqual([{ n: 0 }]);
-    else expectCatalogueError(quick, 'SESSION_EXPIRED');
+  it('refuses an expired delete link, and the account stays', async () => {
+    const browser = client();
+    const { user } = await signUp(browser);
+    const askedAt = Date.now();
+    const asked = await browser.post('delete-user', { callbackURL: '/bye' });
+    expect(asked.json).toEqual({ success: true, message: 'Verification email sent' });
+    const link = linkIn(await waitForMailbox(user.email, /deletion/));
+    await pastExpiry(askedAt + 2000);
+    expectCatalogueError(await browser.get(link), 'INVALID_TOKEN');
+    expect((await browser.get<SessionAnswerJson>('get-session')).json.user.id).toBe(user.id);
   });
 });

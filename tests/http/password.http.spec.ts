@@ -15,12 +15,21 @@ const NEW_PASSWORD = 'a brand new passphrase';
 /**
  * Password reset (from the mailed link), change, verify and set, against api, projector and mailer as real
  * processes with a real SMTP server. Resets revoke the user's sessions here (AUTH_RESET_PASSWORD_REVOKE_SESSIONS).
+ * Deleting the account asks for the password once the session is no longer fresh.
  */
-describe('passwords: reset by mail, change, verify, set', () => {
+describe('passwords: reset by mail, change, verify, set; delete-user by password or fresh session', () => {
   let system: MailSystem;
 
   beforeAll(async () => {
-    system = await startMailSystem({ env: { AUTH_RESET_PASSWORD_REVOKE_SESSIONS: 'true', AUTH_SERVER_API_KEY: SERVER_API_KEY } });
+    system = await startMailSystem({
+      env: {
+        AUTH_RESET_PASSWORD_REVOKE_SESSIONS: 'true',
+        AUTH_SERVER_API_KEY: SERVER_API_KEY,
+        // delete-user without a mailed confirmation: the password, or a session younger than 2 s.
+        AUTH_DELETE_USER_ENABLED: 'true',
+        AUTH_SESSION_FRESH_AGE: '2',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -187,5 +196,24 @@ describe('passwords: reset by mail, change, verify, set', () => {
     expect(set.json).toEqual({ status: true });
     expect((await client().post('sign-in/email', { email, password: NEW_PASSWORD })).status).toBe(200);
     expectCatalogueError(await client().post('set-password', { newPassword: NEW_PASSWORD, userId }, server), 'PASSWORD_ALREADY_SET');
+  });
+
+  it('deletes at once with the password, or with a fresh session; a stale one must give the password', async () => {
+    const stale = client();
+    const { user } = await signUp(stale);
+    const signedUpAt = Date.now();
+    await waitFor(() => Date.now() > signedUpAt + 2050, { timeoutMs: 10_000, intervalMs: 100, message: 'the session to be no longer fresh' });
+    expectCatalogueError(await stale.post('delete-user', {}), 'SESSION_EXPIRED');
+    const deleted = await stale.post('delete-user', { password: DEFAULT_PASSWORD });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.json).toEqual({ success: true, message: 'User deleted' });
+    expect(await system.query(`SELECT count(*)::int AS n FROM "user" WHERE id = $1`, [user.id])).toEqual([{ n: 0 }]);
+
+    const fresh = client();
+    const { user: other } = await signUp(fresh);
+    const quick = await fresh.post('delete-user', {});
+    // Either the session is still fresh (deleted), or this machine took two seconds to get here.
+    if (quick.status === 200) expect(await system.query(`SELECT count(*)::int AS n FROM "user" WHERE id = $1`, [other.id])).toEqual([{ n: 0 }]);
+    else expectCatalogueError(quick, 'SESSION_EXPIRED');
   });
 });
