@@ -103,4 +103,25 @@ describe('email verification (mailed links)', () => {
     expect(late.headers.get('location')).toBe('/after?error=user_not_found');
     expectCatalogueError(await client().get(otherLink.replace(/&callbackURL=[^&]*/, '')), 'USER_NOT_FOUND');
   });
+
+  it('answers a sign-up with a taken address like a new one, and mails nothing', async () => {
+    const email = uniqueEmail('taken');
+    const first = await client().post<{ token: null; user: { id: string } }>('sign-up/email', { name: 'First', email, password: DEFAULT_PASSWORD });
+    await system.smtp!.waitForMail(email);
+    const second = await client().post<{ token: null; user: { id: string; email: string; emailVerified: boolean } }>('sign-up/email', {
+      name: 'Second',
+      email: email.toUpperCase(),
+      password: 'another passphrase',
+    });
+    expect(second.status, second.text).toBe(200);
+    expect(second.json.token).toBeNull();
+    expect(second.json.user).toMatchObject({ email, emailVerified: false });
+    expect(second.json.user.id).not.toBe(first.json.user.id);
+    expect(await system.query(`SELECT name FROM "user" WHERE email = $1`, [email])).toEqual([{ name: 'First' }]);
+    // The first account's verification is the only mail: a second sign-up mails nothing.
+    const verified = await client().get(linkIn(system.smtp!.mailsTo(email)[0]!));
+    expect(verified.status).toBe(302);
+    await system.mailerIdle();
+    expect(system.smtp!.mailsTo(email)).toHaveLength(1);
+  });
 });

@@ -52,19 +52,6 @@ describe('mail without SMTP: the dev mailbox, expired links and the defaults', (
     return found!;
   }
 
-  /** Every job in the log so far has been taken in and handled by the mailer. */
-  async function mailerIdle(): Promise<void> {
-    await waitFor(
-      async () => {
-        const [row] = await system.query<{ behind: boolean }>(`
-          SELECT (SELECT position FROM event_log_head) > coalesce((SELECT position FROM projection_checkpoints WHERE name = 'mail-bus:portcullis-mailer'), 0)
-              OR EXISTS (SELECT 1 FROM mail_delivery WHERE status = 'pending') AS behind`);
-        return row?.behind === false;
-      },
-      { timeoutMs: 20_000, message: 'the mailer to be idle' },
-    );
-  }
-
   /** Waits until the clock is past a link's expiry (a condition on time, not a fixed sleep). */
   async function pastExpiry(expiresAtMs: number): Promise<void> {
     await waitFor(() => Date.now() > expiresAtMs + 50, { timeoutMs: 10_000, intervalMs: 100, message: 'the link to expire' });
@@ -77,7 +64,7 @@ describe('mail without SMTP: the dev mailbox, expired links and the defaults', (
     expectCatalogueError(await browser.post('change-email', { newEmail: uniqueEmail('off') }), 'CHANGE_EMAIL_DISABLED');
     expect((await client().post('forget-password', { email: user.email })).status).toBe(200);
     await waitForMailbox(user.email, /Reset your/);
-    await mailerIdle();
+    await system.mailerIdle();
     expect((await mailbox(user.email)).map((m) => m.subject)).toEqual(['Reset your Portcullis password']);
   });
 

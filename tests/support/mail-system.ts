@@ -6,6 +6,8 @@ export interface MailSystem extends System {
   readonly mailer: ServiceProcess;
   /** The SMTP server the mailer delivers to, or null when it runs without SMTP_URL (dev mailbox). */
   readonly smtp: TestSmtpServer | null;
+  /** Resolves once the mailer has taken in every job in the log so far and has none pending. */
+  mailerIdle(): Promise<void>;
 }
 
 /**
@@ -54,6 +56,17 @@ export async function startMailSystem(options: StartSystemOptions & { smtp?: boo
     ...system,
     mailer,
     smtp,
+    mailerIdle: () =>
+      waitFor(
+        async () => {
+          const [row] = await system.query<{ behind: boolean }>(`
+            SELECT (SELECT position FROM event_log_head) >
+                     coalesce((SELECT min(position) FROM projection_checkpoints WHERE name LIKE 'mail-bus:%'), 0)
+                OR EXISTS (SELECT 1 FROM mail_delivery WHERE status = 'pending') AS behind`);
+          return row?.behind === false;
+        },
+        { timeoutMs: 20_000, message: 'the mailer to be idle' },
+      ),
     stop: async () => {
       await mailer.stop();
       await system.stop();

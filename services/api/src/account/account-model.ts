@@ -7,8 +7,16 @@ import {
   type DomainEvent,
   type EventMetadata,
   type MailKind,
+  type User,
 } from '@portcullis/contracts';
-import { createTokenSealer, signEmailVerificationToken, type StreamWrite, type TokenSealer } from '@portcullis/platform';
+import {
+  createTokenSealer,
+  generateId,
+  hashPassword,
+  signEmailVerificationToken,
+  type StreamWrite,
+  type TokenSealer,
+} from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
 import { eventMetadata } from '../http/request-context.ts';
@@ -154,4 +162,23 @@ export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, repl
   const name = sessionCookieNames(ctx.cookies).sessionData;
   if (request.cookies[name] === undefined) return;
   reply.setCookie(name, '', { path: '/', httpOnly: true, sameSite: 'lax', secure: ctx.cookies.secure, maxAge: 0 });
+}
+
+/**
+ * Sign-up of an address that is taken, while verification is required: better-auth answers as for a new
+ * account (a user with a fresh id, no token), after the same password hashing, so neither the answer nor
+ * its timing tells that the address has an account. Nothing is written and no mail is sent.
+ */
+export async function undisclosedSignUp(
+  body: { name: string; password: string; image?: string | undefined },
+  email: string,
+  now: Date,
+  options: { hashed?: boolean } = {},
+): Promise<{ token: null; user: User }> {
+  if (!options.hashed) await hashPassword(body.password);
+  const at = now.toISOString();
+  return {
+    token: null,
+    user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at },
+  };
 }

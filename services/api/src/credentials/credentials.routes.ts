@@ -17,7 +17,7 @@ import { parseBody } from '../http/validation.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import { claimSignUpUsername, lostUsernameRace, prepareSignUpUsername, usernameAnswerFields } from '../username/username-claim.ts';
-import { enforceVerifiedEmail, verificationMailWrite } from '../account/account-model.ts';
+import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
 import { verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
@@ -51,7 +51,11 @@ export function credentialsRoutes(ctx: ApiContext) {
 
       const reservationStream = streams.email(email);
       const reservation = await loadStream(ctx.store, reservationStream, evolveEmailReservation, initialEmailReservation);
-      if (reservation.state.status === 'reserved') throw new DomainError('USER_ALREADY_EXISTS');
+      if (reservation.state.status === 'reserved') {
+        // With required verification better-auth answers a taken address like a new one (no enumeration).
+        if (ctx.config.emailVerification.required) return undisclosedSignUp(body, email, ctx.clock());
+        throw new DomainError('USER_ALREADY_EXISTS');
+      }
 
       const now = ctx.clock();
       const userId = generateId();
@@ -89,6 +93,7 @@ export function credentialsRoutes(ctx: ApiContext) {
       } catch (error) {
         if (lostUsernameRace(error, username)) throw new DomainError('USERNAME_IS_ALREADY_TAKEN');
         if (error instanceof WrongExpectedVersionError && error.streamId === reservationStream) {
+          if (ctx.config.emailVerification.required) return undisclosedSignUp(body, email, now, { hashed: true });
           throw new DomainError('USER_ALREADY_EXISTS');
         }
         throw error;
