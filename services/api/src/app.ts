@@ -52,7 +52,6 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   // An onRequest hook after the rate limiter's (better-auth runs plugins' onRequest after its rate limit).
   await app.register(captcha(ctx));
 
-
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
   await app.register(
