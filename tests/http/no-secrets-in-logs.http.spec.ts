@@ -132,6 +132,8 @@ describe('logs at debug level', () => {
     await client().post('set-password', { newPassword: passwords.reset }, { headers: { authorization: `Bearer ${SERVER_API_KEY}` } });
     expect((await again.post('sign-out', {})).status).toBe(200);
 
+    // Stopped first, so every line the processes wrote (up to their exit) has arrived.
+    await system.stop();
     const output = [system.api, system.projector, system.mailer].map((p) => `--- ${p.name}\n${p.output()}`).join('\n');
     // The processes did log these flows, at debug.
     expect(output).toMatch(/"level":30.*incoming request/);

@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, sessionAnswerSchema, type SessionAnswer } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
-import { sessionCookieNames } from '../http/session-cookies.ts';
-import { presentedToken } from '../http/session-cookies.ts';
+import { presentedToken, sessionCookieNames } from '../http/session-cookies.ts';
 
 /**
  * Browsers keep at most about 4096 bytes per cookie (Safari's floor is the lowest); the spec refuses the
@@ -108,4 +107,13 @@ export function storeCookieCache(
     request.log.warn({ code: error.code, details: error.details }, error.message);
     if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
   }
+}
+
+/**
+ * The user just changed (update-user): a session_data cookie the request carries holds the old user, so it is
+ * expired and the next get-session reads the store and writes a fresh one.
+ */
+export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
+  const name = sessionCookieNames(ctx.cookies).sessionData;
+  if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
 }

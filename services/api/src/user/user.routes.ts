@@ -5,6 +5,7 @@ import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
+import { expireCookieCache } from '../session/cookie-cache.ts';
 import { requireSession } from '../session/current-session.ts';
 import { checkUsername, usernameChangeWrites } from '../username/username-claim.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
@@ -41,7 +42,8 @@ export function userRoutes(ctx: ApiContext) {
             : [];
         await commit(ctx, [...reservations, streamWrite(streamId, version, events, metadata)]);
       });
-      // better-auth re-sends the session cookie with the updated user.
+      // better-auth re-sends the session cookie with the updated user; a cookie cache of the old one goes.
+      expireCookieCache(ctx, request, reply);
       setSessionCookie(reply, ctx.cookies, current.token, {
         dontRemember: current.presented.dontRemember || !current.session.rememberMe,
       });
