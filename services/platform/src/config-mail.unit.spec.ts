@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+const base = { DATABASE_URL: 'postgres://localhost/db', AUTH_SECRET: 'x'.repeat(32) };
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig({ ...base, ...env });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('configuration of the email lifecycle and the mailer', () => {
+  it("defaults to better-auth's behaviour, with mail on and the dev mailbox", () => {
+    const config = loadConfig(base);
+    expect(config.emailVerification).toEqual({ enabled: true, expiresInSeconds: 3600, required: false, sendOnSignUp: false, autoSignIn: false });
+    expect(config.resetPassword).toEqual({ enabled: true, expiresInSeconds: 3600, revokeSessions: false });
+    expect(config.changeEmail).toEqual({ enabled: false });
+    expect(config.deleteUser).toEqual({ enabled: false, sendVerification: false, expiresInSeconds: 86400 });
+    expect(config.mail).toEqual({ smtpUrl: null, from: 'Portcullis <no-reply@localhost>', productName: 'Portcullis' });
+    expect(config.kafka).toBeNull();
+    expect(config.serverApiKey).toBeNull();
+    expect(config.mailer).toEqual({ maxAttempts: 8, retryBaseMs: 2000, retryMaxMs: 600000, concurrency: 4, pollIntervalMs: 1000 });
+  });
+
+  it('sends on sign-up when verification is required, unless told otherwise', () => {
+    expect(loadConfig({ ...base, AUTH_REQUIRE_EMAIL_VERIFICATION: 'true' }).emailVerification.sendOnSignUp).toBe(true);
+    expect(
+      loadConfig({ ...base, AUTH_REQUIRE_EMAIL_VERIFICATION: 'true', AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP: 'false' }).emailVerification.sendOnSignUp,
+    ).toBe(false);
+  });
+
+  it('reads SMTP and Kafka settings', () => {
+    const config = loadConfig({ ...base, SMTP_URL: 'smtps://user:pass@mail.example.com:465', KAFKA_BROKERS: 'k1:9092,k2:9092', KAFKA_TOPIC_PREFIX: 'staging.' });
+    expect(config.mail.smtpUrl).toBe('smtps://user:pass@mail.example.com:465');
+    expect(config.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], clientId: 'portcullis', topicPrefix: 'staging.', mailerGroup: 'portcullis-mailer' });
+  });
+
+  it('lists every bad mail setting at once, by name', () => {
+    const found = problems({
+      SMTP_URL: 'http://mail.example.com',
+      KAFKA_BROKERS: 'k1',
+      AUTH_SERVER_API_KEY: 'short',
+      AUTH_RESET_PASSWORD_EXPIRES_IN: '0',
+      MAILER_MAX_ATTEMPTS: '0',
+    });
+    for (const name of ['SMTP_URL', 'KAFKA_BROKERS', 'AUTH_SERVER_API_KEY', 'AUTH_RESET_PASSWORD_EXPIRES_IN', 'MAILER_MAX_ATTEMPTS']) {
+      expect(found.some((p) => p.startsWith(`${name}:`)), `${name} in ${JSON.stringify(found)}`).toBe(true);
+    }
+  });
+});
