@@ -154,6 +154,21 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     expect((await attempt(system, 'sign-in/email', { email, password: newPassword })).status).toBe(200);
   });
 
+  it('holds under a burst of parallel guesses: only 401s and 429s, one lock, every checked guess recorded', async () => {
+    const email = uniqueEmail('burst');
+    await signUp(new HttpClient(system.authUrl, fromNewAddress()), { email });
+    const responses = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => attempt(system, 'sign-in/email', { email, password: `burst guess ${i}` })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.every((status) => status === 401 || status === 429), responses.map((r) => `${r.status} ${r.text}`).join('\n')).toBe(true);
+    const failures = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`, [`sign-in-${email}`]);
+    expect(failures).toHaveLength(statuses.filter((status) => status === 401).length);
+    const locks = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`, [`sign-in-${email}`]);
+    expect(locks).toHaveLength(1);
+    expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
+  });
+
   it('lets failures below the limit pass', async () => {
     const email = uniqueEmail('careless');
     await signUp(new HttpClient(system.authUrl, fromNewAddress()), { email });

@@ -90,13 +90,21 @@ export async function verifyPasswordSignIn(
   }
 
   const fail = async (reason: SignInFailureReason): Promise<never> => {
-    await withRetryOnConflict(async () => {
-      const { state, version } = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
-      const decision = decideSignInGuard({ type: 'record_failure', failure: identity.failure(reason, userId), ...attempt }, state);
-      if (decision.outcome !== 'recorded') return;
-      // No read model follows sign-in streams, so there is nothing to wait for.
-      await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata)]);
-    });
+    const failure = identity.failure(reason, userId);
+    try {
+      await withRetryOnConflict(async () => {
+        const { state, version } = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
+        const decision = decideSignInGuard({ type: 'record_failure', failure, ...attempt }, state);
+        if (decision.outcome !== 'recorded') return;
+        // No read model follows sign-in streams, so there is nothing to wait for.
+        await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata)]);
+      });
+    } catch (error) {
+      if (!(error instanceof WrongExpectedVersionError)) throw error;
+      // A storm of attempts on one identifier kept moving the stream: record the failure anyway. The lock is
+      // then decided on the next failure, which counts this one; the answer stays the same 401.
+      await ctx.store.append([streamWrite(identity.guardStream, 'any', [failure], metadata)]);
+    }
     throw new DomainError(identity.refusal);
   };
 
