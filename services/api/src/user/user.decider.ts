@@ -87,7 +87,7 @@ export function decideUpdateUser(command: UpdateUser, state: UserState): DomainE
     // better-auth's username plugin: a new username leaves the display username as it was; a user that has
     // none yet gets the username as typed (spec section 5: no display username given means the username).
     const username = command.username !== undefined ? normalizeUsername(command.username) : state.username;
-    const displayUsername = command.displayUsername ?? state.displayUsername ?? command.username ?? null;
+    const displayUsername = command.displayUsername || state.displayUsername || command.username || null;
     if (username !== state.username || displayUsername !== state.displayUsername) {
       events.push(UsernameChanged({ userId: state.userId, username, displayUsername }));
     }

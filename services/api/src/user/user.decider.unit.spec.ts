@@ -38,6 +38,10 @@ describe('user decider', () => {
       .then([UsernameChanged({ userId: 'u1', username: 'ada', displayUsername: 'Countess' })]);
   });
 
+  it('ignores an empty display username, as better-auth does', () => {
+    given([registered, UsernameChanged({ userId: 'u1', username: 'ada', displayUsername: 'Ada' })]).when({ displayUsername: '' }).then([]);
+  });
+
   it('decides nothing for the username the user already has, in any letter case', () => {
     given([registered, UsernameChanged({ userId: 'u1', username: 'ada', displayUsername: 'Ada' })]).when({ username: 'ADA' }).then([]);
   });

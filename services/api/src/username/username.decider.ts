@@ -58,8 +58,10 @@ export interface UsernameFields {
  * without a display username gives the display username as typed.
  */
 export function initialUsernameFields(input: { username?: string | undefined; displayUsername?: string | undefined }): UsernameFields {
-  if (input.username === undefined) return { username: null, displayUsername: input.displayUsername ?? null };
-  return { username: normalizeUsername(input.username), displayUsername: input.displayUsername ?? input.username };
+  // An empty display username is no display username, as in better-auth's hooks.
+  const displayUsername = input.displayUsername || null;
+  if (input.username === undefined) return { username: null, displayUsername };
+  return { username: normalizeUsername(input.username), displayUsername: displayUsername ?? input.username };
 }
 
 /** The user-stream fact for a user's username fields, or nothing when there are none. */

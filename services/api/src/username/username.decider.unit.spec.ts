@@ -80,6 +80,11 @@ describe('username fields at sign-up', () => {
     expect(initialUsernameFields({ username: 'ada_l', displayUsername: 'Ada L.' })).toEqual({ username: 'ada_l', displayUsername: 'Ada L.' });
   });
 
+  it('takes an empty display username for none', () => {
+    expect(initialUsernameFields({ username: 'Ada', displayUsername: '' })).toEqual({ username: 'ada', displayUsername: 'Ada' });
+    expect(initialUsernameFields({ displayUsername: '' })).toEqual({ username: null, displayUsername: null });
+  });
+
   it('keeps a display username without a username', () => {
     expect(initialUsernameFields({ displayUsername: 'Ada L.' })).toEqual({ username: null, displayUsername: 'Ada L.' });
   });
