@@ -403,6 +403,18 @@ describe('usernames with email verification required and custom bounds', () => {
     expect(await verificationMails()).toBe(mailsBefore + 1);
   });
 
+  it('answers a sign-up with a taken address like a new one, username fields included, and reserves nothing', async () => {
+    const email = uniqueEmail('taken-address');
+    expect((await signUpWith(system, { email, username: `f${randomBytes(4).toString('hex')}` })).status).toBe(200);
+    const fresh = await signUpWith(system, { username: `g${randomBytes(4).toString('hex')}` });
+    const username = `h${randomBytes(4).toString('hex')}`;
+    const undisclosed = await signUpWith(system, { email, username: username.toUpperCase() });
+    expect(undisclosed.status, undisclosed.text).toBe(200);
+    expect(Object.keys(undisclosed.json.user).sort()).toEqual(Object.keys(fresh.json.user).sort());
+    expect(undisclosed.json.user).toMatchObject({ username, displayUsername: username.toUpperCase() });
+    expect((await new HttpClient(system.authUrl).post('is-username-available', { username })).json).toEqual({ available: true });
+  });
+
   it('applies the configured bounds', async () => {
     expectCatalogueError(await signUpWith(system, { username: 'abcd' }), 'USERNAME_TOO_SHORT');
     expectCatalogueError(await signUpWith(system, { username: 'abcdefghijklm' }), 'USERNAME_TOO_LONG');

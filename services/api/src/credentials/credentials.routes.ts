@@ -16,7 +16,13 @@ import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts'
 import { parseBody } from '../http/validation.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
-import { claimSignUpUsername, lostUsernameRace, prepareSignUpUsername, usernameAnswerFields } from '../username/username-claim.ts';
+import {
+  claimSignUpUsername,
+  lostUsernameRace,
+  prepareSignUpUsername,
+  usernameAnswerFields,
+  withUsernameFields,
+} from '../username/username-claim.ts';
 import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
 import { verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
@@ -53,7 +59,9 @@ export function credentialsRoutes(ctx: ApiContext) {
       const reservation = await loadStream(ctx.store, reservationStream, evolveEmailReservation, initialEmailReservation);
       if (reservation.state.status === 'reserved') {
         // With required verification better-auth answers a taken address like a new one (no enumeration).
-        if (ctx.config.emailVerification.required) return undisclosedSignUp(body, email, ctx.clock());
+        if (ctx.config.emailVerification.required) {
+          return withUsernameFields(await undisclosedSignUp(body, email, ctx.clock()), username.fields);
+        }
         throw new DomainError('USER_ALREADY_EXISTS');
       }
 
@@ -93,7 +101,9 @@ export function credentialsRoutes(ctx: ApiContext) {
       } catch (error) {
         if (lostUsernameRace(error, username)) throw new DomainError('USERNAME_IS_ALREADY_TAKEN');
         if (error instanceof WrongExpectedVersionError && error.streamId === reservationStream) {
-          if (ctx.config.emailVerification.required) return undisclosedSignUp(body, email, now, { hashed: true });
+          if (ctx.config.emailVerification.required) {
+            return withUsernameFields(await undisclosedSignUp(body, email, now, { hashed: true }), username.fields);
+          }
           throw new DomainError('USER_ALREADY_EXISTS');
         }
         throw error;

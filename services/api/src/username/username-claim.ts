@@ -33,6 +33,11 @@ export function usernameAnswerFields(fields: UsernameFields): Pick<User, 'userna
   };
 }
 
+/** A sign-up answer with the username fields on its user (also the undisclosed one for a taken address). */
+export function withUsernameFields<Answer extends { user: User }>(answer: Answer, fields: UsernameFields): Answer {
+  return { ...answer, user: { ...answer.user, ...usernameAnswerFields(fields) } };
+}
+
 /** A sign-up's username, checked and with its reservation loaded, before anything is decided. */
 export interface SignUpUsername {
   readonly fields: UsernameFields;
