@@ -19,7 +19,7 @@ import { ProjectionWaiter } from '../projection-waiter.ts';
  * route specs. Reproduce a failure with the seed fast-check prints: PORTCULLIS_FUZZ_SEED=<seed>.
  */
 
-const RUNS_PER_ROUTE = Number(process.env.PORTCULLIS_FUZZ_RUNS ?? 60);
+const RUNS_PER_ROUTE = Number(process.env.PORTCULLIS_FUZZ_RUNS ?? 40);
 const SEED = process.env.PORTCULLIS_FUZZ_SEED ? Number(process.env.PORTCULLIS_FUZZ_SEED) : undefined;
 const BASE_URL = 'http://localhost:3000';
 const PASSWORD = 'correct horse battery';
