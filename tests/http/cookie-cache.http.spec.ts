@@ -115,6 +115,6 @@ describe('session_data cookie cache', () => {
     expect(response.json.session.token).toBe(token);
     expect(response.setCookies.filter((line) => line.startsWith(`${cookieNames.sessionData}=`) && !line.includes('Max-Age=0'))).toEqual([]);
     // Logged by the api (the line reaches this process a moment after the answer does).
-    await system.api.waitForOutput(/"code":"SESSION_DATA_TOO_LARGE".*"msg":"Session data is too large to store in the cookie"/, 5_000);
+    await system.api.waitForOutput(/"code":"SESSION_DATA_TOO_LARGE".*"msg":"Session data is too large to store in the cookie"/, 20_000);
   });
 });

@@ -65,6 +65,8 @@ describe('email verification (mailed links)', () => {
 
     const again = await client().post('sign-in/email', { email, password: DEFAULT_PASSWORD });
     expect(again.status, again.text).toBe(200);
+    // Verified now: asking for another link is refused rather than mailing one.
+    expectCatalogueError(await browser.post('send-verification-email', { email }), 'EMAIL_ALREADY_VERIFIED');
   });
 
   it('answers a reused link as a success that changes nothing, and a tampered one with invalid_token', async () => {

@@ -85,12 +85,13 @@ describe('mailer: retries, backoff and dead letters', () => {
     expect(smtp.mailsTo('flaky@example.test')).toHaveLength(1);
     expect(smtp.mailsTo('bounce@example.test')).toHaveLength(0);
     expect(smtp.offers.filter((o) => o.to.includes('late@example.test') || o.to.includes('foreign@example.test'))).toEqual([]);
-    // Backoff: base 300 ms then 600 ms (±20 %), so the second wait is the longer.
+    // Backoff: base 300 ms then 600 ms (±20 %). Only lower bounds are asserted: a loaded machine can stretch
+    // any wait, but no retry may come sooner than its backoff allows.
     const tries = smtp.offers.filter((o) => o.to.includes('down@example.test')).map((o) => o.at);
     expect(tries).toHaveLength(3);
     const [first, second] = [tries[1]! - tries[0]!, tries[2]! - tries[1]!];
     expect(first).toBeGreaterThanOrEqual(230);
-    expect(second).toBeGreaterThan(first);
+    expect(second).toBeGreaterThanOrEqual(470);
 
     const mail = smtp.mailsTo('ok@example.test')[0]!;
     expect(mail.jobId).toBe(ok.jobId);

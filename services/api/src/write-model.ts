@@ -7,19 +7,13 @@ export interface Loaded<State> {
 }
 
 /** Folds a stream into the state a decider needs, with the version to append against. */
-export async function loadStream<State>(
+export function loadStream<State>(
   store: EventStore,
   streamId: string,
   evolve: (state: State, event: DomainEvent) => State,
   initial: () => State,
 ): Promise<Loaded<State>> {
-  const { version, events } = await store.readStream(streamId);
-  let state = initial();
-  for (const recorded of events) {
-    const event = parseDomainEvent(recorded.type, recorded.data);
-    if (event) state = evolve(state, event);
-  }
-  return { state, version };
+  return loadTimedStream(store, streamId, (state, timed) => evolve(state, timed.event), initial);
 }
 
 /** `loadStream` for deciders that need each event's decision time. */

@@ -14,7 +14,6 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
-import { findUserById } from '../user/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import {
   claimSignUpUsername,
@@ -25,9 +24,9 @@ import {
 } from '../username/username-claim.ts';
 import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
-import { verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
+import { openSignInSession, verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
-import { decideRegistration, evolveEmailReservation, initialEmailReservation, sessionCreated } from './registration.decider.ts';
+import { decideRegistration, evolveEmailReservation, initialEmailReservation } from './registration.decider.ts';
 
 /** Sign-in by email: failures and locks on `sign-in-<email>`, the account found by the email's reservation. */
 export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdentity {
@@ -131,31 +130,8 @@ export function credentialsRoutes(ctx: ApiContext) {
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
       const { userId } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
-      const now = ctx.clock();
-
       await enforceVerifiedEmail(ctx, request, userId, body.callbackURL);
-      const rememberMe = body.rememberMe !== false;
-      const signIn = newSession(ctx, request, now, rememberMe);
-      await commit(ctx, [
-        streamWrite(
-          streams.session(signIn.session.sessionId),
-          'no_stream',
-          [sessionCreated(userId, signIn.session, 'email-password')],
-          eventMetadata(request, now, userId),
-        ),
-      ]);
-      if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
-      setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
-      if (body.callbackURL) reply.header('location', body.callbackURL);
-
-      const user = await findUserById(ctx, userId);
-      if (!user) throw new DomainError('USER_NOT_FOUND');
-      return {
-        redirect: Boolean(body.callbackURL),
-        token: signIn.token,
-        ...(body.callbackURL ? { url: body.callbackURL } : {}),
-        user,
-      };
+      return openSignInSession(ctx, request, reply, userId, { ...body, method: 'email-password' });
     });
   };
 }

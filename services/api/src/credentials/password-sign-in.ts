@@ -1,9 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, streams, type DomainEvent, type ErrorCode, type TimedEvent } from '@portcullis/contracts';
+import { DomainError, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
 import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
-import { withRetryOnConflict } from '../commit.ts';
+import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
+import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { findUserById } from '../user/user-queries.ts';
+import { newSession } from './new-session.ts';
+import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
 import { loadTimedStream, streamWrite } from '../write-model.ts';
 import {
@@ -119,4 +123,40 @@ export async function verifyPasswordSignIn(
   }
   if (!(await verifyPassword(account.credential.passwordHash, password))) return fail('invalid_password');
   return { userId: account.userId, account };
+}
+
+/**
+ * The end of every password sign-in: a new session (a day long for rememberMe false, as better-auth), its
+ * cookie and bearer header, and better-auth's answer `{redirect, token, url?, user}`.
+ */
+export async function openSignInSession(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
+): Promise<{ redirect: boolean; token: string; url?: string; user: User }> {
+  const now = ctx.clock();
+  const rememberMe = options.rememberMe !== false;
+  const signIn = newSession(ctx, request, now, rememberMe);
+  await commit(ctx, [
+    streamWrite(
+      streams.session(signIn.session.sessionId),
+      'no_stream',
+      [sessionCreated(userId, signIn.session, options.method)],
+      eventMetadata(request, now, userId),
+    ),
+  ]);
+  if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
+  setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
+  if (options.callbackURL) reply.header('location', options.callbackURL);
+
+  const user = await findUserById(ctx, userId);
+  if (!user) throw new DomainError('USER_NOT_FOUND');
+  return {
+    redirect: Boolean(options.callbackURL),
+    token: signIn.token,
+    ...(options.callbackURL ? { url: options.callbackURL } : {}),
+    user,
+  };
 }

@@ -7,18 +7,11 @@ import {
   streams,
   UsernameSignInFailed,
 } from '@portcullis/contracts';
-import { commit } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { enforceVerifiedEmail } from '../account/account-model.ts';
-import { verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
-import { newSession } from '../credentials/new-session.ts';
-import { sessionCreated } from '../credentials/registration.decider.ts';
+import { openSignInSession, verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { eventMetadata } from '../http/request-context.ts';
-import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
-import { findUserById } from '../user/user-queries.ts';
-import { streamWrite } from '../write-model.ts';
 import { checkUsername, loadUsernameReservation } from './username-claim.ts';
 import { normalizeUsername } from './username-rules.ts';
 
@@ -55,29 +48,7 @@ export function usernameRoutes(ctx: ApiContext) {
         throw error;
       });
 
-      const now = ctx.clock();
-      const rememberMe = body.rememberMe !== false;
-      const signIn = newSession(ctx, request, now, rememberMe);
-      await commit(ctx, [
-        streamWrite(
-          streams.session(signIn.session.sessionId),
-          'no_stream',
-          [sessionCreated(userId, signIn.session, 'username-password')],
-          eventMetadata(request, now, userId),
-        ),
-      ]);
-      if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
-      setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
-      if (body.callbackURL) reply.header('location', body.callbackURL);
-
-      const user = await findUserById(ctx, userId);
-      if (!user) throw new DomainError('USER_NOT_FOUND');
-      return {
-        redirect: Boolean(body.callbackURL),
-        token: signIn.token,
-        ...(body.callbackURL ? { url: body.callbackURL } : {}),
-        user,
-      };
+      return openSignInSession(ctx, request, reply, userId, { ...body, method: 'username-password' });
     });
 
     app.post('/is-username-available', async (request) => {
