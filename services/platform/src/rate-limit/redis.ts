@@ -15,14 +15,25 @@ end
 return {count, ttl}
 `;
 
+type RateLimitHit = (key: string, windowMs: number) => Promise<[number, number]>;
+
 export class RedisRateLimitStore implements RateLimitStore {
+  private readonly hitScript: RateLimitHit;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    // A defined command runs by EVALSHA (the script's hash, not its text) on every request after the first.
+    if (!('portcullisRateLimitHit' in redis)) {
+      redis.defineCommand('portcullisRateLimitHit', { numberOfKeys: 1, lua: HIT });
+    }
+    const command = (redis as unknown as { portcullisRateLimitHit: RateLimitHit }).portcullisRateLimitHit;
+    this.hitScript = command.bind(redis);
+  }
 
   async hit(key: string, windowMs: number): Promise<RateLimitCount> {
-    const [count, ttl] = (await this.redis.eval(HIT, 1, `${this.keyPrefix}rate-limit:${key}`, windowMs)) as [number, number];
+    const [count, ttl] = await this.hitScript(`${this.keyPrefix}rate-limit:${key}`, windowMs);
     return { count: Number(count), resetInMs: Math.max(0, Number(ttl)) };
   }
 }
