@@ -8,6 +8,7 @@ import {
   sessionCacheKeys,
 } from '@portcullis/platform';
 import { buildApp } from './app.ts';
+import { sessionCookieSettings } from './http/session-cookies.ts';
 import type { ApiContext } from './context.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
 
@@ -37,12 +38,7 @@ const ctx: ApiContext = {
   cache,
   waiter,
   log,
-  cookies: {
-    prefix: config.cookiePrefix,
-    secure: config.baseUrl.startsWith('https://'),
-    secret: config.secret,
-    expiresInSeconds: config.session.expiresInSeconds,
-  },
+  cookies: sessionCookieSettings(config),
   clock: () => new Date(),
 };
 const app = await buildApp(ctx);

@@ -1,12 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue, wireCode, type ErrorCode } from '@portcullis/contracts';
-import { createLogger, loadConfig, ProjectionRunner, sql } from '@portcullis/platform';
-import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
-import { createProjectionTargets } from '../../../projector/src/projections.ts';
-import { buildApp } from '../app.ts';
-import type { ApiContext } from '../context.ts';
-import { ProjectionWaiter } from '../projection-waiter.ts';
+import { sql } from '@portcullis/platform';
+import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 
 const API_KEY = 'server-api-key-0123456789abcdefghijklmnopqrstuv';
 const PASSWORD = 'correct horse battery';
@@ -17,55 +12,26 @@ const PASSWORD = 'correct horse battery';
  * mailing, and the ops mail endpoints want the server API key. In-process (`inject`) on real stores.
  */
 describe('email lifecycle switched off (production, inject on real stores)', () => {
-  let db: EventLogDatabase;
-  let app: FastifyInstance;
-  let waiter: ProjectionWaiter;
-  let runners: ProjectionRunner[] = [];
-  let closeProjections: () => Promise<void> = async () => {};
+  let api: InProcessApi;
+  let db: InProcessApi['db'];
+  let app: InProcessApi['app'];
 
   beforeAll(async () => {
-    db = await createEventLogDatabase('account_routes_off');
-    const config = loadConfig({
+    api = await startInProcessApi('account_routes_off', {
       NODE_ENV: 'production',
-      DATABASE_URL: db.url,
       AUTH_SECRET: 'account-routes-secret-0123456789abcdef',
       BASE_URL: 'http://localhost:3000',
-      LOG_LEVEL: 'silent',
       AUTH_RATE_LIMIT_ENABLED: 'false',
       AUTH_SERVER_API_KEY: API_KEY,
       AUTH_EMAIL_VERIFICATION_ENABLED: 'false',
       AUTH_REQUIRE_EMAIL_VERIFICATION: 'true',
       AUTH_RESET_PASSWORD_ENABLED: 'false',
     });
-    const log = createLogger({ name: 'account-routes-spec', level: 'silent' });
-    const projections = createProjectionTargets(config, db.pool);
-    closeProjections = projections.close;
-    runners = projections.targets.map(
-      (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, log }),
-    );
-    for (const runner of runners) runner.start();
-    waiter = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: null, timeoutMs: 5000, onTimeout: () => {} });
-    await waiter.start();
-    const ctx: ApiContext = {
-      config,
-      store: db.store,
-      pool: db.pool,
-      cache: null,
-      waiter,
-      log,
-      cookies: { prefix: config.cookiePrefix, secure: false, secret: config.secret, expiresInSeconds: config.session.expiresInSeconds },
-      clock: () => new Date(),
-    };
-    app = await buildApp(ctx);
-    await app.ready();
+    ({ db, app } = api);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await waiter?.close();
-    await Promise.all(runners.map((r) => r.stop()));
-    await closeProjections();
-    await db?.close();
+    await api?.close();
   });
 
   async function call(method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}) {

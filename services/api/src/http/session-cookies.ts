@@ -1,12 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CookieSerializeOptions } from '@fastify/cookie';
-import { signCookieValue, unsignCookieValue } from '@portcullis/platform';
+import { signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
 
 export interface SessionCookieSettings {
   readonly prefix: string;
   readonly secure: boolean;
   readonly secret: string;
   readonly expiresInSeconds: number;
+}
+
+/** Cookie settings follow the configuration: secure (and `__Secure-` names) when the public URL is https. */
+export function sessionCookieSettings(config: Config): SessionCookieSettings {
+  return {
+    prefix: config.cookiePrefix,
+    secure: config.baseUrl.startsWith('https://'),
+    secret: config.secret,
+    expiresInSeconds: config.session.expiresInSeconds,
+  };
 }
 
 /** better-auth's cookie names: `<prefix>.<name>`, with `__Secure-` in front when served over https. */

@@ -1,13 +1,9 @@
 import fc from 'fast-check';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
-import { createLogger, loadConfig, ProjectionRunner, sql, type Config } from '@portcullis/platform';
-import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
-import { createProjectionTargets } from '../../../projector/src/projections.ts';
-import { buildApp } from '../app.ts';
-import type { ApiContext } from '../context.ts';
-import { ProjectionWaiter } from '../projection-waiter.ts';
+import { sql, type Config } from '@portcullis/platform';
+import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 
 /**
  * Hostile input against every route the api has (enumerated from the app, so new routes are covered the day
@@ -26,54 +22,25 @@ const PASSWORD = 'correct horse battery';
 /** Refusals that are recorded on purpose: failed sign-ins and the locks they lead to. */
 const FAILURE_RECORDS = /^credentials\.(username_)?sign_in_(failed|locked)\.v\d+$/;
 
-let db: EventLogDatabase;
-let app: FastifyInstance;
+let api: InProcessApi;
+let db: InProcessApi['db'];
+let app: InProcessApi['app'];
 let config: Config;
-let runners: ProjectionRunner[] = [];
-let waiter: ProjectionWaiter;
-let closeProjections: () => Promise<void> = async () => {};
 
 beforeAll(async () => {
-  db = await createEventLogDatabase('hostile_input');
-  config = loadConfig({
-    DATABASE_URL: db.url,
+  api = await startInProcessApi('hostile_input', {
     AUTH_SECRET: 'fuzz-secret-fuzz-secret-fuzz-secret-fuzz',
     BASE_URL,
-    LOG_LEVEL: 'silent',
     // Limits would answer most generated requests with 429 and hide the routes behind them.
     AUTH_RATE_LIMIT_ENABLED: 'false',
     AUTH_BRUTE_FORCE_PROTECTION: 'false',
     AUTH_COOKIE_CACHE_ENABLED: 'true',
   });
-  const log = createLogger({ name: 'fuzz', level: 'silent' });
-  const projections = createProjectionTargets(config, db.pool);
-  closeProjections = projections.close;
-  runners = projections.targets.map(
-    (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, log }),
-  );
-  for (const runner of runners) runner.start();
-  waiter = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: null, timeoutMs: 5000, onTimeout: () => {} });
-  await waiter.start();
-  const ctx: ApiContext = {
-    config,
-    store: db.store,
-    pool: db.pool,
-    cache: null,
-    waiter,
-    log,
-    cookies: { prefix: config.cookiePrefix, secure: false, secret: config.secret, expiresInSeconds: config.session.expiresInSeconds },
-    clock: () => new Date(),
-  };
-  app = await buildApp(ctx);
-  await app.ready();
+  ({ db, app, config } = api);
 });
 
 afterAll(async () => {
-  await app?.close();
-  await waiter?.close();
-  await Promise.all(runners.map((r) => r.stop()));
-  await closeProjections();
-  await db?.close();
+  await api?.close();
 });
 
 // ---------------------------------------------------------------------------------------------------------

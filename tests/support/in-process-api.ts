@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { createLogger, loadConfig, ProjectionRunner, type Config } from '@portcullis/platform';
+import { buildApp } from '../../services/api/src/app.ts';
+import type { ApiContext } from '../../services/api/src/context.ts';
+import { sessionCookieSettings } from '../../services/api/src/http/session-cookies.ts';
+import { ProjectionWaiter } from '../../services/api/src/projection-waiter.ts';
+import { createProjectionTargets } from '../../services/projector/src/projections.ts';
+import { createEventLogDatabase, type EventLogDatabase } from './event-log.ts';
+
+export interface InProcessApi {
+  readonly db: EventLogDatabase;
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * The api app for `inject`, on a fresh database with the real stores and the projections running in the
+ * same process: route specs see real reads-after-writes without starting processes.
+ */
+export async function startInProcessApi(prefix: string, env: Record<string, string>): Promise<InProcessApi> {
+  const db = await createEventLogDatabase(prefix);
+  const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
+  const log = createLogger({ name: prefix, level: 'silent' });
+  const projections = createProjectionTargets(config, db.pool);
+  const runners = projections.targets.map(
+    (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, log }),
+  );
+  for (const runner of runners) runner.start();
+  const waiter = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: null, timeoutMs: 5000, onTimeout: () => {} });
+  await waiter.start();
+  const ctx: ApiContext = {
+    config,
+    store: db.store,
+    pool: db.pool,
+    cache: null,
+    waiter,
+    log,
+    cookies: sessionCookieSettings(config),
+    clock: () => new Date(),
+  };
+  const app = await buildApp(ctx);
+  await app.ready();
+  return {
+    db,
+    app,
+    config,
+    close: async () => {
+      await app.close();
+      await waiter.close();
+      await Promise.all(runners.map((r) => r.stop()));
+      await projections.close();
+      await db.close();
+    },
+  };
+}
