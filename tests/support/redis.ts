@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '@portcullis/platform';
 import { describe, inject } from 'vitest';
 
 /** The Redis URL global-setup found reachable, or null when Redis-dependent tests must skip. */
@@ -33,16 +34,7 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<numb
   client.on('error', () => {});
   await client.connect();
   try {
-    // SCAN rather than KEYS so a shared Redis is never blocked; the prefix is escaped so it matches literally.
-    const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-    let cursor = '0';
-    let deleted = 0;
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) deleted += await client.unlink(...keys);
-    } while (cursor !== '0');
-    return deleted;
+    return await deleteKeysWithPrefix(client, prefix);
   } finally {
     client.disconnect();
   }

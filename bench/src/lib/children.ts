@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -122,18 +121,7 @@ export async function waitUntil(
   }
 }
 
-/** A port the OS just handed out; good enough for a child that binds it a moment later. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error('could not obtain a free port'))));
-    });
-  });
-}
+export { freePort } from '../../../tests/support/processes.ts';
 
 /** True once GET `url` answers 2xx. */
 export async function answersOk(url: string): Promise<boolean> {

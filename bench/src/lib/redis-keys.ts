@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix as deleteKeysUnder } from '@portcullis/platform';
 
 function connect(url: string): Redis {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
@@ -28,20 +29,12 @@ export async function keyExists(url: string, key: string): Promise<boolean> {
   }
 }
 
-/** Deletes every key under `prefix` (SCAN, not KEYS, so a shared Redis is never blocked); returns the count. */
+/** Deletes every key under `prefix`; returns the count. */
 export async function deleteKeysWithPrefix(url: string, prefix: string): Promise<number> {
   const client = connect(url);
   await client.connect();
   try {
-    const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-    let cursor = '0';
-    let deleted = 0;
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) deleted += await client.unlink(...keys);
-    } while (cursor !== '0');
-    return deleted;
+    return await deleteKeysUnder(client, prefix);
   } finally {
     client.disconnect();
   }

@@ -24,7 +24,14 @@ import { sessionCookieNames } from '../http/session-cookies.ts';
 import { decideSession, evolveSession, initialSessionState } from '../session/session.decider.ts';
 import { userSessionIds } from '../session/session-queries.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
-import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from './account.decider.ts';
+import {
+  decideAccount,
+  decideEmailMove,
+  evolveAccount,
+  initialAccountState,
+  type AccountState,
+  type ActiveAccount,
+} from './account.decider.ts';
 
 export function loadAccount(ctx: ApiContext, userId: string): Promise<Loaded<AccountState>> {
   return loadStream(ctx.store, streams.user(userId), evolveAccount, initialAccountState);
@@ -85,6 +92,36 @@ export function mailJobWrite(ctx: ApiContext, mail: MailRequest, metadata: Event
     newEmail: mail.newEmail ?? null,
   });
   return streamWrite(streams.mail(jobId), 'no_stream', [event], metadata);
+}
+
+/**
+ * Moving an account to another address, in one atomic write: the user's change, the old reservation
+ * released, the new one taken (a race for the address fails the append), and, unless the new address counts
+ * as verified, a verification mail to it.
+ */
+export async function emailMoveWrites(
+  ctx: ApiContext,
+  account: Loaded<AccountState> & { readonly state: ActiveAccount },
+  to: string,
+  options: { verified: boolean; callbackURL: string | undefined; now: Date; metadata: EventMetadata },
+): Promise<StreamWrite[]> {
+  const { userId, email: from, name } = account.state;
+  const [fromReservation, toReservation] = await Promise.all([loadReservation(ctx, from), loadReservation(ctx, to)]);
+  const move = decideEmailMove({ userId, from, to }, fromReservation.state, toReservation.state);
+  const writes = [
+    streamWrite(
+      streams.user(userId),
+      account.version,
+      decideAccount({ type: 'change-email', newEmail: to, verified: options.verified }, account.state),
+      options.metadata,
+    ),
+    streamWrite(streams.email(from), fromReservation.version, move.released, options.metadata),
+    streamWrite(streams.email(to), toReservation.version, move.reserved, options.metadata),
+  ];
+  if (!options.verified && ctx.config.emailVerification.enabled) {
+    writes.push(await verificationMailWrite(ctx, { userId, email: to, name }, options.callbackURL, options.now, options.metadata));
+  }
+  return writes;
 }
 
 /** A verification mail for the account's current address (a JWT as better-auth signs it). */

@@ -7,9 +7,7 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { parseBody } from '../http/validation.ts';
 import { requireSession } from '../session/current-session.ts';
-import { streamWrite } from '../write-model.ts';
-import { decideAccount, decideEmailMove } from './account.decider.ts';
-import { expireCookieCache, loadAccount, loadReservation, mailJobWrite, verificationMailWrite } from './account-model.ts';
+import { emailMoveWrites, expireCookieCache, loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /**
@@ -64,19 +62,13 @@ export function changeEmailRoutes(ctx: ApiContext) {
         await withRetryOnConflict(async () => {
           const account = await loadAccount(ctx, userId);
           if (account.state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-          const from = account.state.email;
-          const [fromReservation, toReservation] = await Promise.all([loadReservation(ctx, from), loadReservation(ctx, to)]);
-          const move = decideEmailMove({ userId, from, to }, fromReservation.state, toReservation.state);
           const now = ctx.clock();
-          const metadata = eventMetadata(request, now, userId);
-          const writes = [
-            streamWrite(streams.user(userId), account.version, decideAccount({ type: 'change-email', newEmail: to, verified: false }, account.state), metadata),
-            streamWrite(streams.email(from), fromReservation.version, move.released, metadata),
-            streamWrite(streams.email(to), toReservation.version, move.reserved, metadata),
-          ];
-          if (ctx.config.emailVerification.enabled) {
-            writes.push(await verificationMailWrite(ctx, { userId, email: to, name: account.state.name }, body.callbackURL, now, metadata));
-          }
+          const writes = await emailMoveWrites(ctx, { version: account.version, state: account.state }, to, {
+            verified: false,
+            callbackURL: body.callbackURL,
+            now,
+            metadata: eventMetadata(request, now, userId),
+          });
           await commit(ctx, writes);
         });
       } catch (error) {

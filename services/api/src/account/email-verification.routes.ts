@@ -14,8 +14,8 @@ import { parseBody, parseQuery } from '../http/validation.ts';
 import { resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { streamWrite } from '../write-model.ts';
-import { decideAccount, decideEmailMove } from './account.decider.ts';
-import { expireCookieCache, loadAccount, loadAccountByEmail, loadReservation, verificationMailWrite } from './account-model.ts';
+import { decideAccount } from './account.decider.ts';
+import { emailMoveWrites, expireCookieCache, loadAccount, loadAccountByEmail, verificationMailWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /** better-auth's floor on send-verification-email for callers without a session. */
@@ -162,18 +162,13 @@ async function changeEmailFromLink(
       if (current && current.user.id !== userId) throw new VerifyEmailFailure('UNAUTHORIZED');
 
       const keepsVerified = claims.requestType === 'change-email-verification' && account.state.emailVerified;
-      const [fromReservation, toReservation] = await Promise.all([loadReservation(ctx, from), loadReservation(ctx, to)]);
-      const move = decideEmailMove({ userId, from, to }, fromReservation.state, toReservation.state);
       const now = ctx.clock();
-      const metadata = eventMetadata(request, now, userId);
-      const writes = [
-        streamWrite(streams.user(userId), account.version, decideAccount({ type: 'change-email', newEmail: to, verified: keepsVerified }, account.state), metadata),
-        streamWrite(streams.email(from), fromReservation.version, move.released, metadata),
-        streamWrite(streams.email(to), toReservation.version, move.reserved, metadata),
-      ];
-      if (!keepsVerified && ctx.config.emailVerification.enabled) {
-        writes.push(await verificationMailWrite(ctx, { userId, email: to, name: account.state.name }, callbackURL, now, metadata));
-      }
+      const writes = await emailMoveWrites(ctx, { version: account.version, state: account.state }, to, {
+        verified: keepsVerified,
+        callbackURL,
+        now,
+        metadata: eventMetadata(request, now, userId),
+      });
       await commit(ctx, writes);
     });
     expireCookieCache(ctx, request, reply);

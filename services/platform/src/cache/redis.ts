@@ -31,3 +31,20 @@ export function sessionCacheKeys(prefix: string) {
   } as const;
 }
 export type SessionCacheKeys = ReturnType<typeof sessionCacheKeys>;
+
+/** Deletes every key matching a glob with SCAN and UNLINK, so a shared Redis is never blocked; returns the count. */
+export async function deleteKeysMatching(redis: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.unlink(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** Deletes every key under a prefix, taken literally (glob characters in it are escaped). */
+export function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<number> {
+  return deleteKeysMatching(redis, `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`);
+}

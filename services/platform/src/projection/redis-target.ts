@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { deleteKeysMatching } from '../cache/redis.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice } from './postgres-target.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
@@ -62,12 +63,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   async reset(): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', this.projection.keyPattern, 'COUNT', 500);
-      if (keys.length > 0) await this.redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeysMatching(this.redis, this.projection.keyPattern);
     await this.redis.set(this.projection.checkpointKey, '0');
     await this.pool.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
   }
