@@ -122,7 +122,9 @@ export function passwordRoutes(ctx: ApiContext) {
         const tokenStream = await loadToken(ctx, tokenHash);
         // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
         const consumed = decideVerificationToken({ type: 'consume', purpose: 'reset-password', now }, tokenStream.state);
-        const userId = consumed[0]!.data.userId as string;
+        const consumption = consumed[0];
+        if (consumption?.type !== 'verification.token_consumed.v1') throw new DomainError('INVALID_TOKEN');
+        const userId = consumption.data.userId;
         const account = await loadAccount(ctx, userId);
         const metadata = eventMetadata(request, now, userId);
         const writes: StreamWrite[] = [
