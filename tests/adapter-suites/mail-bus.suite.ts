@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MailJob, MailKind } from '@portcullis/contracts';
+import { mailKinds, type MailJob } from '@portcullis/contracts';
 import type { MailBus, MailBusConsumer } from '@portcullis/platform';
 import { waitFor } from '../support/processes.ts';
 
@@ -11,19 +11,21 @@ export interface MailBusFixture {
   cleanup(): Promise<void>;
 }
 
-const kinds: readonly MailKind[] = ['verification', 'password-reset', 'change-email', 'delete-account'];
-
 export function testJob(userId: string, n: number, overrides: Partial<MailJob> = {}): MailJob {
+  const kind = mailKinds[n % mailKinds.length]!;
   return {
     jobId: randomUUID(),
-    kind: kinds[n % kinds.length]!,
+    kind,
     userId,
     to: `${userId}@example.test`,
     name: `User ${userId}`,
     sealedToken: `v1.sealed-${n}`,
     callbackURL: n % 2 === 0 ? '/done' : null,
     expiresAt: '2030-01-01T01:00:00.000Z',
-    newEmail: kinds[n % kinds.length] === 'change-email' ? `new-${userId}@example.test` : null,
+    newEmail: kind === 'change-email' ? `new-${userId}@example.test` : null,
+    ...(kind === 'invitation'
+      ? { invitation: { organizationName: `Org of ${userId}`, inviterName: `User ${userId}`, inviterEmail: `${userId}@example.test`, role: 'member' } }
+      : {}),
     requestedAt: '2030-01-01T00:00:00.000Z',
     traceparent: n % 3 === 0 ? '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' : null,
     ...overrides,
@@ -65,14 +67,37 @@ export function mailBusContract(name: string, factory: () => Promise<MailBusFixt
       await waitFor(condition, { timeoutMs, message });
     }
 
-    it('delivers every published job, field for field', async () => {
-      const jobs = [testJob('alice', 0), testJob('bob', 1), testJob('carol', 2), testJob('dave', 3)];
+    it('delivers every published job, of every kind, field for field', async () => {
+      const users = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank'];
+      const jobs = users.map((user, n) => testJob(user, n));
+      expect(new Set(jobs.map((j) => j.kind))).toEqual(new Set(mailKinds));
       const { seen, handle } = collector();
       await consume(fixture.group('intact'), handle);
       await fixture.bus.publish(jobs);
       await until(() => seen.length >= jobs.length, 'all jobs');
       const byId = new Map(seen.map((j) => [j.jobId, j]));
       for (const job of jobs) expect(byId.get(job.jobId)).toEqual(job);
+    });
+
+    it("carries an invitation job's details (who invites to what) intact", async () => {
+      const invitation = testJob('grace', 0, {
+        kind: 'invitation',
+        to: 'invited.person@example.test',
+        name: '',
+        callbackURL: null,
+        newEmail: null,
+        invitation: {
+          organizationName: 'Ünïcode & <Sons> "Ltd"',
+          inviterName: 'Grace Hopper',
+          inviterEmail: 'grace@example.test',
+          role: 'admin,member',
+        },
+      });
+      const { seen, handle } = collector();
+      await consume(fixture.group('invitation'), handle);
+      await fixture.bus.publish([invitation]);
+      await until(() => seen.length >= 1, 'the invitation job');
+      expect(seen[0]).toEqual(invitation);
     });
 
     it("keeps each user's jobs in the order they were published", async () => {

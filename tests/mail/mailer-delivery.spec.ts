@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventLogMailBus, sql } from '@portcullis/platform';
-import { createEventLogDatabase, type EventLogDatabase } from '../support/event-log.ts';
+import { MailJobQueued, streams } from '@portcullis/contracts';
+import { createTokenSealer, EventLogMailBus, generateId, sql } from '@portcullis/platform';
+import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../support/event-log.ts';
 import { mailerEnv, sealedJob, startMailer } from '../support/mailer-process.ts';
 import { waitFor, type ServiceProcess } from '../support/processes.ts';
-import { TestSmtpServer } from '../support/smtp.ts';
+import { linkIn, TestSmtpServer } from '../support/smtp.ts';
 
 interface DeliveryRow {
   status: string;
@@ -14,7 +16,8 @@ interface DeliveryRow {
 /**
  * The mailer process against a real SMTP server that refuses on purpose: a temporary refusal (451) is
  * retried with exponential backoff, a permanent one (550) and exhausted attempts dead-letter the job, and so
- * do a link that expired before delivery and a token that does not open.
+ * do a link that expired before delivery and a token that does not open. An invitation goes out with the
+ * deployment's invitation URL (AUTH_ORGANIZATION_INVITATION_URL) around its id.
  */
 describe('mailer: retries, backoff and dead letters', () => {
   let db: EventLogDatabase;
@@ -38,7 +41,13 @@ describe('mailer: retries, backoff and dead letters', () => {
       }
       return null;
     };
-    env = mailerEnv(db.url, smtp.url, { MAILER_MAX_ATTEMPTS: '3', MAILER_RETRY_BASE_MS: '300', MAILER_RETRY_MAX_MS: '5000', MAILER_POLL_INTERVAL_MS: '50' });
+    env = mailerEnv(db.url, smtp.url, {
+      MAILER_MAX_ATTEMPTS: '3',
+      MAILER_RETRY_BASE_MS: '300',
+      MAILER_RETRY_MAX_MS: '5000',
+      MAILER_POLL_INTERVAL_MS: '50',
+      AUTH_ORGANIZATION_INVITATION_URL: 'https://app.example.test/join/{id}?via=mail',
+    });
     mailer = startMailer(env);
     bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, log: { info() {}, warn() {}, error() {} } });
   });
@@ -113,5 +122,43 @@ describe('mailer: retries, backoff and dead letters', () => {
       { timeoutMs: 10_000, message: 'the mailer to take in both copies' },
     );
     expect(smtp.mailsTo('twice@example.test')).toHaveLength(1);
+  });
+
+  it('delivers an invitation queued in the log: the invitation link with its id, who invites to which organization', async () => {
+    // As the api queues it: the invitation id sealed to the job id, in a mail stream of the real event store.
+    const jobId = randomUUID();
+    const invitationId = generateId();
+    const requestedAt = new Date();
+    await db.store.append([
+      domainWrite(
+        streams.mail(jobId),
+        'no_stream',
+        [
+          MailJobQueued({
+            jobId,
+            kind: 'invitation',
+            userId: 'inviter-user-id',
+            to: 'invited@example.test',
+            name: '',
+            sealedToken: createTokenSealer(env.AUTH_SECRET!).seal(invitationId, jobId),
+            callbackURL: null,
+            expiresAt: new Date(requestedAt.getTime() + 172_800_000).toISOString(),
+            newEmail: null,
+            invitation: { organizationName: 'Babbage & <Lovelace>', inviterName: 'Ada Lovelace', inviterEmail: 'ada@example.test', role: 'admin' },
+          }),
+        ],
+        metadataAt(requestedAt),
+      ),
+    ]);
+
+    expect(await settled(jobId)).toMatchObject({ status: 'sent', attempts: 1 });
+    const mail = await smtp.waitForMail('invited@example.test');
+    expect(mail.jobId).toBe(jobId);
+    expect(mail.subject).toBe('Ada Lovelace invited you to join Babbage & <Lovelace> on Portcullis');
+    expect(linkIn(mail)).toBe(`https://app.example.test/join/${invitationId}?via=mail`);
+    expect(mail.text).toContain('Ada Lovelace (ada@example.test) invited you to join the organization Babbage & <Lovelace> on Portcullis, with the role admin.');
+    expect(mail.text).toContain('This invitation expires in 48 hours');
+    expect(mail.html).toContain(`href="https://app.example.test/join/${invitationId}?via=mail"`);
+    expect(mail.html).toContain('join the organization Babbage &amp; &lt;Lovelace&gt; on Portcullis');
   });
 });

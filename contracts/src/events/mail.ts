@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mailKinds } from '../mail/mail-job.ts';
+import { invitationMailDetailsSchema, mailKinds } from '../mail/mail-job.ts';
 import { defineEvent } from './define-event.ts';
 
 /**
@@ -19,5 +19,7 @@ export const MailJobQueued = defineEvent(
     callbackURL: z.string().nullable(),
     expiresAt: z.string(),
     newEmail: z.string().nullable(),
+    // Added (optional, so earlier events still parse) for invitation mail: who invites to what.
+    invitation: invitationMailDetailsSchema.nullable().optional(),
   }),
 );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const mailKinds = ['verification', 'password-reset', 'change-email', 'delete-account'] as const;
+export const mailKinds = ['verification', 'password-reset', 'change-email', 'delete-account', 'invitation'] as const;
 export type MailKind = (typeof mailKinds)[number];
 
 /** The Kafka topic of each kind of mail job (DESIGN.md); messages are keyed by user id. */
@@ -9,7 +9,20 @@ export const mailTopics = {
   'password-reset': 'auth.mail.password-reset',
   'change-email': 'auth.mail.change-email',
   'delete-account': 'auth.mail.delete-account',
+  invitation: 'auth.mail.invitation',
 } as const satisfies Record<MailKind, string>;
+
+/**
+ * What an invitation mail says besides its link (for `invitation` jobs: `sealedToken` seals the invitation
+ * id, `userId` is the inviter's). Added to version 1 as an optional field: older mailers ignore it.
+ */
+export const invitationMailDetailsSchema = z.object({
+  organizationName: z.string(),
+  inviterName: z.string(),
+  inviterEmail: z.string(),
+  role: z.string(),
+});
+export type InvitationMailDetails = z.infer<typeof invitationMailDetailsSchema>;
 
 /**
  * A mail job as the mailer works on it, whichever transport brought it. `sealedToken` opens only with the
@@ -26,6 +39,7 @@ export const mailJobSchema = z.object({
   expiresAt: z.string(),
   /** For `change-email`: the address the user asked to move to. */
   newEmail: z.string().nullable(),
+  invitation: invitationMailDetailsSchema.nullable().optional(),
   requestedAt: z.string(),
   traceparent: z.string().nullable(),
 });

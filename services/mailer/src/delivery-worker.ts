@@ -1,14 +1,12 @@
 import type { MailJob } from '@portcullis/contracts';
 import { PermanentMailError, type Logger, type MailTransport, type TokenSealer } from '@portcullis/platform';
 import type { DeliveryLog, DeliveryOutcome, DueDelivery } from './delivery-log.ts';
-import { mailLink } from './links.ts';
+import { mailLink, type LinkSettings } from './links.ts';
 import { renderMail } from './templates.ts';
 
-export interface DeliverySettings {
+export interface DeliverySettings extends LinkSettings {
   readonly from: string;
   readonly productName: string;
-  /** BASE_URL + the auth base path. */
-  readonly authBase: string;
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
@@ -95,7 +93,7 @@ export class DeliveryWorker {
       this.log.error(context, 'mail job dead-lettered: its token does not open with this AUTH_SECRET');
       return { status: 'dead', error: 'sealed token does not open with this AUTH_SECRET' };
     }
-    const mail = renderMail(job, mailLink(job, token, this.settings.authBase), { productName: this.settings.productName });
+    const mail = renderMail(job, mailLink(job, token, this.settings), { productName: this.settings.productName });
     try {
       const sent = await this.transport.send({
         jobId: job.jobId,

@@ -40,6 +40,7 @@ const worker = new DeliveryWorker(
     from: config.mail.from,
     productName: config.mail.productName,
     authBase: `${config.baseUrl}${config.basePath}`,
+    invitationUrl: config.organization.invitationUrl,
     ...config.mailer,
   },
   log,

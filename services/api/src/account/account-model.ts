@@ -6,6 +6,7 @@ import {
   streams,
   type DomainEvent,
   type EventMetadata,
+  type InvitationMailDetails,
   type MailKind,
   type User,
 } from '@portcullis/contracts';
@@ -75,6 +76,8 @@ export interface MailRequest {
   readonly callbackURL: string | null;
   readonly expiresAt: Date;
   readonly newEmail?: string;
+  /** For `invitation` mail (the token being the invitation id): who invites to what. */
+  readonly invitation?: InvitationMailDetails;
 }
 
 /** A mail job for the mailer, as a write of its own stream to append beside the fact it announces. */
@@ -90,6 +93,8 @@ export function mailJobWrite(ctx: ApiContext, mail: MailRequest, metadata: Event
     callbackURL: mail.callbackURL,
     expiresAt: mail.expiresAt.toISOString(),
     newEmail: mail.newEmail ?? null,
+    // Only invitation jobs carry the field, so every other job's event stays as it was before it existed.
+    ...(mail.invitation ? { invitation: mail.invitation } : {}),
   });
   return streamWrite(streams.mail(jobId), 'no_stream', [event], metadata);
 }

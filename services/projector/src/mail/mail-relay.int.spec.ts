@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MailJobQueued, SignInFailed, streams, type MailJob } from '@portcullis/contracts';
+import { MailJobQueued, parseMailJobMessage, SignInFailed, streams, toMailJobMessage, type MailJob } from '@portcullis/contracts';
 import { sql, type MailBus, type MailBusConsumer } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { MAIL_RELAY, MailRelayTarget } from './mail-relay.ts';
@@ -74,6 +74,40 @@ describe('mail relay (log → bus)', () => {
     expect(jobs.map((j) => j.jobId)).toEqual([first, second]);
     expect(jobs[0]).toMatchObject({ userId: 'u1', requestedAt: '2030-01-01T00:00:00.000Z', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${MAIL_RELAY}`))).toBe(await db.store.headPosition());
+  });
+
+  it('relays an invitation job with its details, and they survive the Kafka message contract', async () => {
+    const bus = new RecordingBus();
+    const target = new MailRelayTarget(db.pool, bus);
+    await catchUp(db.store, target);
+    const jobId = randomUUID();
+    const details = { organizationName: 'Acme & <Sons>', inviterName: 'Ada', inviterEmail: 'ada@x.test', role: 'admin,member' };
+    await db.store.append([
+      domainWrite(
+        streams.mail(jobId),
+        'no_stream',
+        [
+          MailJobQueued({
+            jobId,
+            kind: 'invitation',
+            userId: 'inviter-1',
+            to: 'grace@x.test',
+            name: '',
+            sealedToken: 'v1.a.b.c',
+            callbackURL: null,
+            expiresAt: '2030-01-03T00:00:00.000Z',
+            newEmail: null,
+            invitation: details,
+          }),
+        ],
+        metadataAt('2030-01-01T00:00:00.000Z'),
+      ),
+    ]);
+    await catchUp(db.store, target);
+
+    const [job] = bus.published.flat();
+    expect(job).toMatchObject({ jobId, kind: 'invitation', userId: 'inviter-1', to: 'grace@x.test', invitation: details });
+    expect(parseMailJobMessage(JSON.parse(JSON.stringify(toMailJobMessage(job!))))).toEqual(job);
   });
 
   it('moves its checkpoint only after the bus took the batch: a failed publish is published again', async () => {
