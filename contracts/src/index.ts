@@ -4,3 +4,4 @@ export * from './api/index.ts';
 export * from './mail/index.ts';
 export * from './projections.ts';
 export * from './session-cache.ts';
+export * from './organization-access.ts';

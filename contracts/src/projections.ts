@@ -6,5 +6,6 @@ export const projectionNames = {
   identity: 'identity',
   sessions: 'sessions',
   sessionCache: 'session-cache',
+  organizations: 'organizations',
 } as const;
 export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNames];

@@ -3,16 +3,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CredentialAccountCreated,
   EmailReserved,
+  InvitationAccepted,
+  InvitationCanceled,
+  InvitationCreated,
+  InvitationRejected,
+  InvitationResent,
+  MemberAdded,
+  MemberRemoved,
+  OrganizationCreated,
+  OrganizationDeleted,
+  OrganizationSlugReleased,
+  OrganizationSlugReserved,
+  OrganizationUpdated,
   projectionNames,
+  SessionActiveOrganizationChanged,
   SessionCreated,
   SessionRefreshed,
   SessionRevoked,
   SessionUpdated,
   SignInFailed,
   streams,
+  TeamCreated,
+  TeamMemberAdded,
+  TeamMemberRemoved,
+  TeamRemoved,
+  TeamUpdated,
   UserRegistered,
   UserUpdated,
   type DomainEvent,
+  type EventMetadata,
 } from '@portcullis/contracts';
 import { createRedisClient, generateSessionToken, hashToken, sessionCacheKeys, sql, type Redis, type StreamWrite } from '@portcullis/platform';
 import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../support/event-log.ts';
@@ -27,6 +46,8 @@ const WRITERS = 3;
 const KILLS = 8;
 const DAY_MS = 24 * 3600 * 1000;
 const PASSWORD_HASH = '$argon2id$v=19$m=19456,t=2,p=1$Y3Jhc2hzYWx0$Y3Jhc2hoYXNoY3Jhc2hoYXNo';
+/** The share of the writers' steps that act on organizations (and the sessions' active organization). */
+const ORGANIZATION_SHARE = 0.3;
 
 /**
  * The crash test. Two projector processes follow the log while a writer appends realistic auth traffic and
@@ -93,13 +114,17 @@ describe('projector crash safety', () => {
     startProjector();
   }
 
-  const projectionCount = (): number => (redisUrl ? 3 : 2);
+  const projectionCount = (): number => (redisUrl ? 4 : 3);
 
-  /** Every projection's checkpoint, in a fixed order: identity, sessions, then session-cache with Redis. */
+  /** Every projection's checkpoint, in a fixed order: identity, sessions, organizations, then session-cache with Redis. */
   async function checkpoints(): Promise<number[]> {
     const rows = await db.pool.any(sql.unsafe`SELECT name, position FROM projection_checkpoints`);
     const stored = new Map((rows as readonly { name: string; position: bigint }[]).map((r) => [r.name, Number(r.position)]));
-    const positions = [stored.get(projectionNames.identity) ?? 0, stored.get(projectionNames.sessions) ?? 0];
+    const positions = [
+      stored.get(projectionNames.identity) ?? 0,
+      stored.get(projectionNames.sessions) ?? 0,
+      stored.get(projectionNames.organizations) ?? 0,
+    ];
     if (redis && prefix) positions.push(Number((await redis.get(sessionCacheKeys(prefix).checkpoint(projectionNames.sessionCache))) ?? 0));
     return positions;
   }
@@ -216,6 +241,38 @@ interface ModelSession {
   rememberMe: boolean;
   createdAt: string;
   updatedAt: string;
+  activeOrganizationId: string | null;
+  activeTeamId: string | null;
+}
+
+interface ModelTeam {
+  teamId: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string | null;
+  /** userId → teamMember id. */
+  members: Map<string, string>;
+}
+
+interface ModelOrganization {
+  organizationId: string;
+  slug: string;
+  name: string;
+  version: number;
+  createdAt: string;
+  /** userId → member. */
+  members: Map<string, { memberId: string; role: string; createdAt: string }>;
+  teams: Map<string, ModelTeam>;
+}
+
+interface ModelInvitation {
+  invitationId: string;
+  organizationId: string;
+  email: string;
+  role: string;
+  inviterId: string;
+  status: 'pending' | 'accepted' | 'rejected' | 'canceled';
+  expiresAt: string;
 }
 
 /**
@@ -225,6 +282,8 @@ interface ModelSession {
 class AuthTrafficModel {
   readonly users = new Map<string, ModelUser>();
   readonly sessions = new Map<string, ModelSession>();
+  readonly organizations = new Map<string, ModelOrganization>();
+  readonly invitations = new Map<string, ModelInvitation>();
   private clock = Date.parse('2026-06-01T00:00:00.000Z');
 
   /** Decision times, one second apart, so rows have distinct, deterministic times. */
@@ -242,9 +301,21 @@ class AuthTrafficModel {
 
     const sessions = [...this.sessions.values()].sort((a, b) => compare(a.sessionId, b.sessionId));
     expect(snapshot.sessions).toHaveLength(this.sessions.size);
-    expect(snapshot.sessions.map((s) => [s.id, s.userId, s.token, s.expiresAt, s.updatedAt, s.rememberMe])).toEqual(
-      sessions.map((s) => [s.sessionId, s.userId, s.tokenHash, Date.parse(s.expiresAt), Date.parse(s.updatedAt), s.rememberMe]),
+    expect(
+      snapshot.sessions.map((s) => [s.id, s.userId, s.token, s.expiresAt, s.updatedAt, s.rememberMe, s.activeOrganizationId, s.activeTeamId]),
+    ).toEqual(
+      sessions.map((s) => [
+        s.sessionId,
+        s.userId,
+        s.tokenHash,
+        Date.parse(s.expiresAt),
+        Date.parse(s.updatedAt),
+        s.rememberMe,
+        s.activeOrganizationId,
+        s.activeTeamId,
+      ]),
     );
+    this.expectOrganizationsMatch(snapshot);
 
     if (prefix === null || snapshot.redis === null) return;
     const keys = sessionCacheKeys(prefix);
@@ -254,7 +325,14 @@ class AuthTrafficModel {
       const entry = snapshot.redis[keys.session(s.tokenHash)]!;
       const user = this.users.get(s.userId)!;
       expect(JSON.parse(entry.value as string)).toMatchObject({
-        session: { id: s.sessionId, userId: s.userId, expiresAt: s.expiresAt, updatedAt: s.updatedAt },
+        session: {
+          id: s.sessionId,
+          userId: s.userId,
+          expiresAt: s.expiresAt,
+          updatedAt: s.updatedAt,
+          activeOrganizationId: s.activeOrganizationId,
+          activeTeamId: s.activeTeamId,
+        },
         user: { id: user.userId, name: user.name, image: user.image, updatedAt: user.updatedAt },
       });
       expect(Math.abs(entry.expireAtMs! - Date.parse(s.expiresAt))).toBeLessThan(5_000);
@@ -265,11 +343,60 @@ class AuthTrafficModel {
       // Redis drops a set when its last member goes.
       expect(entry?.value ?? []).toEqual(live);
     }
+    // Each organization and team lists exactly the live sessions working in it; no list outlives its last one.
+    const expectedLists = new Map<string, string[]>();
+    const list = (key: string, tokenHash: string): void => {
+      expectedLists.set(key, [...(expectedLists.get(key) ?? []), tokenHash]);
+    };
+    for (const s of sessions) {
+      if (s.activeOrganizationId) list(keys.organizationSessions(s.activeOrganizationId), s.tokenHash);
+      if (s.activeTeamId) list(keys.teamSessions(s.activeTeamId), s.tokenHash);
+    }
+    const lists = Object.entries(snapshot.redis).filter(([k]) => k.startsWith(keys.organizationSessions('')) || k.startsWith(keys.teamSessions('')));
+    expect(Object.fromEntries(lists.map(([k, e]) => [k, e.value]))).toEqual(
+      Object.fromEntries([...expectedLists].map(([k, hashes]) => [k, hashes.sort(compare)])),
+    );
+    expect(expectedLists.size, 'some sessions work in an organization').toBeGreaterThan(0);
+  }
+
+  private expectOrganizationsMatch(snapshot: Snapshot): void {
+    const byId = <T>(items: T[], id: (item: T) => string): T[] => items.sort((a, b) => compare(id(a), id(b)));
+    const organizations = byId([...this.organizations.values()], (o) => o.organizationId);
+    expect(snapshot.organizations.map((o) => [o.id, o.name, o.slug, o.createdAt])).toEqual(
+      organizations.map((o) => [o.organizationId, o.name, o.slug, Date.parse(o.createdAt)]),
+    );
+    const members = byId(
+      organizations.flatMap((o) => [...o.members].map(([userId, m]) => ({ ...m, userId, organizationId: o.organizationId }))),
+      (m) => m.memberId,
+    );
+    expect(snapshot.members.map((m) => [m.id, m.organizationId, m.userId, m.role, m.createdAt])).toEqual(
+      members.map((m) => [m.memberId, m.organizationId, m.userId, m.role, Date.parse(m.createdAt)]),
+    );
+    const teams = byId(
+      organizations.flatMap((o) => [...o.teams.values()].map((t) => ({ ...t, organizationId: o.organizationId }))),
+      (t) => t.teamId,
+    );
+    expect(snapshot.teams.map((t) => [t.id, t.organizationId, t.name, t.createdAt, t.updatedAt])).toEqual(
+      teams.map((t) => [t.teamId, t.organizationId, t.name, Date.parse(t.createdAt), t.updatedAt === null ? null : Date.parse(t.updatedAt)]),
+    );
+    const teamMembers = byId(
+      teams.flatMap((t) => [...t.members].map(([userId, teamMemberId]) => ({ teamMemberId, userId, teamId: t.teamId }))),
+      (tm) => tm.teamMemberId,
+    );
+    expect(snapshot.teamMembers.map((tm) => [tm.id, tm.teamId, tm.userId])).toEqual(teamMembers.map((tm) => [tm.teamMemberId, tm.teamId, tm.userId]));
+    const invitations = byId([...this.invitations.values()], (i) => i.invitationId);
+    expect(snapshot.invitations.map((i) => [i.id, i.organizationId, i.email, i.role, i.inviterId, i.status, i.expiresAt])).toEqual(
+      invitations.map((i) => [i.invitationId, i.organizationId, i.email, i.role, i.inviterId, i.status, Date.parse(i.expiresAt)]),
+    );
+    // Enough happened for the comparison to mean something.
+    expect(organizations.length).toBeGreaterThan(3);
+    expect(teamMembers.length).toBeGreaterThan(0);
+    expect(invitations.some((i) => i.status !== 'pending')).toBe(true);
   }
 }
 
 async function writeTraffic(db: EventLogDatabase, model: AuthTrafficModel, random: SeededRandom, writer: number, budget: number): Promise<void> {
-  const mine = { users: [] as ModelUser[], sessions: [] as ModelSession[] };
+  const mine: WriterState = { users: [], sessions: [], organizations: [] };
   let written = 0;
 
   const append = async (writes: StreamWrite[]): Promise<Record<string, number>> => {
@@ -296,6 +423,8 @@ async function writeTraffic(db: EventLogDatabase, model: AuthTrafficModel, rando
       rememberMe,
       createdAt: at,
       updatedAt: at,
+      activeOrganizationId: null,
+      activeTeamId: null,
     };
     const event = SessionCreated({
       sessionId: session.sessionId,
@@ -310,9 +439,15 @@ async function writeTraffic(db: EventLogDatabase, model: AuthTrafficModel, rando
     return { session, event };
   };
 
+  const organizationStep = organizationTraffic(model, random, mine, append);
+
   while (written < budget) {
     const at = model.tick();
     const metadata = metadataAt(at, { correlationId: randomUUID() });
+    if (mine.users.length >= 3 && random.chance(ORGANIZATION_SHARE)) {
+      await organizationStep(at, metadata);
+      continue;
+    }
     const roll = random.next();
 
     if (mine.users.length < 3 || roll < 0.18) {
@@ -427,6 +562,209 @@ async function writeTraffic(db: EventLogDatabase, model: AuthTrafficModel, rando
   }
 }
 
+interface WriterState {
+  users: ModelUser[];
+  sessions: ModelSession[];
+  organizations: ModelOrganization[];
+}
+
+type Append = (writes: StreamWrite[]) => Promise<Record<string, number>>;
+
+/**
+ * One step of organization traffic by a writer, on its own organizations, users and sessions: creating,
+ * renaming and deleting organizations, members joining (added or invited) and going, teams and their
+ * members, and sessions choosing an active organization and team. Every change the read models derive
+ * (a member who goes loses the organization as active, a removed team is no one's active team) is applied
+ * to the model here, so the comparison checks the projections' rules as well as their crash safety.
+ */
+function organizationTraffic(model: AuthTrafficModel, random: SeededRandom, mine: WriterState, append: Append) {
+  const sessionsWhere = (match: (s: ModelSession) => boolean): ModelSession[] => mine.sessions.filter(match);
+
+  const onOrganization = async (org: ModelOrganization, events: DomainEvent[], metadata: EventMetadata, also: StreamWrite[] = []) => {
+    const versions = await append([domainWrite(streams.organization(org.organizationId), org.version, events, metadata), ...also]);
+    org.version = versions[streams.organization(org.organizationId)]!;
+  };
+
+  const create = async (at: string, metadata: EventMetadata): Promise<void> => {
+    const creator = random.pick(mine.users);
+    const organizationId = randomUUID();
+    const slug = `org-${organizationId.slice(0, 13)}`;
+    const memberId = randomUUID();
+    const org: ModelOrganization = {
+      organizationId,
+      slug,
+      name: `Organization ${slug}`,
+      version: 0,
+      createdAt: at,
+      members: new Map([[creator.userId, { memberId, role: 'owner', createdAt: at }]]),
+      teams: new Map(),
+    };
+    const versions = await append([
+      domainWrite(streams.organizationSlug(slug), 'no_stream', [OrganizationSlugReserved({ slug, organizationId })], metadata),
+      domainWrite(
+        streams.organization(organizationId),
+        'no_stream',
+        [
+          OrganizationCreated({ organizationId, name: org.name, slug, logo: null, metadata: null, createdByUserId: creator.userId }),
+          MemberAdded({ organizationId, memberId, userId: creator.userId, role: 'owner', teamId: null, via: 'creator' }),
+        ],
+        metadata,
+      ),
+    ]);
+    org.version = versions[streams.organization(organizationId)]!;
+    mine.organizations.push(org);
+    model.organizations.set(organizationId, org);
+  };
+
+  /** What the read models do when a member goes: the user's teams here, and this organization as active. */
+  const memberGone = (org: ModelOrganization, userId: string): void => {
+    org.members.delete(userId);
+    for (const team of org.teams.values()) team.members.delete(userId);
+    for (const s of sessionsWhere((s) => s.userId === userId && s.activeOrganizationId === org.organizationId)) {
+      s.activeOrganizationId = null;
+      s.activeTeamId = null;
+    }
+  };
+
+  return async function step(at: string, metadata: EventMetadata): Promise<void> {
+    const roll = random.next();
+    if (mine.organizations.length < 2 || roll < 0.1) return create(at, metadata);
+    const org = random.pick(mine.organizations);
+    const { organizationId } = org;
+    const outsiders = mine.users.filter((u) => !org.members.has(u.userId));
+    const members = [...org.members.keys()];
+    const teams = [...org.teams.values()];
+    const pending = [...model.invitations.values()].filter((i) => i.organizationId === organizationId && i.status === 'pending');
+
+    if (roll < 0.22 && outsiders.length > 0) {
+      const user = random.pick(outsiders);
+      const memberId = randomUUID();
+      const role = random.pick(['member', 'admin', 'admin,member']);
+      await onOrganization(org, [MemberAdded({ organizationId, memberId, userId: user.userId, role, teamId: null, via: 'added' })], metadata);
+      org.members.set(user.userId, { memberId, role, createdAt: at });
+    } else if (roll < 0.34 && outsiders.length > 0) {
+      const invitee = random.pick(outsiders);
+      const invitation: ModelInvitation = {
+        invitationId: randomUUID(),
+        organizationId,
+        email: invitee.email,
+        role: random.pick(['member', 'admin']),
+        inviterId: random.pick(members),
+        status: 'pending',
+        expiresAt: new Date(Date.parse(at) + 2 * DAY_MS).toISOString(),
+      };
+      await onOrganization(org, [InvitationCreated({ ...invitation, teamId: null })], metadata);
+      model.invitations.set(invitation.invitationId, invitation);
+    } else if (roll < 0.46 && pending.length > 0) {
+      const invitation = random.pick(pending);
+      const { invitationId } = invitation;
+      const invitee = mine.users.find((u) => u.email === invitation.email)!;
+      const settle = random.next();
+      if (settle < 0.5 && !org.members.has(invitee.userId)) {
+        const memberId = randomUUID();
+        await onOrganization(
+          org,
+          [
+            InvitationAccepted({ organizationId, invitationId, userId: invitee.userId }),
+            MemberAdded({ organizationId, memberId, userId: invitee.userId, role: invitation.role, teamId: null, via: 'invitation' }),
+          ],
+          metadata,
+        );
+        invitation.status = 'accepted';
+        org.members.set(invitee.userId, { memberId, role: invitation.role, createdAt: at });
+      } else if (settle < 0.7) {
+        await onOrganization(org, [InvitationRejected({ organizationId, invitationId, userId: invitee.userId })], metadata);
+        invitation.status = 'rejected';
+      } else if (settle < 0.85) {
+        await onOrganization(org, [InvitationCanceled({ organizationId, invitationId, byUserId: random.pick(members) })], metadata);
+        invitation.status = 'canceled';
+      } else {
+        const expiresAt = new Date(Date.parse(at) + 2 * DAY_MS).toISOString();
+        await onOrganization(org, [InvitationResent({ organizationId, invitationId, inviterId: invitation.inviterId, expiresAt })], metadata);
+        invitation.expiresAt = expiresAt;
+      }
+    } else if (roll < 0.54) {
+      const team: ModelTeam = { teamId: randomUUID(), name: `Team ${random.int(1, 999)}`, createdAt: at, updatedAt: null, members: new Map() };
+      const joining = members.filter(() => random.chance(0.5));
+      for (const userId of joining) team.members.set(userId, randomUUID());
+      await onOrganization(
+        org,
+        [
+          TeamCreated({ organizationId, teamId: team.teamId, name: team.name }),
+          ...[...team.members].map(([userId, teamMemberId]) => TeamMemberAdded({ organizationId, teamId: team.teamId, teamMemberId, userId })),
+        ],
+        metadata,
+      );
+      org.teams.set(team.teamId, team);
+    } else if (roll < 0.64 && teams.length > 0) {
+      const team = random.pick(teams);
+      const joinable = members.filter((userId) => !team.members.has(userId));
+      const change = random.next();
+      if (change < 0.45 && joinable.length > 0) {
+        const userId = random.pick(joinable);
+        const teamMemberId = randomUUID();
+        await onOrganization(org, [TeamMemberAdded({ organizationId, teamId: team.teamId, teamMemberId, userId })], metadata);
+        team.members.set(userId, teamMemberId);
+      } else if (change < 0.8 && team.members.size > 0) {
+        const [userId, teamMemberId] = random.pick([...team.members]);
+        await onOrganization(org, [TeamMemberRemoved({ organizationId, teamId: team.teamId, teamMemberId, userId })], metadata);
+        team.members.delete(userId);
+        for (const s of sessionsWhere((s) => s.userId === userId && s.activeTeamId === team.teamId)) s.activeTeamId = null;
+      } else {
+        const name = `Team ${random.int(1000, 9999)}`;
+        await onOrganization(org, [TeamUpdated({ organizationId, teamId: team.teamId, name })], metadata);
+        team.name = name;
+        team.updatedAt = at;
+      }
+    } else if (roll < 0.8) {
+      // A member's session chooses this organization, with one of the member's teams in it or none.
+      const candidates = sessionsWhere((s) => org.members.has(s.userId));
+      if (candidates.length === 0) return create(at, metadata);
+      const session = random.pick(candidates);
+      const ownTeams = teams.filter((t) => t.members.has(session.userId));
+      const activeTeamId = ownTeams.length > 0 && random.chance(0.6) ? random.pick(ownTeams).teamId : null;
+      const versions = await append([
+        domainWrite(
+          streams.session(session.sessionId),
+          session.version,
+          [SessionActiveOrganizationChanged({ sessionId: session.sessionId, userId: session.userId, activeOrganizationId: organizationId, activeTeamId })],
+          metadata,
+        ),
+      ]);
+      session.version = versions[streams.session(session.sessionId)]!;
+      session.activeOrganizationId = organizationId;
+      session.activeTeamId = activeTeamId;
+    } else if (roll < 0.86 && teams.length > 0) {
+      const team = random.pick(teams);
+      await onOrganization(org, [TeamRemoved({ organizationId, teamId: team.teamId })], metadata);
+      org.teams.delete(team.teamId);
+      for (const s of sessionsWhere((s) => s.activeTeamId === team.teamId)) s.activeTeamId = null;
+    } else if (roll < 0.92) {
+      const goers = members.filter((userId) => org.members.get(userId)!.role !== 'owner');
+      if (goers.length === 0) return create(at, metadata);
+      const userId = random.pick(goers);
+      const reason = random.pick(['left', 'removed'] as const);
+      await onOrganization(org, [MemberRemoved({ organizationId, memberId: org.members.get(userId)!.memberId, userId, reason })], metadata);
+      memberGone(org, userId);
+    } else if (roll < 0.96) {
+      const name = `Renamed ${random.int(1, 9999)}`;
+      await onOrganization(org, [OrganizationUpdated({ organizationId, name })], metadata);
+      org.name = name;
+    } else {
+      await onOrganization(org, [OrganizationDeleted({ organizationId, slug: org.slug, memberUserIds: members })], metadata, [
+        domainWrite(streams.organizationSlug(org.slug), 1, [OrganizationSlugReleased({ slug: org.slug, organizationId })], metadata),
+      ]);
+      for (const s of sessionsWhere((s) => s.activeOrganizationId === organizationId)) {
+        s.activeOrganizationId = null;
+        s.activeTeamId = null;
+      }
+      mine.organizations.splice(mine.organizations.indexOf(org), 1);
+      model.organizations.delete(organizationId);
+      for (const i of [...model.invitations.values()]) if (i.organizationId === organizationId) model.invitations.delete(i.invitationId);
+    }
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Snapshots of every read model.
 
@@ -441,6 +779,11 @@ interface Snapshot {
   accounts: Record<string, unknown>[];
   sessions: Record<string, unknown>[];
   verifications: Record<string, unknown>[];
+  organizations: Record<string, unknown>[];
+  members: Record<string, unknown>[];
+  invitations: Record<string, unknown>[];
+  teams: Record<string, unknown>[];
+  teamMembers: Record<string, unknown>[];
   redis: Record<string, RedisEntry> | null;
 }
 
@@ -452,6 +795,11 @@ async function snapshotReadModels(db: EventLogDatabase, redis: Redis | null, pre
     accounts: await rows('account'),
     sessions: await rows('session'),
     verifications: await rows('verification'),
+    organizations: await rows('organization'),
+    members: await rows('member'),
+    invitations: await rows('invitation'),
+    teams: await rows('team'),
+    teamMembers: await rows('teamMember'),
     redis: redis && prefix ? await snapshotRedis(redis, prefix) : null,
   };
 }

@@ -16,7 +16,8 @@ import { waitFor } from '../support/processes.ts';
 import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
 
-const SESSION_KEYS = ['createdAt', 'expiresAt', 'id', 'ipAddress', 'token', 'updatedAt', 'userAgent', 'userId'];
+// better-auth's session with the organization plugin's two fields, null until an organization is chosen.
+const SESSION_KEYS = ['activeOrganizationId', 'activeTeamId', 'createdAt', 'expiresAt', 'id', 'ipAddress', 'token', 'updatedAt', 'userAgent', 'userId'];
 
 /**
  * The age conditions below are the clock's, not the system's: once Date.now() is past a session's
@@ -89,7 +90,7 @@ function sessionSuite(options: { redis: boolean }): void {
       const answer = await currentSession(c);
       expect(Object.keys(answer!).sort()).toEqual(['session', 'user']);
       expect(Object.keys(answer!.session).sort()).toEqual(SESSION_KEYS);
-      expect(answer!.session).toMatchObject({ token, userId: user.id });
+      expect(answer!.session).toMatchObject({ token, userId: user.id, activeOrganizationId: null, activeTeamId: null });
       expect(answer!.user).toEqual(user);
     });
 

@@ -18,7 +18,11 @@ export interface InProcessApi {
  * The api app for `inject`, on a fresh database with the real stores and the projections running in the
  * same process: route specs see real reads-after-writes without starting processes.
  */
-export async function startInProcessApi(prefix: string, env: Record<string, string>): Promise<InProcessApi> {
+export async function startInProcessApi(
+  prefix: string,
+  env: Record<string, string>,
+  options: { clock?: () => Date } = {},
+): Promise<InProcessApi> {
   const db = await createEventLogDatabase(prefix);
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
   const log = createLogger({ name: prefix, level: 'silent' });
@@ -37,7 +41,8 @@ export async function startInProcessApi(prefix: string, env: Record<string, stri
     waiter,
     log,
     cookies: sessionCookieSettings(config),
-    clock: () => new Date(),
+    // A spec about expiry moves this clock instead of waiting for time to pass.
+    clock: options.clock ?? (() => new Date()),
   };
   const app = await buildApp(ctx);
   await app.ready();

@@ -3,3 +3,7 @@ export * from './session.ts';
 export * from './credentials.ts';
 export * from './account-lifecycle.ts';
 export * from './username.ts';
+export * from './organization.ts';
+export * from './invitation.ts';
+export * from './team.ts';
+export * from './full-organization.ts';

@@ -10,6 +10,9 @@ export const sessionSchema = z.object({
   updatedAt: z.string(),
   ipAddress: z.string().nullable(),
   userAgent: z.string().nullable(),
+  // The organization plugin's fields: the organization and team the session works in, null when none.
+  activeOrganizationId: z.string().nullable(),
+  activeTeamId: z.string().nullable(),
 });
 export type Session = z.infer<typeof sessionSchema>;
 

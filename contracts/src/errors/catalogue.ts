@@ -77,6 +77,86 @@ export const errorCatalogue = {
   MISSING_RESPONSE: { status: 400, message: 'Missing CAPTCHA response' },
   VERIFICATION_FAILED: { status: 403, message: 'Captcha verification failed' },
   UNKNOWN_ERROR: { status: 500, message: 'Something went wrong' },
+  // Organizations (spec sections 4-8): the organization plugin's codes; messages from the spec, else better-auth.
+  // Where better-auth answers one code with two statuses, the route passes the other status explicitly.
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION: { status: 403, message: 'You are not allowed to create a new organization' },
+  YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS: { status: 403, message: 'You have reached the maximum number of organizations' },
+  ORGANIZATION_ALREADY_EXISTS: { status: 400, message: 'Organization already exists' },
+  // The spec's message for a taken slug; better-auth 1.7 says 'Organization slug already taken'.
+  ORGANIZATION_SLUG_ALREADY_TAKEN: { status: 400, message: 'slug is taken' },
+  ORGANIZATION_NOT_FOUND: { status: 400, message: 'Organization not found' },
+  ORGANIZATION_DELETION_DISABLED: { status: 404, message: 'Organization deletion is disabled' },
+  USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: { status: 400, message: 'User is not a member of the organization' },
+  YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_ORGANIZATION: { status: 403, message: 'You are not allowed to update this organization' },
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_ORGANIZATION: { status: 403, message: 'You are not allowed to delete this organization' },
+  NO_ACTIVE_ORGANIZATION: { status: 400, message: 'No active organization' },
+  USER_IS_ALREADY_A_MEMBER_OF_THIS_ORGANIZATION: { status: 400, message: 'User is already a member of this organization' },
+  MEMBER_NOT_FOUND: { status: 400, message: 'Member not found' },
+  ROLE_NOT_FOUND: { status: 400, message: 'Role not found' },
+  TEAM_NOT_FOUND: { status: 400, message: 'Team not found' },
+  INVALID_TEAM_ID: { status: 400, message: 'Team id contains a reserved character' },
+  TEAMS_NOT_ENABLED: { status: 400, message: 'Teams are not enabled' },
+  YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER: { status: 400, message: 'You cannot leave the organization as the only owner' },
+  // update-member-role: the only owner taking the owner role from themself.
+  YOU_CANNOT_LEAVE_THE_ORGANIZATION_WITHOUT_AN_OWNER: { status: 400, message: 'You cannot leave the organization without an owner' },
+  // better-auth answers it with 401.
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER: { status: 401, message: 'You are not allowed to delete this member' },
+  YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER: { status: 403, message: 'You are not allowed to update this member' },
+  YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION: {
+    status: 403,
+    message: 'You are not allowed to invite users to this organization',
+  },
+  YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE: { status: 403, message: 'You are not allowed to invite a user with this role' },
+  USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION: { status: 400, message: 'User is already invited to this organization' },
+  INVITATION_NOT_FOUND: { status: 400, message: 'Invitation not found' },
+  YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION: { status: 403, message: 'You are not the recipient of the invitation' },
+  EMAIL_VERIFICATION_REQUIRED_BEFORE_ACCEPTING_OR_REJECTING_INVITATION: {
+    status: 403,
+    message: 'Email verification required before accepting or rejecting invitation',
+  },
+  EMAIL_VERIFICATION_REQUIRED_FOR_INVITATION: {
+    status: 403,
+    message: 'Email verification required to view or list invitations for the session email',
+  },
+  YOU_ARE_NOT_ALLOWED_TO_CANCEL_THIS_INVITATION: { status: 403, message: 'You are not allowed to cancel this invitation' },
+  YOU_ARE_NOT_ALLOWED_TO_LIST_INVITATIONS: {
+    status: 403,
+    message: 'You are not allowed to list invitations for this organization',
+  },
+  INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION: { status: 400, message: 'Inviter is no longer a member of the organization' },
+  FAILED_TO_RETRIEVE_INVITATION: { status: 400, message: 'Failed to retrieve invitation' },
+  INVITATION_LIMIT_REACHED: { status: 403, message: 'Invitation limit reached' },
+  ORGANIZATION_MEMBERSHIP_LIMIT_REACHED: { status: 403, message: 'Organization membership limit reached' },
+  YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_TEAMS: { status: 400, message: 'You have reached the maximum number of teams' },
+  UNABLE_TO_REMOVE_LAST_TEAM: { status: 400, message: 'Unable to remove last team' },
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_TEAMS_IN_THIS_ORGANIZATION: {
+    status: 403,
+    message: 'You are not allowed to create teams in this organization',
+  },
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_TEAMS_IN_THIS_ORGANIZATION: {
+    status: 403,
+    message: 'You are not allowed to delete teams in this organization',
+  },
+  YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_TEAM: { status: 403, message: 'You are not allowed to update this team' },
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_TEAM: { status: 403, message: 'You are not allowed to delete this team' },
+  TEAM_MEMBER_LIMIT_REACHED: { status: 403, message: 'Team member limit reached' },
+  USER_IS_NOT_A_MEMBER_OF_THE_TEAM: { status: 400, message: 'User is not a member of the team' },
+  YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM: { status: 400, message: 'You do not have an active team' },
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_TEAM_MEMBER: { status: 403, message: 'You are not allowed to create a new member' },
+  YOU_ARE_NOT_ALLOWED_TO_REMOVE_A_TEAM_MEMBER: { status: 403, message: 'You are not allowed to remove a team member' },
+  YOU_ARE_NOT_ALLOWED_TO_ACCESS_THIS_ORGANIZATION: {
+    status: 403,
+    message: 'You are not allowed to access this organization as an owner',
+  },
+  YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION: { status: 403, message: 'You are not a member of this organization' },
+  // better-auth answers these without a code (list-invitations, get-invitation); the catalogue needs one.
+  NOT_AUTHENTICATED: { status: 401, message: 'Not authenticated' },
+  ORGANIZATION_ID_IS_REQUIRED: { status: 400, message: 'Organization ID is required' },
+  // list-user-invitations: better-auth's uncoded refusals of a client naming an address, or naming none.
+  USER_EMAIL_CANNOT_BE_PASSED_FOR_CLIENT_SIDE_API_CALLS: { status: 400, message: 'User email cannot be passed for client side API calls.' },
+  MISSING_SESSION_HEADERS_OR_EMAIL_QUERY_PARAMETER: { status: 400, message: 'Missing session headers, or email query parameter.' },
+  // has-permission: better-auth's access-control refusals (spec section 6).
+  NOT_AUTHORIZED: { status: 403, message: 'Not authorized' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
   VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
   INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },

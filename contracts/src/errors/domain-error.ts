@@ -7,12 +7,16 @@ export class DomainError extends Error {
   /** Particulars for the caller (which fields failed), never secrets. */
   readonly details: string | undefined;
 
-  constructor(code: ErrorCode, options?: { details?: string; cause?: unknown }) {
+  /**
+   * `status` replaces the catalogue's only where better-auth answers one code with two statuses depending
+   * on the route (the organization plugin does), so clients see the status they expect from each route.
+   */
+  constructor(code: ErrorCode, options?: { details?: string; cause?: unknown; status?: number }) {
     const entry = errorCatalogue[code];
     super(entry.message, { cause: options?.cause });
     this.name = 'DomainError';
     this.code = code;
-    this.status = entry.status;
+    this.status = options?.status ?? entry.status;
     this.details = options?.details;
   }
 }

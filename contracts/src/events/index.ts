@@ -14,6 +14,27 @@ import {
   VerificationTokenIssued,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
+import {
+  InvitationAccepted,
+  InvitationCanceled,
+  InvitationCreated,
+  InvitationRejected,
+  InvitationResent,
+  MemberAdded,
+  MemberRemoved,
+  MemberRoleChanged,
+  OrganizationCreated,
+  OrganizationDeleted,
+  OrganizationSlugReleased,
+  OrganizationSlugReserved,
+  OrganizationUpdated,
+  SessionActiveOrganizationChanged,
+  TeamCreated,
+  TeamMemberAdded,
+  TeamMemberRemoved,
+  TeamRemoved,
+  TeamUpdated,
+} from './organization.ts';
 
 export * from './define-event.ts';
 export * from './identity.ts';
@@ -22,6 +43,7 @@ export * from './username.ts';
 export * from './sign-in-guard.ts';
 export * from './account-lifecycle.ts';
 export * from './mail.ts';
+export * from './organization.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [
@@ -48,6 +70,25 @@ export const eventDefinitions = [
   VerificationTokenIssued,
   VerificationTokenConsumed,
   MailJobQueued,
+  OrganizationCreated,
+  OrganizationUpdated,
+  OrganizationDeleted,
+  MemberAdded,
+  MemberRoleChanged,
+  MemberRemoved,
+  InvitationCreated,
+  InvitationResent,
+  InvitationAccepted,
+  InvitationRejected,
+  InvitationCanceled,
+  TeamCreated,
+  TeamUpdated,
+  TeamRemoved,
+  TeamMemberAdded,
+  TeamMemberRemoved,
+  OrganizationSlugReserved,
+  OrganizationSlugReleased,
+  SessionActiveOrganizationChanged,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -79,4 +120,6 @@ export const streams = {
   usernameSignIn: (username: string) => `sign-in-username-${username}`,
   verification: (tokenHash: string) => `verification-${tokenHash}`,
   mail: (jobId: string) => `mail-${jobId}`,
+  organization: (organizationId: string) => `organization-${organizationId}`,
+  organizationSlug: (slug: string) => `organization-slug-${slug}`,
 } as const;

@@ -9,6 +9,7 @@ import { installErrorHandling } from './http/error-handler.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { organizationRoutes } from './organization/routes.ts';
 import { registerPerimeter } from './perimeter/perimeter.ts';
 import { captcha } from './perimeter/captcha.ts';
 import { sessionRoutes } from './session/session.routes.ts';
@@ -64,6 +65,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       await auth.register(userRoutes(ctx));
       await auth.register(usernameRoutes(ctx));
       await auth.register(accountRoutes(ctx));
+      await auth.register(organizationRoutes(ctx));
     },
     { prefix: ctx.config.basePath },
   );

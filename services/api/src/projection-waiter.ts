@@ -33,6 +33,7 @@ export class ProjectionWaiter {
     this.projections = [
       projectionNames.identity,
       projectionNames.sessions,
+      projectionNames.organizations,
       ...(options.redis ? [projectionNames.sessionCache] : []),
     ];
   }

@@ -129,6 +129,23 @@ const configSchema = z
     MAILER_RETRY_MAX_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
     MAILER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     MAILER_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
+    // Organizations (issue 5): better-auth's organization plugin options, with teams switched on.
+    AUTH_ORGANIZATION_ALLOW_CREATE: flag(true),
+    AUTH_ORGANIZATION_LIMIT: z.coerce.number().int().min(1).optional(),
+    AUTH_ORGANIZATION_MEMBERSHIP_LIMIT: z.coerce.number().int().min(1).default(100),
+    AUTH_ORGANIZATION_INVITATION_EXPIRES_IN: lifetime(172_800),
+    AUTH_ORGANIZATION_INVITATION_LIMIT: z.coerce.number().int().min(1).default(100),
+    AUTH_ORGANIZATION_INVITATION_URL: z
+      .string()
+      .regex(/^https?:\/\/.*\{id\}/, 'must be an http(s) URL containing {id}')
+      .optional(),
+    AUTH_ORGANIZATION_REQUIRE_EMAIL_VERIFICATION_ON_INVITATION: flag(false),
+    AUTH_ORGANIZATION_DISABLE_DELETION: flag(false),
+    AUTH_ORGANIZATION_TEAMS_ENABLED: flag(true),
+    AUTH_ORGANIZATION_DEFAULT_TEAM: flag(true),
+    AUTH_ORGANIZATION_MAXIMUM_TEAMS: z.coerce.number().int().min(1).optional(),
+    AUTH_ORGANIZATION_MAXIMUM_MEMBERS_PER_TEAM: z.coerce.number().int().min(1).optional(),
+    AUTH_ORGANIZATION_ALLOW_REMOVING_ALL_TEAMS: flag(false),
   })
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
     path: ['AUTH_PASSWORD_MIN_LENGTH'],
@@ -236,6 +253,27 @@ export interface Config {
     readonly retryMaxMs: number;
     readonly concurrency: number;
     readonly pollIntervalMs: number;
+  };
+  readonly organization: {
+    readonly allowCreate: boolean;
+    /** Organizations one user may belong to when creating another; null: no limit. */
+    readonly organizationLimit: number | null;
+    readonly membershipLimit: number;
+    readonly invitationExpiresInSeconds: number;
+    /** Pending invitations one organization may hold. */
+    readonly invitationLimit: number;
+    /** The link an invitation mail carries; `{id}` is replaced by the invitation id. */
+    readonly invitationUrl: string;
+    readonly requireEmailVerificationOnInvitation: boolean;
+    readonly disableDeletion: boolean;
+    readonly teams: {
+      readonly enabled: boolean;
+      /** A new organization gets a team of its own name, holding its creator. */
+      readonly defaultTeam: boolean;
+      readonly maximumTeams: number | null;
+      readonly maximumMembersPerTeam: number | null;
+      readonly allowRemovingAllTeams: boolean;
+    };
   };
 }
 
@@ -351,6 +389,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryMaxMs: c.MAILER_RETRY_MAX_MS,
       concurrency: c.MAILER_CONCURRENCY,
       pollIntervalMs: c.MAILER_POLL_INTERVAL_MS,
+    },
+    organization: {
+      allowCreate: c.AUTH_ORGANIZATION_ALLOW_CREATE,
+      organizationLimit: c.AUTH_ORGANIZATION_LIMIT ?? null,
+      membershipLimit: c.AUTH_ORGANIZATION_MEMBERSHIP_LIMIT,
+      invitationExpiresInSeconds: c.AUTH_ORGANIZATION_INVITATION_EXPIRES_IN,
+      invitationLimit: c.AUTH_ORGANIZATION_INVITATION_LIMIT,
+      invitationUrl:
+        c.AUTH_ORGANIZATION_INVITATION_URL ??
+        `${(c.BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, '')}/accept-invitation/{id}`,
+      requireEmailVerificationOnInvitation: c.AUTH_ORGANIZATION_REQUIRE_EMAIL_VERIFICATION_ON_INVITATION,
+      disableDeletion: c.AUTH_ORGANIZATION_DISABLE_DELETION,
+      teams: {
+        enabled: c.AUTH_ORGANIZATION_TEAMS_ENABLED,
+        defaultTeam: c.AUTH_ORGANIZATION_DEFAULT_TEAM,
+        maximumTeams: c.AUTH_ORGANIZATION_MAXIMUM_TEAMS ?? null,
+        maximumMembersPerTeam: c.AUTH_ORGANIZATION_MAXIMUM_MEMBERS_PER_TEAM ?? null,
+        allowRemovingAllTeams: c.AUTH_ORGANIZATION_ALLOW_REMOVING_ALL_TEAMS,
+      },
     },
   });
 }

@@ -10,6 +10,7 @@ import {
 } from '@portcullis/platform';
 import { identityProjection } from './identity/identity.projection.ts';
 import { MailRelayTarget } from './mail/mail-relay.ts';
+import { organizationsProjection } from './organization/organizations.projection.ts';
 import { sessionCacheProjection } from './session/session-cache.projection.ts';
 import { sessionsProjection } from './session/sessions.projection.ts';
 
@@ -26,6 +27,7 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
   const targets: ProjectionTarget[] = [
     new PostgresProjectionTarget(pool, identityProjection),
     new PostgresProjectionTarget(pool, sessionsProjection),
+    new PostgresProjectionTarget(pool, organizationsProjection),
   ];
   const redisClients: Redis[] = [];
   if (config.redis) {

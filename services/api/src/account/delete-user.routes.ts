@@ -8,6 +8,7 @@ import { redirect } from '../http/redirect.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
+import { membershipRemovalWrites } from '../organization/user-deletion.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { usernameReleaseWrites } from '../username/username-claim.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
@@ -22,8 +23,9 @@ const DELETE_TOKEN_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
 /**
  * Deletes a user in one atomic append: `user.deleted.v1` on its stream (every projection drops its
- * sessions, accounts and verifications on it), its email released for a new sign-up, and, when a
- * mailed token authorised it, that token consumed (so it works once).
+ * sessions, accounts and verifications on it), its email released for a new sign-up, its memberships
+ * removed from their organizations, and, when a mailed token authorised it, that token consumed (so it
+ * works once).
  */
 async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: string, token?: string): Promise<void> {
   await withRetryOnConflict(async () => {
@@ -45,6 +47,8 @@ async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: stri
       streamWrite(streams.email(email), reservation.version, decideEmailRelease({ userId, email }, reservation.state), metadata),
       // Its username too, so the name can be taken again.
       ...(await usernameReleaseWrites(ctx, userId, metadata)),
+      // And its memberships, each on its organization's stream.
+      ...(await membershipRemovalWrites(ctx, userId, metadata)),
     );
     await commit(ctx, writes);
   });

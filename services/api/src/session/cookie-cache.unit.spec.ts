@@ -14,6 +14,8 @@ const answer = (overrides: { name?: string; image?: string | null } = {}): Sessi
     updatedAt: '2026-03-01T10:00:00.000Z',
     ipAddress: '127.0.0.1',
     userAgent: 'UA',
+    activeOrganizationId: null,
+    activeTeamId: null,
   },
   user: {
     id: 'user-id',

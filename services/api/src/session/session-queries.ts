@@ -13,6 +13,8 @@ interface SessionRow {
   ipAddress: string | null;
   userAgent: string | null;
   rememberMe: boolean;
+  activeOrganizationId: string | null;
+  activeTeamId: string | null;
 }
 
 interface SessionUserRow extends SessionRow {
@@ -27,7 +29,9 @@ interface SessionUserRow extends SessionRow {
   u_display_username: string | null;
 }
 
-const sessionColumns = sql.fragment`s.id, s."userId", s."expiresAt", s."createdAt", s."updatedAt", s."ipAddress", s."userAgent", s."rememberMe"`;
+const sessionColumns = sql.fragment`
+  s.id, s."userId", s."expiresAt", s."createdAt", s."updatedAt", s."ipAddress", s."userAgent", s."rememberMe",
+  s."activeOrganizationId", s."activeTeamId"`;
 
 function toSession(row: SessionRow): CachedSession['session'] {
   return {
@@ -39,7 +43,15 @@ function toSession(row: SessionRow): CachedSession['session'] {
     ipAddress: row.ipAddress,
     userAgent: row.userAgent,
     rememberMe: row.rememberMe,
+    activeOrganizationId: row.activeOrganizationId,
+    activeTeamId: row.activeTeamId,
   };
+}
+
+/** Sessions cached before they had an active organization lack the fields, which then mean none. */
+function withSelection(cached: CachedSession): CachedSession {
+  const { activeOrganizationId = null, activeTeamId = null } = cached.session;
+  return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
 }
 
 /**
@@ -51,7 +63,7 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
     try {
       const raw = await ctx.cache.redis.get(ctx.cache.keys.session(tokenHash));
       // The cache holds only what our own projection wrote from validated events: parsing is enough.
-      if (raw !== null) return JSON.parse(raw) as CachedSession;
+      if (raw !== null) return withSelection(JSON.parse(raw) as CachedSession);
     } catch (error) {
       ctx.log.warn({ err: error }, 'session cache read failed; reading Postgres');
     }

@@ -26,6 +26,9 @@ export function sessionCacheKeys(prefix: string) {
     sessionToken: (sessionId: string) => `${prefix}session-token:${sessionId}`,
     user: (userId: string) => `${prefix}user:${userId}`,
     userSessions: (userId: string) => `${prefix}user-sessions:${userId}`,
+    /** Token hashes of the cached sessions whose active organization (or team) this is: who to clear when it goes. */
+    organizationSessions: (organizationId: string) => `${prefix}organization-sessions:${organizationId}`,
+    teamSessions: (teamId: string) => `${prefix}team-sessions:${teamId}`,
     checkpoint: (projection: string) => `${prefix}checkpoint:${projection}`,
     all: `${prefix}*`,
   } as const;

@@ -2,14 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   cachedSessionSchema,
+  MemberRemoved,
+  OrganizationDeleted,
+  SessionActiveOrganizationChanged,
   SessionCreated,
   SessionRefreshed,
   SessionRevoked,
   streams,
+  TeamMemberRemoved,
+  TeamRemoved,
+  UserDeleted,
   UsernameChanged,
   UserRegistered,
   UserUpdated,
   type CachedSession,
+  type DomainEvent,
   type User,
 } from '@portcullis/contracts';
 import {
@@ -24,6 +31,7 @@ import {
   type SessionCacheKeys,
 } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { waitFor } from '../../../../tests/support/processes.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import { sessionCacheProjection } from './session-cache.projection.ts';
 
@@ -68,9 +76,13 @@ describeWithRedis('session-cache projection (Redis)', () => {
   }
 
   /** Signs in: returns the raw token and the expiry, a week ahead of now so the key lives through the test. */
-  async function signIn(userId: string, sessionId = randomUUID()): Promise<{ sessionId: string; token: string; expiresAt: string }> {
+  async function signIn(
+    userId: string,
+    sessionId = randomUUID(),
+    lifetimeMs = 7 * DAY_MS,
+  ): Promise<{ sessionId: string; token: string; expiresAt: string }> {
     const token = generateSessionToken();
-    const expiresAt = new Date(Date.now() + 7 * DAY_MS).toISOString();
+    const expiresAt = new Date(Date.now() + lifetimeMs).toISOString();
     await db.store.append([
       domainWrite(
         streams.session(sessionId),
@@ -141,6 +153,8 @@ describeWithRedis('session-cache projection (Redis)', () => {
         ipAddress: '198.51.100.4',
         userAgent: 'vitest',
         rememberMe: true,
+        activeOrganizationId: null,
+        activeTeamId: null,
       },
       user,
     });
@@ -243,6 +257,163 @@ describeWithRedis('session-cache projection (Redis)', () => {
     expect(await reader.exists(keys.sessionToken(revoked.sessionId))).toBe(0);
     expect(await reader.smembers(keys.userSessions(userId))).toEqual([hashToken(kept.token)]);
     expect(await cached(kept.token)).not.toBeNull();
+  });
+
+  async function select(
+    session: { sessionId: string },
+    userId: string,
+    activeOrganizationId: string | null,
+    activeTeamId: string | null,
+  ): Promise<void> {
+    await db.store.append([
+      domainWrite(
+        streams.session(session.sessionId),
+        'any',
+        [SessionActiveOrganizationChanged({ sessionId: session.sessionId, userId, activeOrganizationId, activeTeamId })],
+        metadataAt(updatedAt),
+      ),
+    ]);
+  }
+
+  async function onOrganization(organizationId: string, events: DomainEvent[]): Promise<void> {
+    await db.store.append([domainWrite(streams.organization(organizationId), 'any', events, metadataAt(updatedAt))]);
+  }
+
+  const workers = new Set<string>();
+
+  /** A registered user with a cached session working in `organizationId` (and `teamId`). */
+  async function working(organizationId: string, teamId: string | null = null, userId = randomUUID(), sessionLifetimeMs?: number) {
+    if (!workers.has(userId)) await register(userId, 'Worker');
+    workers.add(userId);
+    const session = await signIn(userId, randomUUID(), sessionLifetimeMs);
+    await select(session, userId, organizationId, teamId);
+    return { ...session, userId };
+  }
+
+  async function selection(token: string): Promise<{ activeOrganizationId: string | null; activeTeamId: string | null } | null> {
+    const session = (await cached(token))?.session;
+    return session ? { activeOrganizationId: session.activeOrganizationId, activeTeamId: session.activeTeamId } : null;
+  }
+
+  const none = { activeOrganizationId: null, activeTeamId: null };
+
+  it('session.active_organization_changed sets the cached selection, keeps the expiry, and lists the session under it', async () => {
+    const [organizationId, teamId, otherOrganizationId] = [randomUUID(), randomUUID(), randomUUID()];
+    const { token, expiresAt, userId, sessionId } = await working(organizationId, teamId);
+    await catchUp(db.store, target);
+
+    expect(await cached(token)).toMatchObject({
+      session: { id: sessionId, userId, expiresAt, activeOrganizationId: organizationId, activeTeamId: teamId },
+      user: { id: userId },
+    });
+    await expectExpiresAt(keys.session(hashToken(token)), expiresAt);
+    expect(await reader.smembers(keys.organizationSessions(organizationId))).toEqual([hashToken(token)]);
+    expect(await reader.smembers(keys.teamSessions(teamId))).toEqual([hashToken(token)]);
+
+    await select({ sessionId }, userId, otherOrganizationId, null);
+    await catchUp(db.store, target);
+    expect(await selection(token)).toEqual({ activeOrganizationId: otherOrganizationId, activeTeamId: null });
+    expect(await reader.exists(keys.organizationSessions(organizationId), keys.teamSessions(teamId))).toBe(0);
+    expect(await reader.smembers(keys.organizationSessions(otherOrganizationId))).toEqual([hashToken(token)]);
+  });
+
+  it('a member who leaves or is removed loses the organization on each cached session, and no one else does', async () => {
+    const [organizationId, elsewhere, teamId] = [randomUUID(), randomUUID(), randomUUID()];
+    const leaver = await working(organizationId, teamId);
+    const leaverSecond = await working(organizationId, null, leaver.userId);
+    const leaverElsewhere = await working(elsewhere, null, leaver.userId);
+    const removed = await working(organizationId);
+    const stays = await working(organizationId, teamId);
+    await onOrganization(organizationId, [
+      MemberRemoved({ organizationId, memberId: randomUUID(), userId: leaver.userId, reason: 'left' }),
+      MemberRemoved({ organizationId, memberId: randomUUID(), userId: removed.userId, reason: 'removed' }),
+    ]);
+    await catchUp(db.store, target);
+
+    for (const s of [leaver, leaverSecond, removed]) expect(await selection(s.token)).toEqual(none);
+    expect(await selection(leaverElsewhere.token)).toEqual({ activeOrganizationId: elsewhere, activeTeamId: null });
+    expect(await selection(stays.token)).toEqual({ activeOrganizationId: organizationId, activeTeamId: teamId });
+    expect(await reader.smembers(keys.organizationSessions(organizationId))).toEqual([hashToken(stays.token)]);
+    expect(await reader.smembers(keys.teamSessions(teamId))).toEqual([hashToken(stays.token)]);
+    await expectExpiresAt(keys.session(hashToken(leaver.token)), leaver.expiresAt);
+  });
+
+  it('deleting an organization clears it on every cached session that has it active, members named or not', async () => {
+    const [organizationId, survivor, teamId] = [randomUUID(), randomUUID(), randomUUID()];
+    const named = await working(organizationId, teamId);
+    // Selected in a race with the member's removal: the deletion does not name this user.
+    const unnamed = await working(organizationId);
+    const kept = await working(survivor, randomUUID());
+    await onOrganization(organizationId, [
+      OrganizationDeleted({ organizationId, slug: `slug-${organizationId}`, memberUserIds: [named.userId] }),
+    ]);
+    await catchUp(db.store, target);
+
+    expect(await selection(named.token)).toEqual(none);
+    expect(await selection(unnamed.token)).toEqual(none);
+    expect(await selection(kept.token)).toMatchObject({ activeOrganizationId: survivor });
+    expect(await reader.exists(keys.organizationSessions(organizationId), keys.teamSessions(teamId))).toBe(0);
+  });
+
+  it('leaving a team clears it for that user; removing a team clears it for everyone; the organization stays', async () => {
+    const [organizationId, teamId, otherTeamId] = [randomUUID(), randomUUID(), randomUUID()];
+    const u = await working(organizationId, teamId);
+    const v = await working(organizationId, teamId);
+    const w = await working(organizationId, otherTeamId);
+
+    await onOrganization(organizationId, [TeamMemberRemoved({ organizationId, teamId, teamMemberId: randomUUID(), userId: u.userId })]);
+    await catchUp(db.store, target);
+    expect(await selection(u.token)).toEqual({ activeOrganizationId: organizationId, activeTeamId: null });
+    expect(await selection(v.token)).toEqual({ activeOrganizationId: organizationId, activeTeamId: teamId });
+    expect(await reader.smembers(keys.teamSessions(teamId))).toEqual([hashToken(v.token)]);
+
+    await onOrganization(organizationId, [TeamRemoved({ organizationId, teamId })]);
+    await catchUp(db.store, target);
+    expect(await selection(v.token)).toEqual({ activeOrganizationId: organizationId, activeTeamId: null });
+    expect(await selection(w.token)).toEqual({ activeOrganizationId: organizationId, activeTeamId: otherTeamId });
+    expect(await reader.exists(keys.teamSessions(teamId))).toBe(0);
+    expect((await reader.smembers(keys.organizationSessions(organizationId))).sort()).toEqual(
+      [u, v, w].map((s) => hashToken(s.token)).sort(),
+    );
+  });
+
+  it('a revoked session and a deleted user’s sessions leave the organization and team lists', async () => {
+    const [organizationId, teamId] = [randomUUID(), randomUUID()];
+    const revoked = await working(organizationId, teamId);
+    const deleted = await working(organizationId, teamId);
+    const kept = await working(organizationId);
+    await db.store.append([
+      domainWrite(
+        streams.session(revoked.sessionId),
+        'any',
+        [SessionRevoked({ sessionId: revoked.sessionId, userId: revoked.userId, reason: 'signed_out' })],
+        metadataAt(updatedAt),
+      ),
+      domainWrite(streams.user(deleted.userId), 'any', [UserDeleted({ userId: deleted.userId, email: `${deleted.userId}@example.test` })], metadataAt(updatedAt)),
+    ]);
+    await catchUp(db.store, target);
+
+    expect(await reader.smembers(keys.organizationSessions(organizationId))).toEqual([hashToken(kept.token)]);
+    expect(await reader.exists(keys.teamSessions(teamId))).toBe(0);
+  });
+
+  it('a cached session that expired is dropped from a list when the list is next visited', async () => {
+    const organizationId = randomUUID();
+    // Redis drops the session's key at expiresAt; nothing in the log says so.
+    const expired = await working(organizationId, null, randomUUID(), 1500);
+    const live = await working(organizationId);
+    await catchUp(db.store, target);
+    expect(await reader.smembers(keys.organizationSessions(organizationId))).toContain(hashToken(expired.token));
+    await waitFor(async () => (await reader.exists(keys.session(hashToken(expired.token)))) === 0, {
+      timeoutMs: 10_000,
+      message: 'the short session’s key to expire',
+    });
+
+    await onOrganization(organizationId, [OrganizationDeleted({ organizationId, slug: `slug-${organizationId}`, memberUserIds: [] })]);
+    await catchUp(db.store, target);
+    expect(await selection(live.token)).toEqual(none);
+    expect(await cached(expired.token)).toBeNull();
+    expect(await reader.exists(keys.organizationSessions(organizationId))).toBe(0);
   });
 
   it('moves the checkpoint key with every batch, to the batch’s last position', async () => {

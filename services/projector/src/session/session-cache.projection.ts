@@ -2,10 +2,24 @@ import type { CachedSession, User } from '@portcullis/contracts';
 import { projectionNames } from '@portcullis/contracts';
 import type { RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
+type ActiveSelection = Pick<CachedSession['session'], 'activeOrganizationId' | 'activeTeamId'>;
+
+const noSelection: ActiveSelection = { activeOrganizationId: null, activeTeamId: null };
+
+/** Entries cached before sessions had an active organization lack the fields; they mean none. */
+function selectionOf(cached: CachedSession): ActiveSelection {
+  return { activeOrganizationId: cached.session.activeOrganizationId ?? null, activeTeamId: cached.session.activeTeamId ?? null };
+}
+
 /**
  * The Redis session cache: `session:<tokenHash>` holds the `{session, user}` that get-session answers,
  * expiring at the session's expiresAt. It keeps its own copy of each user so that it never depends on how
  * far another projection has got, and rewrites every live session of a user when the user changes.
+ *
+ * Sessions working in an organization or team are also listed under it (`organization-sessions:<id>`,
+ * `team-sessions:<id>`): deleting an organization or removing a team must clear it on every session that
+ * has it active, and neither event names those sessions. A set may keep the hash of a session that has
+ * since expired; whoever visits it drops such entries.
  */
 export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection {
   const name = projectionNames.sessionCache;
@@ -22,9 +36,48 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     }
   }
 
+  /** Moves a session's entry from the index sets of its old selection to those of its new one. */
+  async function reindex(batch: RedisBatch, tokenHash: string, before: ActiveSelection, after: ActiveSelection): Promise<void> {
+    if (before.activeOrganizationId !== after.activeOrganizationId) {
+      if (before.activeOrganizationId !== null) await batch.removeMember(keys.organizationSessions(before.activeOrganizationId), tokenHash);
+      if (after.activeOrganizationId !== null) await batch.addMember(keys.organizationSessions(after.activeOrganizationId), tokenHash);
+    }
+    if (before.activeTeamId !== after.activeTeamId) {
+      if (before.activeTeamId !== null) await batch.removeMember(keys.teamSessions(before.activeTeamId), tokenHash);
+      if (after.activeTeamId !== null) await batch.addMember(keys.teamSessions(after.activeTeamId), tokenHash);
+    }
+  }
+
+  async function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection): Promise<void> {
+    await reindex(batch, tokenHash, selectionOf(cached), selection);
+    batch.setJson(keys.session(tokenHash), { ...cached, session: { ...cached.session, ...selection } }, Date.parse(cached.session.expiresAt));
+  }
+
+  /**
+   * Visits the cached sessions listed under `setKey` (dropping entries whose session is gone) and gives
+   * each one the selection `change` returns for it, or leaves it when that is null.
+   */
+  async function reselect(
+    batch: RedisBatch,
+    setKey: string,
+    change: (current: ActiveSelection) => ActiveSelection | null,
+  ): Promise<void> {
+    for (const tokenHash of await batch.members(setKey)) {
+      const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+      if (!cached) {
+        await batch.removeMember(setKey, tokenHash);
+        continue;
+      }
+      const next = change(selectionOf(cached));
+      if (next !== null) await select(batch, tokenHash, cached, next);
+    }
+  }
+
   async function dropSession(batch: RedisBatch, sessionId: string, userId: string): Promise<void> {
     const tokenHash = await batch.getString(keys.sessionToken(sessionId));
     if (tokenHash === null) return;
+    const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+    if (cached) await reindex(batch, tokenHash, selectionOf(cached), noSelection);
     batch.delete(keys.session(tokenHash));
     batch.delete(keys.sessionToken(sessionId));
     await batch.removeMember(keys.userSessions(userId), tokenHash);
@@ -94,6 +147,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
               ipAddress: s.ipAddress,
               userAgent: s.userAgent,
               rememberMe: s.rememberMe,
+              ...noSelection,
             },
             user,
           };
@@ -117,6 +171,43 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         case 'session.revoked.v1':
           await dropSession(batch, event.data.sessionId, event.data.userId);
           return;
+        case 'session.active_organization_changed.v1': {
+          const c = event.data;
+          const tokenHash = await batch.getString(keys.sessionToken(c.sessionId));
+          if (tokenHash === null) return;
+          const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+          if (!cached) return;
+          await select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId });
+          return;
+        }
+        case 'organization.member_removed.v1': {
+          const { organizationId, userId } = event.data;
+          await reselect(batch, keys.userSessions(userId), (current) =>
+            current.activeOrganizationId === organizationId ? noSelection : null,
+          );
+          return;
+        }
+        case 'organization.deleted.v1': {
+          const { organizationId } = event.data;
+          const setKey = keys.organizationSessions(organizationId);
+          await reselect(batch, setKey, (current) => (current.activeOrganizationId === organizationId ? noSelection : null));
+          batch.delete(setKey);
+          return;
+        }
+        case 'organization.team_removed.v1': {
+          const { teamId } = event.data;
+          const setKey = keys.teamSessions(teamId);
+          await reselect(batch, setKey, (current) => (current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null));
+          batch.delete(setKey);
+          return;
+        }
+        case 'organization.team_member_removed.v1': {
+          const { teamId, userId } = event.data;
+          await reselect(batch, keys.userSessions(userId), (current) =>
+            current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null,
+          );
+          return;
+        }
         case 'user.email_verified.v1':
         case 'user.email_changed.v1': {
           const current = await batch.getJson<User>(keys.user(event.data.userId));
@@ -136,7 +227,10 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           const userSessions = keys.userSessions(userId);
           for (const tokenHash of await batch.members(userSessions)) {
             const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
-            if (cached) batch.delete(keys.sessionToken(cached.session.id));
+            if (cached) {
+              batch.delete(keys.sessionToken(cached.session.id));
+              await reindex(batch, tokenHash, selectionOf(cached), noSelection);
+            }
             batch.delete(keys.session(tokenHash));
           }
           batch.delete(userSessions);

@@ -3,12 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CredentialAccountCreated,
   EmailReserved,
+  MemberRemoved,
+  OrganizationDeleted,
+  SessionActiveOrganizationChanged,
   SessionCreated,
   SessionRefreshed,
   SessionRevoked,
   SessionUpdated,
   streams,
+  TeamMemberRemoved,
+  TeamRemoved,
   UserRegistered,
+  type DomainEvent,
 } from '@portcullis/contracts';
 import { generateSessionToken, hashToken, PostgresProjectionTarget, sql } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
@@ -76,6 +82,8 @@ describe('sessions projection (session)', () => {
       userAgent: 'vitest',
       userId,
       rememberMe: false,
+      activeOrganizationId: null,
+      activeTeamId: null,
     });
     expect(hashToken(token)).toMatch(/^[0-9a-f]{64}$/);
     const leaked = await db.pool.any(sql.unsafe`SELECT id FROM session WHERE token = ${token} OR id = ${token}`);
@@ -186,5 +194,105 @@ describe('sessions projection (session)', () => {
 
     expect(await sessionRow(shortLived)).toBeNull();
     expect(await sessionRow(neighbour)).toMatchObject({ expiresAt: Date.parse(refreshedExpiresAt) });
+  });
+  describe('active organization and team', () => {
+    const selectedAt = '2026-04-04T08:00:00.000Z';
+
+    async function select(sessionId: string, userId: string, activeOrganizationId: string | null, activeTeamId: string | null): Promise<void> {
+      await db.store.append([
+        domainWrite(
+          streams.session(sessionId),
+          'any',
+          [SessionActiveOrganizationChanged({ sessionId, userId, activeOrganizationId, activeTeamId })],
+          metadataAt(selectedAt, { actorId: userId }),
+        ),
+      ]);
+    }
+
+    async function onOrganization(organizationId: string, events: DomainEvent[]): Promise<void> {
+      await db.store.append([domainWrite(streams.organization(organizationId), 'any', events, metadataAt(selectedAt))]);
+    }
+
+    /** A signed-in session working in `organizationId` (and `teamId`). */
+    async function working(userId: string, organizationId: string, teamId: string | null = null): Promise<string> {
+      const sessionId = randomUUID();
+      await signIn(sessionId, userId);
+      await select(sessionId, userId, organizationId, teamId);
+      return sessionId;
+    }
+
+    async function selection(sessionId: string): Promise<{ activeOrganizationId: string | null; activeTeamId: string | null }> {
+      const row = await sessionRow(sessionId);
+      return { activeOrganizationId: row?.activeOrganizationId as string | null, activeTeamId: row?.activeTeamId as string | null };
+    }
+
+    it('session.active_organization_changed sets both columns to the values it carries', async () => {
+      const [sessionId, userId, organizationId, teamId, otherOrganizationId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      await signIn(sessionId, userId);
+      await catchUp(db.store, target);
+      expect(await selection(sessionId)).toEqual({ activeOrganizationId: null, activeTeamId: null });
+
+      await select(sessionId, userId, organizationId, teamId);
+      await catchUp(db.store, target);
+      expect(await sessionRow(sessionId)).toMatchObject({ activeOrganizationId: organizationId, activeTeamId: teamId, userId });
+
+      await select(sessionId, userId, otherOrganizationId, null);
+      await catchUp(db.store, target);
+      expect(await selection(sessionId)).toEqual({ activeOrganizationId: otherOrganizationId, activeTeamId: null });
+
+      await select(sessionId, userId, null, null);
+      await catchUp(db.store, target);
+      expect(await selection(sessionId)).toEqual({ activeOrganizationId: null, activeTeamId: null });
+    });
+
+    it('a member who leaves or is removed loses the organization (and its team) on each of their sessions, and no one else does', async () => {
+      const [leaver, removed, stays] = [randomUUID(), randomUUID(), randomUUID()];
+      const [organizationId, elsewhere, teamId] = [randomUUID(), randomUUID(), randomUUID()];
+      const leaverHere = [await working(leaver, organizationId, teamId), await working(leaver, organizationId)];
+      const leaverElsewhere = await working(leaver, elsewhere, randomUUID());
+      const removedHere = await working(removed, organizationId, teamId);
+      const staysHere = await working(stays, organizationId, teamId);
+      await onOrganization(organizationId, [
+        MemberRemoved({ organizationId, memberId: randomUUID(), userId: leaver, reason: 'left' }),
+        MemberRemoved({ organizationId, memberId: randomUUID(), userId: removed, reason: 'removed' }),
+      ]);
+      await catchUp(db.store, target);
+
+      for (const sessionId of [...leaverHere, removedHere]) {
+        expect(await selection(sessionId)).toEqual({ activeOrganizationId: null, activeTeamId: null });
+      }
+      expect(await selection(leaverElsewhere)).toMatchObject({ activeOrganizationId: elsewhere });
+      expect(await selection(staysHere)).toEqual({ activeOrganizationId: organizationId, activeTeamId: teamId });
+    });
+
+    it('deleting an organization clears it on every session that has it active', async () => {
+      const [organizationId, survivor, teamId] = [randomUUID(), randomUUID(), randomUUID()];
+      const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+      const cleared = [await working(a, organizationId, teamId), await working(b, organizationId)];
+      const kept = await working(c, survivor, randomUUID());
+      await onOrganization(organizationId, [OrganizationDeleted({ organizationId, slug: `slug-${organizationId}`, memberUserIds: [a, b] })]);
+      await catchUp(db.store, target);
+
+      for (const sessionId of cleared) expect(await selection(sessionId)).toEqual({ activeOrganizationId: null, activeTeamId: null });
+      expect(await selection(kept)).toMatchObject({ activeOrganizationId: survivor });
+    });
+
+    it('leaving a team clears it for that user; removing a team clears it for everyone; the organization stays active', async () => {
+      const [organizationId, teamId, otherTeamId] = [randomUUID(), randomUUID(), randomUUID()];
+      const [u, v, w] = [randomUUID(), randomUUID(), randomUUID()];
+      const uSession = await working(u, organizationId, teamId);
+      const vSession = await working(v, organizationId, teamId);
+      const wSession = await working(w, organizationId, otherTeamId);
+
+      await onOrganization(organizationId, [TeamMemberRemoved({ organizationId, teamId, teamMemberId: randomUUID(), userId: u })]);
+      await catchUp(db.store, target);
+      expect(await selection(uSession)).toEqual({ activeOrganizationId: organizationId, activeTeamId: null });
+      expect(await selection(vSession)).toEqual({ activeOrganizationId: organizationId, activeTeamId: teamId });
+
+      await onOrganization(organizationId, [TeamRemoved({ organizationId, teamId })]);
+      await catchUp(db.store, target);
+      expect(await selection(vSession)).toEqual({ activeOrganizationId: organizationId, activeTeamId: null });
+      expect(await selection(wSession)).toEqual({ activeOrganizationId: organizationId, activeTeamId: otherTeamId });
+    });
   });
 });

@@ -1,7 +1,11 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
 import { projectionNames } from '@portcullis/contracts';
 
-/** The `session` table; `token` holds the token's SHA-256, never the token. */
+/**
+ * The `session` table; `token` holds the token's SHA-256, never the token. The active organization and
+ * team are set by the session's own event and cleared by the organization events that end the caller's
+ * standing there (leaving, removal, deletion): those carry no session ids, so the clearing is by value.
+ */
 export const sessionsProjection: PostgresProjection = {
   name: projectionNames.sessions,
   tables: ['session'],
@@ -26,6 +30,30 @@ export const sessionsProjection: PostgresProjection = {
         return;
       case 'session.revoked.v1':
         await tx.query(sql.unsafe`DELETE FROM session WHERE id = ${event.data.sessionId}`);
+        return;
+      case 'session.active_organization_changed.v1': {
+        const c = event.data;
+        await tx.query(sql.unsafe`
+          UPDATE session SET "activeOrganizationId" = ${c.activeOrganizationId}, "activeTeamId" = ${c.activeTeamId}
+          WHERE id = ${c.sessionId}`);
+        return;
+      }
+      case 'organization.member_removed.v1':
+        await tx.query(sql.unsafe`
+          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL
+          WHERE "userId" = ${event.data.userId} AND "activeOrganizationId" = ${event.data.organizationId}`);
+        return;
+      case 'organization.deleted.v1':
+        await tx.query(sql.unsafe`
+          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL
+          WHERE "activeOrganizationId" = ${event.data.organizationId}`);
+        return;
+      case 'organization.team_removed.v1':
+        await tx.query(sql.unsafe`UPDATE session SET "activeTeamId" = NULL WHERE "activeTeamId" = ${event.data.teamId}`);
+        return;
+      case 'organization.team_member_removed.v1':
+        await tx.query(sql.unsafe`
+          UPDATE session SET "activeTeamId" = NULL WHERE "userId" = ${event.data.userId} AND "activeTeamId" = ${event.data.teamId}`);
         return;
       case 'user.deleted.v1':
         await tx.query(sql.unsafe`DELETE FROM session WHERE "userId" = ${event.data.userId}`);

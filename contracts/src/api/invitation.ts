@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { memberSchema, roleInputSchema } from './organization.ts';
+
+/**
+ * Invitations to an organization (better-auth's organization plugin). Bodies and queries as better-auth 1.7
+ * takes them; answers as its adapter returns the `invitation` row. Statuses as spec section 4.
+ */
+
+const idSchema = z.string().max(256);
+
+export const invitationStatuses = ['pending', 'accepted', 'rejected', 'canceled'] as const;
+export const invitationStatusSchema = z.enum(invitationStatuses);
+export type InvitationStatusValue = z.infer<typeof invitationStatusSchema>;
+
+export const invitationSchema = z
+  .object({
+    id: z.string(),
+    organizationId: z.string(),
+    email: z.string().meta({ description: 'The invited address, lower-cased' }),
+    role: z.string().meta({ description: 'The role(s) the member will get, comma-separated' }),
+    status: invitationStatusSchema,
+    teamId: z.string().nullable().meta({ description: 'The team(s) the member will join, comma-separated; null when none' }),
+    inviterId: z.string().meta({ description: 'The user who sent the invitation' }),
+    expiresAt: z.string(),
+    createdAt: z.string(),
+  })
+  .meta({ description: 'An invitation to an organization' });
+export type Invitation = z.infer<typeof invitationSchema>;
+
+export const inviteMemberBodySchema = z
+  .object({
+    email: z.string().max(1024).meta({ description: 'The address to invite' }),
+    role: roleInputSchema,
+    organizationId: idSchema.optional().meta({ description: "Defaults to the session's active organization" }),
+    resend: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Accepted for compatibility: a pending invitation to the address is always sent again' }),
+    teamId: z
+      .union([idSchema, z.array(idSchema).max(64)])
+      .optional()
+      .meta({ description: 'The team(s) of the organization the member will join' }),
+  })
+  .meta({ description: 'POST /organization/invite-member' });
+export type InviteMemberBody = z.infer<typeof inviteMemberBodySchema>;
+
+const invitationIdBody = z.object({ invitationId: idSchema.meta({ description: 'The invitation, as its mail link carries it' }) });
+
+export const acceptInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/accept-invitation' });
+export const rejectInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/reject-invitation' });
+export const cancelInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/cancel-invitation' });
+
+export const acceptInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: memberSchema });
+export const rejectInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: z.null() });
+
+export const getInvitationQuerySchema = z.object({ id: idSchema }).meta({ description: 'GET /organization/get-invitation' });
+
+export const invitationDetailsSchema = invitationSchema
+  .extend({ organizationName: z.string(), organizationSlug: z.string(), inviterEmail: z.string() })
+  .meta({ description: 'An invitation as its recipient sees it' });
+export type InvitationDetails = z.infer<typeof invitationDetailsSchema>;
+
+export const listInvitationsQuerySchema = z
+  .object({ organizationId: idSchema.optional().meta({ description: "Defaults to the session's active organization" }) })
+  .meta({ description: 'GET /organization/list-invitations' });
+export const listInvitationsAnswerSchema = z.array(invitationSchema);
+
+export const listUserInvitationsQuerySchema = z
+  .object({ email: z.string().max(1024).optional().meta({ description: 'Whose invitations: server calls only' }) })
+  .meta({ description: 'GET /organization/list-user-invitations' });
+export const userInvitationSchema = invitationSchema.extend({ organizationName: z.string() });
+export const listUserInvitationsAnswerSchema = z.array(userInvitationSchema);

@@ -1,0 +1,202 @@
+import { z } from 'zod';
+
+/**
+ * Organizations and their members (better-auth's organization plugin). Bodies and queries as better-auth 1.7
+ * takes them; answers as its adapter returns the `organization` and `member` rows, dates as ISO strings and
+ * metadata as the object it was given (stored as its JSON text).
+ */
+
+const idSchema = z.string().max(256);
+const slugSchema = z.string().min(1).max(512).meta({ description: 'Unique across organizations; compared as sent' });
+const nameSchema = z.string().min(1).max(1024);
+const logoSchema = z.string().max(4096);
+const metadataSchema = z.record(z.string(), z.any()).meta({ description: 'A record of string to any, stored as its JSON text' });
+
+/** A role value as sent: one role, a comma-separated list, or an array of either. */
+export const roleInputSchema = z
+  .union([z.string().max(1024), z.array(z.string().max(256)).max(32)])
+  .meta({ description: 'A role, a comma-separated list of roles, or an array of roles. Eg: ["admin", "member"]' });
+
+const activeOrganizationFallback = "Defaults to the session's active organization";
+
+export const createOrganizationBodySchema = z
+  .object({
+    name: nameSchema,
+    slug: slugSchema,
+    userId: z.coerce
+      .string()
+      .max(256)
+      .optional()
+      .meta({ description: 'The creator, for server calls only (AUTH_SERVER_API_KEY); else the signed-in user' }),
+    logo: logoSchema.nullish(),
+    metadata: metadataSchema.optional(),
+    keepCurrentActiveOrganization: z.boolean().optional().meta({ description: 'Leave the session working in its current organization' }),
+  })
+  .meta({ description: 'POST /organization/create' });
+export type CreateOrganizationBody = z.infer<typeof createOrganizationBodySchema>;
+
+export const checkSlugBodySchema = z
+  .object({ slug: z.string().max(512).meta({ description: 'The slug to check. Eg: "my-org"' }) })
+  .meta({ description: 'POST /organization/check-slug' });
+
+export const updateOrganizationBodySchema = z
+  .object({
+    data: z.object({
+      name: nameSchema.optional(),
+      slug: slugSchema.optional(),
+      logo: logoSchema.nullish(),
+      metadata: metadataSchema.optional(),
+    }),
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+  })
+  .meta({ description: 'POST /organization/update' });
+export type UpdateOrganizationBody = z.infer<typeof updateOrganizationBodySchema>;
+
+export const deleteOrganizationBodySchema = z
+  .object({ organizationId: idSchema })
+  .meta({ description: 'POST /organization/delete' });
+
+export const getOrganizationQuerySchema = z
+  .object({
+    organizationId: idSchema.optional(),
+    organizationSlug: z.string().max(512).optional().meta({ description: 'Takes precedence over organizationId' }),
+  })
+  .meta({ description: 'GET /organization/get-organization' });
+
+export const getFullOrganizationQuerySchema = getOrganizationQuerySchema
+  .extend({
+    membersLimit: z
+      .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
+      .pipe(z.number().int().min(1))
+      .optional()
+      .meta({ description: 'At most this many members; the membership limit by default' }),
+  })
+  .meta({ description: 'GET /organization/get-full-organization' });
+
+export const setActiveOrganizationBodySchema = z
+  .object({
+    organizationId: idSchema
+      .nullable()
+      .optional()
+      .meta({ description: 'The organization to work in; null clears it; absent keeps the current one' }),
+    organizationSlug: z.string().max(512).optional().meta({ description: 'Used when organizationId is absent' }),
+  })
+  .meta({ description: 'POST /organization/set-active' });
+
+const permissionsSchema = z
+  .record(z.string().max(256), z.array(z.string().max(256)).max(64))
+  .meta({ description: 'Actions wanted per resource, all of them required. Eg: { "member": ["create"] }' });
+
+/**
+ * better-auth's body: exactly one of `permissions` and the deprecated `permission` (which better-auth 1.7
+ * accepts and then ignores; here it counts the same).
+ */
+export const hasPermissionBodySchema = z
+  .object({
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+    permissions: permissionsSchema.optional(),
+    permission: permissionsSchema.optional().meta({ description: 'Deprecated: use permissions' }),
+  })
+  .refine((body) => (body.permissions === undefined) !== (body.permission === undefined), {
+    message: 'Exactly one of permissions and permission is required',
+    path: ['permissions'],
+  })
+  .meta({ description: 'POST /organization/has-permission' });
+
+export const hasPermissionAnswerSchema = z.object({ error: z.null(), success: z.boolean() });
+
+export const addMemberBodySchema = z
+  .object({
+    userId: z.coerce.string().max(256),
+    role: roleInputSchema,
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+    teamId: idSchema.optional().meta({ description: 'Also put the new member in this team' }),
+  })
+  .meta({ description: 'POST /organization/add-member (server calls only)' });
+
+export const updateMemberRoleBodySchema = z
+  .object({
+    role: roleInputSchema,
+    memberId: idSchema,
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+  })
+  .meta({ description: 'POST /organization/update-member-role' });
+
+export const removeMemberBodySchema = z
+  .object({
+    memberIdOrEmail: z.string().max(320).meta({ description: "A member id, or (containing '@') the member's email" }),
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+  })
+  .meta({ description: 'POST /organization/remove-member' });
+
+export const leaveOrganizationBodySchema = z
+  .object({ organizationId: idSchema })
+  .meta({ description: 'POST /organization/leave' });
+
+/** The member columns list-members may sort and filter by. */
+export const memberFields = ['id', 'organizationId', 'userId', 'role', 'teamId', 'createdAt'] as const;
+export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'ends_with'] as const;
+
+const queryNumber = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]).pipe(z.number().int().min(0));
+
+export const listMembersQuerySchema = z
+  .object({
+    limit: queryNumber.optional().meta({ description: 'At most this many; the membership limit by default' }),
+    offset: queryNumber.optional(),
+    sortBy: z.enum(memberFields).optional(),
+    sortDirection: z.enum(['asc', 'desc']).optional(),
+    filterField: z.enum(memberFields).optional(),
+    filterValue: z
+      .union([z.string().max(1024), z.number(), z.boolean(), z.array(z.string().max(1024)).max(100), z.array(z.number()).max(100)])
+      .optional(),
+    filterOperator: z.enum(filterOperators).optional(),
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+    organizationSlug: z.string().max(512).optional(),
+  })
+  .meta({ description: 'GET /organization/list-members' });
+export type ListMembersQuery = z.infer<typeof listMembersQuerySchema>;
+
+export const getActiveMemberRoleQuerySchema = z
+  .object({
+    userId: idSchema.optional().meta({ description: "Another member's role; the caller's by default" }),
+    organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
+    organizationSlug: z.string().max(512).optional(),
+  })
+  .meta({ description: 'GET /organization/get-active-member-role' });
+
+export const organizationSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    logo: z.string().nullable(),
+    metadata: z.record(z.string(), z.any()).nullable(),
+    createdAt: z.string(),
+  })
+  .meta({ description: 'An organization' });
+export type Organization = z.infer<typeof organizationSchema>;
+
+export const memberSchema = z
+  .object({
+    id: z.string(),
+    organizationId: z.string(),
+    userId: z.string(),
+    role: z.string().meta({ description: 'One role or several, comma-separated' }),
+    teamId: z.string().optional().meta({ description: 'Present when the member joined into a team' }),
+    createdAt: z.string(),
+  })
+  .meta({ description: 'A member of an organization' });
+export type Member = z.infer<typeof memberSchema>;
+
+export const memberUserSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), image: z.string().nullable() });
+
+export const memberWithUserSchema = memberSchema.extend({ user: memberUserSchema });
+export type MemberWithUser = z.infer<typeof memberWithUserSchema>;
+
+export const createOrganizationAnswerSchema = organizationSchema.extend({ members: z.array(memberSchema) });
+export type CreateOrganizationAnswer = z.infer<typeof createOrganizationAnswerSchema>;
+
+export const listOrganizationsAnswerSchema = z.array(organizationSchema);
+export const listMembersAnswerSchema = z.object({ members: z.array(memberWithUserSchema), total: z.number().int() });
+export const activeMemberRoleAnswerSchema = z.object({ role: z.string() });
+export const removeMemberAnswerSchema = z.object({ member: z.union([memberWithUserSchema, memberSchema]) });

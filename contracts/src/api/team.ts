@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * Teams of an organization (better-auth's organization plugin with `teams.enabled`). Bodies and queries as
+ * better-auth 1.7 takes them; answers as its adapter returns the `team` and `teamMember` rows.
+ */
+
+const idSchema = z.string().max(256);
+const optionalOrganizationId = idSchema
+  .optional()
+  .meta({ description: "The organization the team belongs to; defaults to the session's active organization" });
+
+/** Spec section 5: a team name has at least 1 character. */
+export const teamNameSchema = z.string().min(1).max(1024).meta({ description: 'The name of the team, at least 1 character' });
+
+export const teamSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    organizationId: z.string(),
+    createdAt: z.string(),
+    // better-auth sets it when the team is created, so it is never absent from an answer.
+    updatedAt: z.string(),
+  })
+  .meta({ description: 'A team' });
+export type Team = z.infer<typeof teamSchema>;
+
+export const teamMemberSchema = z
+  .object({ id: z.string(), teamId: z.string(), userId: z.string(), createdAt: z.string() })
+  .meta({ description: 'A user in a team' });
+export type TeamMember = z.infer<typeof teamMemberSchema>;
+
+export const createTeamBodySchema = z
+  .object({ name: teamNameSchema, organizationId: optionalOrganizationId })
+  .meta({ description: 'POST /organization/create-team' });
+
+export const updateTeamBodySchema = z
+  .object({
+    teamId: idSchema,
+    // better-auth reads the organization from inside `data`, not beside it.
+    data: z.object({ name: teamNameSchema.optional(), organizationId: optionalOrganizationId }),
+  })
+  .meta({ description: 'POST /organization/update-team' });
+
+export const removeTeamBodySchema = z
+  .object({ teamId: idSchema, organizationId: optionalOrganizationId })
+  .meta({ description: 'POST /organization/remove-team' });
+
+export const removeTeamAnswerSchema = z.object({ message: z.literal('Team removed successfully.') });
+
+export const listTeamsQuerySchema = z
+  .object({ organizationId: optionalOrganizationId })
+  .meta({ description: 'GET /organization/list-teams' });
+
+export const listUserTeamsQuerySchema = z
+  .object({
+    userId: idSchema.optional().meta({ description: 'Another member whose teams to list; needs member:update' }),
+    organizationId: optionalOrganizationId,
+  })
+  .meta({ description: 'GET /organization/list-user-teams' });
+
+export const setActiveTeamBodySchema = z
+  .object({
+    teamId: idSchema
+      .nullable()
+      .optional()
+      .meta({ description: 'The team to work in; null clears it, absent keeps the current one' }),
+  })
+  .meta({ description: 'POST /organization/set-active-team' });
+
+export const listTeamMembersQuerySchema = z
+  .object({ teamId: idSchema.optional().meta({ description: "Defaults to the session's active team" }) })
+  .meta({ description: 'GET /organization/list-team-members' });
+
+const teamMemberChangeBody = z.object({
+  teamId: idSchema,
+  // better-auth coerces it, so a numeric user id from a client is accepted.
+  userId: z.coerce.string().max(256),
+  organizationId: optionalOrganizationId,
+});
+
+export const addTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/add-team-member' });
+export const removeTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/remove-team-member' });
+
+export const removeTeamMemberAnswerSchema = z.object({ message: z.literal('Team member removed successfully.') });
+
+export const listTeamsAnswerSchema = z.array(teamSchema);
+export const listTeamMembersAnswerSchema = z.array(teamMemberSchema);

@@ -1,0 +1,254 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  acceptInvitationBodySchema,
+  cancelInvitationBodySchema,
+  creatorRole,
+  DomainError,
+  getInvitationQuerySchema,
+  inviteMemberBodySchema,
+  isValidEmail,
+  listInvitationsQuerySchema,
+  listUserInvitationsQuerySchema,
+  parseRoleList,
+  rejectInvitationBodySchema,
+  rolesGrant,
+  type DomainEvent,
+  type Invitation,
+  type InvitationDetails,
+} from '@portcullis/contracts';
+import { generateId } from '@portcullis/platform';
+import { mailJobWrite } from '../account/account-model.ts';
+import type { ApiContext } from '../context.ts';
+import { serverCall } from '../http/server-call.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
+import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
+import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
+import { memberAnswer } from './organization-answers.ts';
+import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import {
+  evolveOrganization,
+  memberByUserId,
+  requireOrganization,
+  type ActiveOrganization,
+  type InvitationState,
+  type OrganizationState,
+} from './organization.state.ts';
+import { memberRole } from './team-queries.ts';
+
+/** The organization as the decided events leave it: what the answer shows is what was appended. */
+function after(state: OrganizationState, events: readonly DomainEvent[], now: Date): ActiveOrganization {
+  const occurredAt = now.toISOString();
+  return requireOrganization(events.reduce((folded, event) => evolveOrganization(folded, { event, occurredAt }), state));
+}
+
+function invitationAnswer(organizationId: string, invitation: InvitationState): Invitation {
+  const { id, email, role, status, teamId, inviterId, expiresAt, createdAt } = invitation;
+  return { id, organizationId, email, role, status, teamId, inviterId, expiresAt, createdAt };
+}
+
+function recipientOf(current: CurrentSession): Recipient {
+  return { id: current.user.id, email: current.user.email, emailVerified: current.user.emailVerified };
+}
+
+/** A command on an invitation by id: it is decided on the stream of the organization the invitation is in. */
+async function organizationOfInvitation(ctx: ApiContext, invitationId: string): Promise<string> {
+  const organizationId = await invitationOrganizationId(ctx, invitationId);
+  if (!organizationId) throw new DomainError('INVITATION_NOT_FOUND');
+  return organizationId;
+}
+
+/**
+ * better-auth's invitation endpoints (`routes/crud-invites.ts`). Changes are decided on the organization
+ * stream (invitation.decider.ts); the invitation mail is a mail job appended in the same atomic write as the
+ * invitation it announces, so there is never an invitation without its mail or a mail without its invitation.
+ */
+export function invitationRoutes(ctx: ApiContext) {
+  const options = ctx.config.organization;
+  const teams = { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam };
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/organization/invite-member', async (request, reply) => {
+      const body = parseBody(inviteMemberBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      const email = body.email.toLowerCase();
+      const invitedUserId = isValidEmail(email) ? await userIdByEmail(ctx, email) : null;
+      const teamIds = (typeof body.teamId === 'string' ? [body.teamId] : (body.teamId ?? [])).filter((id) => id !== '');
+      const newInvitationId = generateId();
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now, metadata) => {
+        const events = decideInvitation(
+          {
+            type: 'invite',
+            inviterId: current.user.id,
+            email,
+            role: body.role,
+            teamIds,
+            invitedUserId,
+            invitationId: newInvitationId,
+            now,
+            expiresInSeconds: options.invitationExpiresInSeconds,
+            invitationLimit: options.invitationLimit,
+            teams,
+          },
+          state,
+        );
+        const organization = after(state, events, now);
+        // One event: a new invitation, or the pending one sent again.
+        const invitationId = events[0]?.type === 'organization.invitation_resent.v1' ? events[0].data.invitationId : newInvitationId;
+        const invitation = organization.invitations.get(invitationId);
+        if (!invitation) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
+        const mail = mailJobWrite(
+          ctx,
+          {
+            kind: 'invitation',
+            userId: current.user.id,
+            to: invitation.email,
+            name: '',
+            token: invitation.id,
+            callbackURL: null,
+            expiresAt: new Date(invitation.expiresAt),
+            invitation: {
+              organizationName: organization.name,
+              inviterName: current.user.name,
+              inviterEmail: current.user.email,
+              role: invitation.role,
+            },
+          },
+          metadata,
+        );
+        return { events, alsoWrite: [mail], result: invitationAnswer(organizationId, invitation) };
+      });
+    });
+
+    app.post('/organization/accept-invitation', async (request, reply) => {
+      const body = parseBody(acceptInvitationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = await organizationOfInvitation(ctx, body.invitationId);
+      const memberId = generateId();
+      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideInvitation(
+          {
+            type: 'accept',
+            invitationId: body.invitationId,
+            recipient: recipientOf(current),
+            memberId,
+            teamMemberIdFor: () => generateId(),
+            now,
+            requireEmailVerification: options.requireEmailVerificationOnInvitation,
+            membershipLimit: options.membershipLimit,
+            teams,
+          },
+          state,
+        );
+        const organization = after(state, events, now);
+        const invitation = organization.invitations.get(body.invitationId);
+        const member = memberByUserId(organization, current.user.id);
+        if (!invitation || !member) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
+        return { events, result: { invitation, member } };
+      });
+      const joinedTeams = teams.enabled ? invitationTeamIds(accepted.invitation) : [];
+      // As better-auth: an invitation into one team makes it the active team too. A team active in another
+      // organization would not belong to the new one, so it is let go (better-auth keeps it).
+      const keptTeam = current.session.activeOrganizationId === organizationId ? current.session.activeTeamId : null;
+      await setActiveSelection(ctx, request, reply, current, {
+        activeOrganizationId: organizationId,
+        activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam,
+      });
+      return {
+        invitation: invitationAnswer(organizationId, accepted.invitation),
+        member: memberAnswer(organizationId, accepted.member),
+      };
+    });
+
+    app.post('/organization/reject-invitation', async (request, reply) => {
+      const body = parseBody(rejectInvitationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = await organizationOfInvitation(ctx, body.invitationId);
+      const invitation = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideInvitation(
+          {
+            type: 'reject',
+            invitationId: body.invitationId,
+            recipient: recipientOf(current),
+            now,
+            requireEmailVerification: options.requireEmailVerificationOnInvitation,
+          },
+          state,
+        );
+        const rejected = after(state, events, now).invitations.get(body.invitationId);
+        if (!rejected) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
+        return { events, result: invitationAnswer(organizationId, rejected) };
+      });
+      return { invitation, member: null };
+    });
+
+    app.post('/organization/cancel-invitation', async (request, reply) => {
+      const body = parseBody(cancelInvitationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = await organizationOfInvitation(ctx, body.invitationId);
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideInvitation({ type: 'cancel', invitationId: body.invitationId, byUserId: current.user.id }, state);
+        const canceled = after(state, events, now).invitations.get(body.invitationId);
+        if (!canceled) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
+        return { events, result: invitationAnswer(organizationId, canceled) };
+      });
+    });
+
+    app.get('/organization/get-invitation', async (request, reply): Promise<InvitationDetails> => {
+      const query = parseQuery(getInvitationQuerySchema, request.query);
+      const current = await resolveSession(ctx, request, reply, { refresh: false });
+      if (!current) throw new DomainError('NOT_AUTHENTICATED');
+      const found = await findInvitationWithContext(ctx, query.id);
+      const now = ctx.clock();
+      if (!found || found.invitation.status !== 'pending' || Date.parse(found.invitation.expiresAt) < now.getTime()) {
+        throw new DomainError('INVITATION_NOT_FOUND');
+      }
+      if (found.invitation.email.toLowerCase() !== current.user.email.toLowerCase()) {
+        throw new DomainError('YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION');
+      }
+      if (options.requireEmailVerificationOnInvitation && !current.user.emailVerified) {
+        throw new DomainError('EMAIL_VERIFICATION_REQUIRED_FOR_INVITATION');
+      }
+      if (!found.organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      if (found.inviterMemberEmail === null) throw new DomainError('INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION');
+      return {
+        ...found.invitation,
+        organizationName: found.organization.name,
+        organizationSlug: found.organization.slug,
+        inviterEmail: found.inviterMemberEmail,
+      };
+    });
+
+    app.get('/organization/list-invitations', async (request, reply) => {
+      const query = parseQuery(listInvitationsQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = query.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('ORGANIZATION_ID_IS_REQUIRED');
+      const role = await memberRole(ctx, organizationId, current.user.id);
+      if (role === null) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+      // Invitation ids work as invitation links: only those who may invite (and so mint links) see them.
+      if (!rolesGrant(role, { invitation: ['create'] })) throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_LIST_INVITATIONS');
+      const invitations = await listOrganizationInvitations(ctx, organizationId);
+      // Nor may anyone without the creator role see links that would hand it out.
+      if (parseRoleList(role).includes(creatorRole)) return invitations;
+      return invitations.filter((invitation) => !parseRoleList(invitation.role).includes(creatorRole));
+    });
+
+    app.get('/organization/list-user-invitations', async (request, reply) => {
+      const query = parseQuery(listUserInvitationsQuerySchema, request.query);
+      const current = await resolveSession(ctx, request, reply, { refresh: false });
+      if (query.email) {
+        const call = serverCall(ctx, request);
+        if (call === 'refused') throw new DomainError('UNAUTHORIZED');
+        if (call === 'absent') throw new DomainError('USER_EMAIL_CANNOT_BE_PASSED_FOR_CLIENT_SIDE_API_CALLS');
+      }
+      // Listing shows invitation ids, which accept an invitation: an address not proven to be the caller's
+      // must not reveal them (better-auth asks this whatever the verification setting).
+      if (current && !current.user.emailVerified) throw new DomainError('EMAIL_VERIFICATION_REQUIRED_FOR_INVITATION');
+      const email = current?.user.email || query.email;
+      if (!email) throw new DomainError('MISSING_SESSION_HEADERS_OR_EMAIL_QUERY_PARAMETER');
+      return listPendingInvitationsFor(ctx, email);
+    });
+  };
+}

@@ -1,0 +1,176 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  addMemberBodySchema,
+  DomainError,
+  getActiveMemberRoleQuerySchema,
+  leaveOrganizationBodySchema,
+  listMembersQuerySchema,
+  removeMemberBodySchema,
+  updateMemberRoleBodySchema,
+  type DomainEvent,
+  type Member,
+  type MemberWithUser,
+} from '@portcullis/contracts';
+import { generateId } from '@portcullis/platform';
+import { loadAccount, loadAccountByEmail } from '../account/account-model.ts';
+import type { ApiContext } from '../context.ts';
+import { serverCall } from '../http/server-call.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
+import { findUserById } from '../user/user-queries.ts';
+import { clearActiveOrganizationIf } from './active-organization.ts';
+import { decideMember, type RemovalTarget } from './member.decider.ts';
+import { foldDecided, memberAnswer } from './organization-answers.ts';
+import { runOrganizationCommand } from './organization-model.ts';
+import { findMemberWithUser, findOrganizationBySlug, listMembers } from './organization-queries.ts';
+import { requireOrganization, type MemberState } from './organization.state.ts';
+
+/** The organization a member read asks for: by slug, else by id, else the session's active one. */
+async function requestedOrganizationId(
+  ctx: ApiContext,
+  current: CurrentSession,
+  query: { organizationId?: string | undefined; organizationSlug?: string | undefined },
+): Promise<string> {
+  let organizationId = query.organizationId || current.session.activeOrganizationId;
+  if (query.organizationSlug) {
+    const organization = await findOrganizationBySlug(ctx, query.organizationSlug);
+    if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+    organizationId = organization.id;
+  }
+  if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+  return organizationId;
+}
+
+/** A removal's target: anything holding '@' is an email (better-auth's rule), whose user is found in the log. */
+async function removalTarget(ctx: ApiContext, memberIdOrEmail: string): Promise<{ target: RemovalTarget; byEmail: boolean }> {
+  if (!memberIdOrEmail.includes('@')) return { target: { memberId: memberIdOrEmail }, byEmail: false };
+  const holder = await loadAccountByEmail(ctx, memberIdOrEmail.toLowerCase());
+  return { target: { userId: holder?.account.state.userId ?? null }, byEmail: true };
+}
+
+/** The member a removal or leaving decided on: decided only with its member_removed event. */
+function removedMemberId(events: readonly DomainEvent[]): string {
+  for (const event of events) if (event.type === 'organization.member_removed.v1') return event.data.memberId;
+  throw new Error('a removal decides organization.member_removed.v1');
+}
+
+/** better-auth's member endpoints (`routes/crud-members.ts`). */
+export function memberRoutes(ctx: ApiContext) {
+  const options = ctx.config.organization;
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.get('/organization/get-active-member', async (request, reply): Promise<MemberWithUser> => {
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const member = await findMemberWithUser(ctx, organizationId, current.user.id);
+      if (!member) throw new DomainError('MEMBER_NOT_FOUND');
+      return member;
+    });
+
+    app.get('/organization/get-active-member-role', async (request, reply) => {
+      const query = parseQuery(getActiveMemberRoleQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = await requestedOrganizationId(ctx, current, query);
+      const caller = await findMemberWithUser(ctx, organizationId, current.user.id);
+      if (!caller) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+      if (!query.userId) return { role: caller.role };
+      const other = await findMemberWithUser(ctx, organizationId, query.userId);
+      if (!other) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+      return { role: other.role };
+    });
+
+    app.get('/organization/list-members', async (request, reply) => {
+      const query = parseQuery(listMembersQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = await requestedOrganizationId(ctx, current, query);
+      if (!(await findMemberWithUser(ctx, organizationId, current.user.id))) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+      // better-auth reads 0 as "not given" for both.
+      return listMembers(ctx, organizationId, {
+        limit: query.limit || options.membershipLimit,
+        offset: query.offset || 0,
+        sortBy: query.sortBy,
+        sortDirection: query.sortDirection,
+        filterField: query.filterField,
+        filterOperator: query.filterOperator,
+        filterValue: query.filterValue,
+      });
+    });
+
+    // Server only: better-auth's addMember has no HTTP route; here a backend calls it with AUTH_SERVER_API_KEY.
+    // To anyone else the route does not exist.
+    app.post('/organization/add-member', async (request, reply): Promise<Member> => {
+      const call = serverCall(ctx, request);
+      if (call === 'absent') throw new DomainError('NOT_FOUND');
+      if (call === 'refused') throw new DomainError('UNAUTHORIZED');
+      const body = parseBody(addMemberBodySchema, request.body);
+      const session = body.organizationId ? null : await resolveSession(ctx, request, reply, { refresh: false });
+      const organizationId = body.organizationId || session?.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const { state: account } = await loadAccount(ctx, body.userId);
+      const memberId = generateId();
+      const teamMemberId = generateId();
+      const org = await runOrganizationCommand(ctx, request, organizationId, null, (loaded, now) => {
+        const events = decideMember(
+          {
+            type: 'add',
+            memberId,
+            userId: body.userId,
+            userExists: account.status === 'active',
+            role: body.role,
+            teamId: body.teamId ?? null,
+            teamMemberId,
+            membershipLimit: options.membershipLimit,
+            teams: { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam },
+          },
+          loaded.state,
+        );
+        return { events, result: foldDecided(loaded.state, events, now) };
+      });
+      return memberAnswer(org.id, org.members.get(memberId)!);
+    });
+
+    app.post('/organization/update-member-role', async (request, reply): Promise<Member> => {
+      const body = parseBody(updateMemberRoleBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded, now) => {
+        const events = decideMember({ type: 'update-role', actorUserId: current.user.id, memberId: body.memberId, role: body.role }, loaded.state);
+        return { events, result: foldDecided(loaded.state, events, now) };
+      });
+      return memberAnswer(org.id, org.members.get(body.memberId)!);
+    });
+
+    app.post('/organization/remove-member', async (request, reply) => {
+      const body = parseBody(removeMemberBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const { target, byEmail } = await removalTarget(ctx, body.memberIdOrEmail);
+      const removed = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded) => {
+        const events = decideMember({ type: 'remove', actorUserId: current.user.id, target }, loaded.state);
+        const org = requireOrganization(loaded.state);
+        return { events, result: memberAnswer(org.id, org.members.get(removedMemberId(events))!) };
+      });
+      if (removed.userId === current.user.id) await clearActiveOrganizationIf(ctx, request, reply, current, organizationId);
+      // better-auth finds a member named by email together with its user, and answers it so.
+      if (!byEmail) return { member: removed };
+      const user = await findUserById(ctx, removed.userId);
+      if (!user) return { member: removed };
+      return { member: { ...removed, user: { id: user.id, name: user.name, email: user.email, image: user.image } } };
+    });
+
+    app.post('/organization/leave', async (request, reply): Promise<MemberWithUser> => {
+      const body = parseBody(leaveOrganizationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const left: MemberState = await runOrganizationCommand(ctx, request, body.organizationId, current.user.id, (loaded) => {
+        const events = decideMember({ type: 'leave', userId: current.user.id }, loaded.state);
+        const org = requireOrganization(loaded.state);
+        return { events, result: org.members.get(removedMemberId(events))! };
+      });
+      await clearActiveOrganizationIf(ctx, request, reply, current, body.organizationId);
+      const { id, name, email, image } = current.user;
+      return { ...memberAnswer(body.organizationId, left), user: { id, name, email, image } };
+    });
+  };
+}

@@ -1,0 +1,260 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  checkSlugBodySchema,
+  createOrganizationBodySchema,
+  creatorRole,
+  deleteOrganizationBodySchema,
+  DomainError,
+  getFullOrganizationQuerySchema,
+  getOrganizationQuerySchema,
+  hasPermissionBodySchema,
+  parseRoleList,
+  rolesGrant,
+  setActiveOrganizationBodySchema,
+  updateOrganizationBodySchema,
+  type CreateOrganizationAnswer,
+  type DomainEvent,
+  type FullOrganization,
+  type Organization,
+} from '@portcullis/contracts';
+import { generateId } from '@portcullis/platform';
+import { loadAccount } from '../account/account-model.ts';
+import type { ApiContext } from '../context.ts';
+import { serverCall } from '../http/server-call.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
+import { clearActiveOrganizationIf } from './active-organization.ts';
+import { listOrganizationInvitations } from './invitation-queries.ts';
+import { decideOrganization } from './organization.decider.ts';
+import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
+import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import {
+  countUserMemberships,
+  findMemberWithUser,
+  findOrganizationById,
+  findOrganizationBySlug,
+  listMembers,
+  listUserOrganizations,
+} from './organization-queries.ts';
+import { requireOrganization } from './organization.state.ts';
+import { slugClaimWrite, slugHolder, slugReleaseWrite } from './slug-reservation.ts';
+import { listOrganizationTeams } from './team-queries.ts';
+
+/** Who creates an organization: the signed-in user, or the user a server call names. */
+interface Creator {
+  readonly userId: string;
+  readonly session: CurrentSession | null;
+  readonly byServer: boolean;
+}
+
+/**
+ * better-auth takes `userId` only from server-side calls without a session; over HTTP that is a call with
+ * AUTH_SERVER_API_KEY. Anyone else creates for themself, whatever `userId` they send.
+ */
+async function resolveCreator(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, userId: string | undefined): Promise<Creator> {
+  const call = serverCall(ctx, request);
+  if (call === 'refused') throw new DomainError('UNAUTHORIZED');
+  const session = await resolveSession(ctx, request, reply, { refresh: false });
+  if (session) return { userId: session.user.id, session, byServer: false };
+  if (call !== 'accepted' || !userId) throw new DomainError('UNAUTHORIZED');
+  const { state } = await loadAccount(ctx, userId);
+  if (state.status !== 'active') throw new DomainError('UNAUTHORIZED');
+  return { userId, session: null, byServer: true };
+}
+
+/**
+ * A read of an organization the caller turns out not to belong to: better-auth clears it as the session's
+ * active organization (it may be the stale one) and refuses with 403.
+ */
+async function refuseNonMember(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession): Promise<never> {
+  if (current.session.activeOrganizationId !== null) {
+    await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });
+  }
+  throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION', { status: 403 });
+}
+
+/** The slug an update moves the organization to, if it does. */
+function movedSlug(events: readonly DomainEvent[]): string | undefined {
+  for (const event of events) if (event.type === 'organization.updated.v1') return event.data.slug;
+  return undefined;
+}
+
+/** better-auth's organization endpoints (`routes/crud-org.ts`) and has-permission. */
+export function organizationCoreRoutes(ctx: ApiContext) {
+  const options = ctx.config.organization;
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/organization/create', async (request, reply): Promise<CreateOrganizationAnswer> => {
+      const body = parseBody(createOrganizationBodySchema, request.body);
+      const creator = await resolveCreator(ctx, request, reply, body.userId);
+      const creatorMemberships = await countUserMemberships(ctx, creator.userId);
+      const organizationId = generateId();
+      const memberId = generateId();
+      const defaultTeam = options.teams.enabled && options.teams.defaultTeam ? { teamId: generateId(), teamMemberId: generateId() } : null;
+
+      const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, now, metadata) => {
+        const events = decideOrganization(
+          {
+            type: 'create',
+            organizationId,
+            name: body.name,
+            slug: body.slug,
+            logo: body.logo ?? null,
+            metadata: body.metadata,
+            creatorUserId: creator.userId,
+            memberId,
+            defaultTeam,
+            byServer: creator.byServer,
+            creatorMemberships,
+            policy: { allowCreate: options.allowCreate, organizationLimit: options.organizationLimit },
+          },
+          loaded.state,
+        );
+        // After the creation rules, as better-auth: a caller who may not create learns nothing of the slug.
+        const reserved = await slugClaimWrite(ctx, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' }, metadata);
+        return { events, alsoWrite: [reserved], result: foldDecided(loaded.state, events, now) };
+      });
+
+      if (creator.session && !body.keepCurrentActiveOrganization) {
+        await setActiveSelection(ctx, request, reply, creator.session, {
+          activeOrganizationId: org.id,
+          activeTeamId: defaultTeam?.teamId ?? null,
+        });
+      }
+      const members = [...org.members.values()].map((member) => memberAnswer(org.id, member));
+      return { ...organizationAnswer(org), members };
+    });
+
+    app.post('/organization/check-slug', async (request, reply) => {
+      const body = parseBody(checkSlugBodySchema, request.body);
+      if (serverCall(ctx, request) !== 'accepted') await requireSession(ctx, request, reply);
+      if ((await slugHolder(ctx, body.slug)) !== null) throw new DomainError('ORGANIZATION_SLUG_ALREADY_TAKEN');
+      return { status: true };
+    });
+
+    app.post('/organization/update', async (request, reply): Promise<Organization> => {
+      const body = parseBody(updateOrganizationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, now, metadata) => {
+        const events = decideOrganization({ type: 'update', actorUserId: current.user.id, changes: body.data }, loaded.state);
+        const before = requireOrganization(loaded.state);
+        const newSlug = movedSlug(events);
+        const alsoWrite =
+          newSlug === undefined
+            ? []
+            : [
+                await slugClaimWrite(ctx, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_ALREADY_TAKEN' }, metadata),
+                await slugReleaseWrite(ctx, { slug: before.slug, organizationId }, metadata),
+              ];
+        return { events, alsoWrite, result: foldDecided(loaded.state, events, now) };
+      });
+      return organizationAnswer(org);
+    });
+
+    app.post('/organization/delete', async (request, reply): Promise<Organization> => {
+      if (options.disableDeletion) throw new DomainError('ORGANIZATION_DELETION_DISABLED');
+      const body = parseBody(deleteOrganizationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId;
+      if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      const deleted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, _now, metadata) => {
+        const events = decideOrganization({ type: 'delete', actorUserId: current.user.id }, loaded.state);
+        const org = requireOrganization(loaded.state);
+        return { events, alsoWrite: [await slugReleaseWrite(ctx, { slug: org.slug, organizationId }, metadata)], result: org };
+      });
+      await clearActiveOrganizationIf(ctx, request, reply, current, organizationId);
+      return organizationAnswer(deleted);
+    });
+
+    app.get('/organization/list', async (request, reply): Promise<Organization[]> => {
+      const current = await requireSession(ctx, request, reply);
+      return listUserOrganizations(ctx, current.user.id);
+    });
+
+    app.post('/organization/set-active', async (request, reply): Promise<Organization | null> => {
+      const body = parseBody(setActiveOrganizationBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const active = current.session.activeOrganizationId;
+      if (body.organizationId === null) {
+        if (active !== null) await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });
+        return null;
+      }
+      // Empty values count as absent, as better-auth tests them for truth.
+      let organizationId = body.organizationId || null;
+      if (organizationId === null && !body.organizationSlug) {
+        if (active === null) return null;
+        organizationId = active;
+      }
+      if (organizationId === null) {
+        const bySlug = await findOrganizationBySlug(ctx, body.organizationSlug!);
+        if (!bySlug) throw new DomainError('ORGANIZATION_NOT_FOUND');
+        organizationId = bySlug.id;
+      }
+      if (!(await findMemberWithUser(ctx, organizationId, current.user.id))) await refuseNonMember(ctx, request, reply, current);
+      const organization = await findOrganizationById(ctx, organizationId);
+      if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      // A team belongs to one organization: switching organization leaves no team of the old one active.
+      const activeTeamId = organization.id === active ? current.session.activeTeamId : null;
+      await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: organization.id, activeTeamId });
+      return organization;
+    });
+
+    app.get('/organization/get-organization', async (request, reply): Promise<Organization | null> => {
+      const query = parseQuery(getOrganizationQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organization = await findRequestedOrganization(ctx, current, query);
+      if (organization === undefined) return null;
+      if (!(await findMemberWithUser(ctx, organization.id, current.user.id))) await refuseNonMember(ctx, request, reply, current);
+      return organization;
+    });
+
+    app.get('/organization/get-full-organization', async (request, reply): Promise<FullOrganization | null> => {
+      const query = parseQuery(getFullOrganizationQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organization = await findRequestedOrganization(ctx, current, query);
+      if (organization === undefined) return null;
+      const caller = await findMemberWithUser(ctx, organization.id, current.user.id);
+      if (!caller) return refuseNonMember(ctx, request, reply, current);
+      const [members, invitations, teams] = await Promise.all([
+        listMembers(ctx, organization.id, { limit: query.membersLimit ?? options.membershipLimit, offset: 0 }),
+        listOrganizationInvitations(ctx, organization.id),
+        options.teams.enabled ? listOrganizationTeams(ctx, organization.id) : Promise.resolve(undefined),
+      ]);
+      // Invitation ids work as invitation links: only members who could mint one see them, and invitations
+      // to the creator role only its holders (better-auth's canViewInvitations and withoutCreatorRoleInvitations).
+      const callerIsCreator = parseRoleList(caller.role).includes(creatorRole);
+      const visible = rolesGrant(caller.role, { invitation: ['create'] })
+        ? invitations.filter((invitation) => callerIsCreator || !parseRoleList(invitation.role).includes(creatorRole))
+        : [];
+      return { ...organization, members: members.members, invitations: visible, ...(teams ? { teams } : {}) };
+    });
+
+    app.post('/organization/has-permission', async (request, reply) => {
+      const body = parseBody(hasPermissionBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = body.organizationId || current.session.activeOrganizationId;
+      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const member = await findMemberWithUser(ctx, organizationId, current.user.id);
+      if (!member) throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION', { status: 401 });
+      const permissions = body.permissions ?? body.permission ?? {};
+      return { error: null, success: rolesGrant(member.role, permissions) };
+    });
+  };
+}
+
+/**
+ * The organization a get asks for: by slug, else by id, else the session's active one. `undefined` when
+ * none is asked for and none is active (better-auth answers null then).
+ */
+async function findRequestedOrganization(
+  ctx: ApiContext,
+  current: CurrentSession,
+  query: { organizationId?: string | undefined; organizationSlug?: string | undefined },
+): Promise<Organization | undefined> {
+  const key = query.organizationSlug || query.organizationId || current.session.activeOrganizationId;
+  if (!key) return undefined;
+  const organization = query.organizationSlug ? await findOrganizationBySlug(ctx, key) : await findOrganizationById(ctx, key);
+  if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+  return organization;
+}

@@ -1,0 +1,220 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  addTeamMemberBodySchema,
+  createTeamBodySchema,
+  DomainError,
+  listTeamMembersQuerySchema,
+  listTeamsQuerySchema,
+  listUserTeamsQuerySchema,
+  removeTeamBodySchema,
+  removeTeamMemberBodySchema,
+  rolesGrant,
+  setActiveTeamBodySchema,
+  updateTeamBodySchema,
+  type Team,
+  type TeamMember,
+} from '@portcullis/contracts';
+import { generateId } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+import { parseBody, parseQuery } from '../http/validation.ts';
+import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
+import { loadOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import type { TeamState } from './organization.state.ts';
+import { activeTeamFor, decideTeam } from './team.decider.ts';
+import {
+  findTeam,
+  findTeamMember,
+  listOrganizationTeams,
+  listTeamMembers,
+  listTeamsOfUser,
+  memberRole,
+} from './team-queries.ts';
+
+/** The organization a call is about: the one it names, else the session's active one. */
+function targetOrganization(named: string | undefined, current: CurrentSession | null): string {
+  const organizationId = named || current?.session.activeOrganizationId;
+  if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+  return organizationId;
+}
+
+function teamStateAnswer(organizationId: string, team: TeamState): Team {
+  return { id: team.id, name: team.name, organizationId, createdAt: team.createdAt, updatedAt: team.updatedAt ?? team.createdAt };
+}
+
+/**
+ * better-auth's team endpoints (`routes/crud-team.ts`). Changes are decided on the organization stream
+ * (team.decider.ts); lists are read from the `team` and `teamMember` read models.
+ */
+export function teamRoutes(ctx: ApiContext) {
+  const teams = ctx.config.organization.teams;
+  return async function register(app: FastifyInstance): Promise<void> {
+    // better-auth registers these endpoints only with teams on; without them they do not exist (404).
+    if (!teams.enabled) return;
+
+    app.post('/organization/create-team', async (request, reply) => {
+      const body = parseBody(createTeamBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = targetOrganization(body.organizationId, current);
+      const teamId = generateId();
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideTeam(
+          { type: 'create-team', actorUserId: current.user.id, teamId, name: body.name, maximumTeams: teams.maximumTeams },
+          state,
+        );
+        const createdAt = now.toISOString();
+        const team: Team = { id: teamId, name: body.name, organizationId, createdAt, updatedAt: createdAt };
+        return { events, result: team };
+      });
+    });
+
+    app.post('/organization/update-team', async (request, reply) => {
+      const body = parseBody(updateTeamBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = targetOrganization(body.data.organizationId, current);
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideTeam({ type: 'update-team', actorUserId: current.user.id, teamId: body.teamId, name: body.data.name }, state);
+        // The decider has found the team in a live organization, or refused.
+        const team = state.status === 'active' ? state.teams.get(body.teamId) : undefined;
+        if (!team) throw new DomainError('TEAM_NOT_FOUND');
+        const renamed = events.length > 0 ? { ...team, name: body.data.name ?? team.name, updatedAt: now.toISOString() } : team;
+        return { events, result: teamStateAnswer(organizationId, renamed) };
+      });
+    });
+
+    app.post('/organization/remove-team', async (request, reply) => {
+      const body = parseBody(removeTeamBodySchema, request.body);
+      const current = await resolveSession(ctx, request, reply, { refresh: false });
+      // better-auth looks for the organization before the session, so its refusal comes first.
+      const organizationId = targetOrganization(body.organizationId, current);
+      if (!current) throw new DomainError('UNAUTHORIZED');
+      await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }) => ({
+        events: decideTeam(
+          {
+            type: 'remove-team',
+            actorUserId: current.user.id,
+            actorActiveTeamId: current.session.activeTeamId,
+            teamId: body.teamId,
+            allowRemovingAllTeams: teams.allowRemovingAllTeams,
+          },
+          state,
+        ),
+        result: null,
+      }));
+      return { message: 'Team removed successfully.' };
+    });
+
+    app.get('/organization/list-teams', async (request, reply) => {
+      const query = parseQuery(listTeamsQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = targetOrganization(query.organizationId, current);
+      if ((await memberRole(ctx, organizationId, current.user.id)) === null) {
+        throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_ACCESS_THIS_ORGANIZATION');
+      }
+      return listOrganizationTeams(ctx, organizationId);
+    });
+
+    app.get('/organization/list-user-teams', async (request, reply) => {
+      const query = parseQuery(listUserTeamsQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const userId = query.userId || current.user.id;
+      if (userId !== current.user.id) {
+        // Another member's teams: only for who may update members, within one organization.
+        const organizationId = targetOrganization(query.organizationId, current);
+        const role = await memberRole(ctx, organizationId, current.user.id);
+        if (role === null) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+        if (!rolesGrant(role, { member: ['update'] })) throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER');
+        if ((await memberRole(ctx, organizationId, userId)) === null) throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION');
+        return listTeamsOfUser(ctx, userId, organizationId);
+      }
+      if (query.organizationId) {
+        if ((await memberRole(ctx, query.organizationId, userId)) === null) {
+          throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
+        }
+        return listTeamsOfUser(ctx, userId, query.organizationId);
+      }
+      return listTeamsOfUser(ctx, userId, null);
+    });
+
+    app.post('/organization/set-active-team', async (request, reply) => {
+      const body = parseBody(setActiveTeamBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const { activeOrganizationId, activeTeamId } = current.session;
+      if (body.teamId === null) {
+        if (activeTeamId) await setActiveSelection(ctx, request, reply, current, { activeOrganizationId, activeTeamId: null });
+        return null;
+      }
+      // No team named: the current one is checked again and answered.
+      const teamId = body.teamId || activeTeamId;
+      if (!teamId) return null;
+      if (!activeOrganizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+      const { state } = await loadOrganization(ctx, activeOrganizationId);
+      const team = activeTeamFor(state, { teamId, userId: current.user.id });
+      await setActiveSelection(ctx, request, reply, current, { activeOrganizationId, activeTeamId: team.id });
+      return teamStateAnswer(activeOrganizationId, team);
+    });
+
+    app.get('/organization/list-team-members', async (request, reply) => {
+      const query = parseQuery(listTeamMembersQuerySchema, request.query);
+      const current = await requireSession(ctx, request, reply);
+      const teamId = query.teamId || current.session.activeTeamId;
+      if (!teamId) throw new DomainError('YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM');
+      const team = await findTeam(ctx, teamId);
+      if (!team) throw new DomainError('TEAM_NOT_FOUND');
+      // Only the team's own members see who is in it, an owner outside the team included (better-auth 1.7).
+      const inOrganization = (await memberRole(ctx, team.organizationId, current.user.id)) !== null;
+      if (!inOrganization || !(await findTeamMember(ctx, teamId, current.user.id))) {
+        throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_TEAM');
+      }
+      return listTeamMembers(ctx, teamId);
+    });
+
+    app.post('/organization/add-team-member', async (request, reply) => {
+      const body = parseBody(addTeamMemberBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = targetOrganization(body.organizationId, current);
+      const teamMemberId = generateId();
+      const added = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+        const events = decideTeam(
+          {
+            type: 'add-team-member',
+            actorUserId: current.user.id,
+            teamId: body.teamId,
+            userId: body.userId,
+            teamMemberId,
+            maximumMembersPerTeam: teams.maximumMembersPerTeam,
+          },
+          state,
+        );
+        const created: TeamMember | null =
+          events.length > 0 ? { id: teamMemberId, teamId: body.teamId, userId: body.userId, createdAt: now.toISOString() } : null;
+        return { events, result: created };
+      });
+      if (added) return added;
+      return existingTeamMember(ctx, body.teamId, body.userId);
+    });
+
+    app.post('/organization/remove-team-member', async (request, reply) => {
+      const body = parseBody(removeTeamMemberBodySchema, request.body);
+      const current = await requireSession(ctx, request, reply);
+      const organizationId = targetOrganization(body.organizationId, current);
+      await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }) => ({
+        events: decideTeam({ type: 'remove-team-member', actorUserId: current.user.id, teamId: body.teamId, userId: body.userId }, state),
+        result: null,
+      }));
+      return { message: 'Team member removed successfully.' };
+    });
+  };
+}
+
+/**
+ * Adding someone already in the team answers their membership as it is stored. Its row may trail the log
+ * by a moment when another request added them just now, so wait for the log's head before reading again.
+ */
+async function existingTeamMember(ctx: ApiContext, teamId: string, userId: string): Promise<TeamMember> {
+  const found = await findTeamMember(ctx, teamId, userId);
+  if (found) return found;
+  await ctx.waiter.waitFor(await ctx.store.headPosition());
+  const caughtUp = await findTeamMember(ctx, teamId, userId);
+  if (!caughtUp) throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_TEAM');
+  return caughtUp;
+}

@@ -1,0 +1,144 @@
+import { sql, type DatabaseTransactionConnection, type PostgresProjection } from '@portcullis/platform';
+import { projectionNames } from '@portcullis/contracts';
+
+/**
+ * `organization`, `member`, `invitation`, `team` and `teamMember` rows (better-auth's names). Times are the
+ * decision times the events carry. Every removal takes what hangs off the removed row with it, and every
+ * statement is keyed so that it does nothing the second time: a deleted user's memberships are removed both
+ * by `user.deleted.v1` and by the organizations' own `member_removed` events, in whichever order they land.
+ */
+export const organizationsProjection: PostgresProjection = {
+  name: projectionNames.organizations,
+  tables: ['organization', 'member', 'invitation', 'team', 'teamMember'],
+  async apply(tx, { event, recorded }) {
+    const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
+    switch (event.type) {
+      case 'organization.created.v1': {
+        const o = event.data;
+        await tx.query(sql.unsafe`
+          INSERT INTO organization (id, name, slug, logo, metadata, "createdAt")
+          VALUES (${o.organizationId}, ${o.name}, ${o.slug}, ${o.logo}, ${o.metadata}, ${at})`);
+        return;
+      }
+      case 'organization.updated.v1': {
+        const o = event.data;
+        await tx.query(sql.unsafe`
+          UPDATE organization SET
+            name = CASE WHEN ${o.name !== undefined} THEN ${o.name ?? null}::text ELSE name END,
+            slug = CASE WHEN ${o.slug !== undefined} THEN ${o.slug ?? null}::text ELSE slug END,
+            logo = CASE WHEN ${o.logo !== undefined} THEN ${o.logo ?? null}::text ELSE logo END,
+            metadata = CASE WHEN ${o.metadata !== undefined} THEN ${o.metadata ?? null}::text ELSE metadata END
+          WHERE id = ${o.organizationId}`);
+        return;
+      }
+      case 'organization.deleted.v1': {
+        const organizationId = event.data.organizationId;
+        await tx.query(sql.unsafe`
+          DELETE FROM "teamMember" WHERE "teamId" IN (SELECT id FROM team WHERE "organizationId" = ${organizationId})`);
+        await tx.query(sql.unsafe`DELETE FROM team WHERE "organizationId" = ${organizationId}`);
+        await tx.query(sql.unsafe`DELETE FROM invitation WHERE "organizationId" = ${organizationId}`);
+        await tx.query(sql.unsafe`DELETE FROM member WHERE "organizationId" = ${organizationId}`);
+        await tx.query(sql.unsafe`DELETE FROM organization WHERE id = ${organizationId}`);
+        return;
+      }
+      case 'organization.member_added.v1': {
+        const m = event.data;
+        await tx.query(sql.unsafe`
+          INSERT INTO member (id, "organizationId", "userId", role, "teamId", "createdAt")
+          VALUES (${m.memberId}, ${m.organizationId}, ${m.userId}, ${m.role}, ${m.teamId}, ${at})`);
+        return;
+      }
+      case 'organization.member_role_changed.v1':
+        await tx.query(sql.unsafe`UPDATE member SET role = ${event.data.role} WHERE id = ${event.data.memberId}`);
+        return;
+      case 'organization.member_removed.v1': {
+        const { organizationId, memberId, userId, reason } = event.data;
+        await tx.query(sql.unsafe`DELETE FROM member WHERE id = ${memberId}`);
+        await removeTeamMemberships(tx, userId, organizationId);
+        // A deleted user's pending invitations go with the user (see user.deleted.v1); the user's own
+        // leaving or removal keeps them, and fetching or accepting one then fails on the inviter.
+        if (reason === 'user_deleted') {
+          await tx.query(sql.unsafe`
+            DELETE FROM invitation
+            WHERE "organizationId" = ${organizationId} AND "inviterId" = ${userId} AND status = 'pending'`);
+        }
+        return;
+      }
+      case 'organization.invitation_created.v1': {
+        const i = event.data;
+        await tx.query(sql.unsafe`
+          INSERT INTO invitation (id, "organizationId", email, role, status, "teamId", "inviterId", "expiresAt", "createdAt")
+          VALUES (${i.invitationId}, ${i.organizationId}, ${i.email}, ${i.role}, 'pending', ${i.teamId}, ${i.inviterId},
+                  ${sql.timestamp(new Date(i.expiresAt))}, ${at})`);
+        return;
+      }
+      case 'organization.invitation_resent.v1':
+        await tx.query(sql.unsafe`
+          UPDATE invitation SET "expiresAt" = ${sql.timestamp(new Date(event.data.expiresAt))} WHERE id = ${event.data.invitationId}`);
+        return;
+      case 'organization.invitation_accepted.v1':
+        await setInvitationStatus(tx, event.data.invitationId, 'accepted');
+        return;
+      case 'organization.invitation_rejected.v1':
+        await setInvitationStatus(tx, event.data.invitationId, 'rejected');
+        return;
+      case 'organization.invitation_canceled.v1':
+        await setInvitationStatus(tx, event.data.invitationId, 'canceled');
+        return;
+      case 'organization.team_created.v1': {
+        const t = event.data;
+        await tx.query(sql.unsafe`
+          INSERT INTO team (id, name, "organizationId", "createdAt", "updatedAt")
+          VALUES (${t.teamId}, ${t.name}, ${t.organizationId}, ${at}, NULL)`);
+        return;
+      }
+      case 'organization.team_updated.v1':
+        await tx.query(sql.unsafe`UPDATE team SET name = ${event.data.name}, "updatedAt" = ${at} WHERE id = ${event.data.teamId}`);
+        return;
+      case 'organization.team_removed.v1': {
+        const { organizationId, teamId } = event.data;
+        await tx.query(sql.unsafe`DELETE FROM "teamMember" WHERE "teamId" = ${teamId}`);
+        await tx.query(sql.unsafe`DELETE FROM team WHERE id = ${teamId}`);
+        // Pending invitations stop naming the team (as better-auth does), so accepting one later cannot
+        // join a team that is gone; the write side's state drops it likewise.
+        await tx.query(sql.unsafe`
+          UPDATE invitation
+          SET "teamId" = NULLIF(array_to_string(array_remove(string_to_array("teamId", ','), ${teamId}), ','), '')
+          WHERE "organizationId" = ${organizationId} AND status = 'pending'
+            AND ${teamId} = ANY (string_to_array("teamId", ','))`);
+        return;
+      }
+      case 'organization.team_member_added.v1': {
+        const t = event.data;
+        await tx.query(sql.unsafe`
+          INSERT INTO "teamMember" (id, "teamId", "userId", "createdAt") VALUES (${t.teamMemberId}, ${t.teamId}, ${t.userId}, ${at})`);
+        return;
+      }
+      case 'organization.team_member_removed.v1':
+        await tx.query(sql.unsafe`DELETE FROM "teamMember" WHERE "teamId" = ${event.data.teamId} AND "userId" = ${event.data.userId}`);
+        return;
+      case 'user.deleted.v1': {
+        // The organizations' own member_removed events say the same per organization; whichever comes
+        // first removes the rows and the other finds nothing left.
+        const userId = event.data.userId;
+        await tx.query(sql.unsafe`DELETE FROM "teamMember" WHERE "userId" = ${userId}`);
+        await tx.query(sql.unsafe`DELETE FROM member WHERE "userId" = ${userId}`);
+        await tx.query(sql.unsafe`DELETE FROM invitation WHERE "inviterId" = ${userId} AND status = 'pending'`);
+        return;
+      }
+      default:
+        return;
+    }
+  },
+};
+
+/** The user's rows in the teams of one organization: a member who goes leaves its teams too. */
+async function removeTeamMemberships(tx: DatabaseTransactionConnection, userId: string, organizationId: string): Promise<void> {
+  await tx.query(sql.unsafe`
+    DELETE FROM "teamMember"
+    WHERE "userId" = ${userId} AND "teamId" IN (SELECT id FROM team WHERE "organizationId" = ${organizationId})`);
+}
+
+async function setInvitationStatus(tx: DatabaseTransactionConnection, invitationId: string, status: 'accepted' | 'rejected' | 'canceled'): Promise<void> {
+  await tx.query(sql.unsafe`UPDATE invitation SET status = ${status} WHERE id = ${invitationId}`);
+}
