@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { DEFAULT_PASSWORD, expectCatalogueError, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
+import { describeWithRedis } from '../support/redis.ts';
 import { linkIn } from '../support/smtp.ts';
 import { HttpClient } from '../support/system.ts';
 
@@ -41,11 +42,11 @@ type Session = SessionAnswerJson & { session: { activeOrganizationId: string | n
  * each invitation accepted from the link its mail carries, for an owner, an admin and a member; then
  * better-auth's own organizationClient as a black box.
  */
-describe('organizations (real processes, mailed invitations)', () => {
+function organizationSuite(redis: boolean) {
   let system: MailSystem;
 
   beforeAll(async () => {
-    system = await startMailSystem({ env: { AUTH_ORGANIZATION_INVITATION_EXPIRES_IN: '3600' } });
+    system = await startMailSystem({ redis, env: { AUTH_ORGANIZATION_INVITATION_EXPIRES_IN: '3600' } });
   });
 
   afterAll(async () => {
@@ -282,7 +283,12 @@ describe('organizations (real processes, mailed invitations)', () => {
     expect(removed.error).toBeNull();
     expect((await client.getSession()).data?.session).toMatchObject({ activeOrganizationId: null });
   });
-});
+}
+
+describe('organizations (real processes, mailed invitations)', () => organizationSuite(false));
+// The same walk with the Redis session cache answering get-session: the active organization and team, and
+// their clearing on leave, removal and deletion, must reach the cache as they reach Postgres.
+describeWithRedis('organizations with the Redis session cache', () => organizationSuite(true));
 
 /**
  * The membership limit under concurrency: every invited user accepts at the same moment, and the limit is
