@@ -11,6 +11,10 @@ import { buildApp } from './app.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import type { ApiContext } from './context.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import { LocalSessionCache } from './session/local-session-cache.ts';
+
+/** A backstop for a missed invalidation, which the tracking protocol is there to rule out. */
+const LOCAL_SESSION_CACHE_TTL_MS = 30_000;
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'api', level: config.logLevel });
@@ -19,7 +23,23 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 20 });
 const store = new PostgresEventStore({ pool });
 const cache = config.redis
-  ? { redis: createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true }), keys: sessionCacheKeys(config.redis.keyPrefix) }
+  ? (() => {
+      const keys = sessionCacheKeys(config.redis.keyPrefix);
+      return {
+        redis: createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true }),
+        keys,
+        local:
+          config.redis.localSessionCacheEntries > 0
+            ? new LocalSessionCache({
+                redisUrl: config.redis.url,
+                keyPrefix: keys.session(''),
+                maxEntries: config.redis.localSessionCacheEntries,
+                ttlMs: LOCAL_SESSION_CACHE_TTL_MS,
+                log,
+              })
+            : null,
+      };
+    })()
   : null;
 const waiter = new ProjectionWaiter({
   pool,
@@ -53,6 +73,7 @@ async function shutdown(signal: string): Promise<void> {
   await app.close();
   await waiter.close();
   await store.close();
+  await cache?.local?.close();
   await cache?.redis.quit().catch(() => cache.redis.disconnect());
   await pool.end();
   process.exit(0);

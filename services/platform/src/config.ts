@@ -67,7 +67,12 @@ const configSchema = z
     AUTH_RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(100),
     AUTH_RATE_LIMIT_RULES: list(parseRateLimitRules),
     AUTH_RATE_LIMIT_STORAGE: z.enum(['auto', 'redis', 'postgres']).default('auto'),
+    AUTH_RATE_LIMIT_BATCH_MS: z.coerce.number().int().min(0).max(1000).default(100),
     AUTH_COOKIE_CACHE_ENABLED: flag(false),
+    // With Redis: get-session answers from entries held in the api process, kept coherent by Redis's
+    // invalidation pushes (server-assisted client-side caching).
+    AUTH_SESSION_LOCAL_CACHE: flag(true),
+    AUTH_SESSION_LOCAL_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(100_000),
     AUTH_COOKIE_CACHE_MAX_AGE: z.coerce
       .number()
       .int()
@@ -178,7 +183,12 @@ export interface Config {
   readonly basePath: string;
   readonly secret: string;
   readonly databaseUrl: string;
-  readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+  readonly redis: {
+    readonly url: string;
+    readonly keyPrefix: string;
+    /** Entries the api keeps in process (0: none, every get-session reads Redis). */
+    readonly localSessionCacheEntries: number;
+  } | null;
   readonly logLevel: RawConfig['LOG_LEVEL'];
   readonly session: {
     readonly expiresInSeconds: number;
@@ -203,6 +213,11 @@ export interface Config {
     readonly max: number;
     /** Configured rules, then better-auth's defaults; the first whose path matches wins. */
     readonly rules: readonly RateLimitRule[];
+    /**
+     * How often lenient limits (50 or more per window) send their counts to the shared store; between
+     * sends they are counted in the process. 0: every request is counted in the store.
+     */
+    readonly batchMs: number;
   };
   /** The signed `session_data` cookie get-session may answer from. */
   readonly cookieCache: { readonly enabled: boolean; readonly maxAgeSeconds: number };
@@ -306,7 +321,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     basePath: c.AUTH_BASE_PATH,
     secret: c.AUTH_SECRET,
     databaseUrl: c.DATABASE_URL,
-    redis: c.REDIS_URL ? { url: c.REDIS_URL, keyPrefix: c.REDIS_KEY_PREFIX } : null,
+    redis: c.REDIS_URL
+      ? {
+          url: c.REDIS_URL,
+          keyPrefix: c.REDIS_KEY_PREFIX,
+          localSessionCacheEntries: c.AUTH_SESSION_LOCAL_CACHE ? c.AUTH_SESSION_LOCAL_CACHE_MAX_ENTRIES : 0,
+        }
+      : null,
     logLevel: c.LOG_LEVEL,
     session: {
       expiresInSeconds: c.AUTH_SESSION_EXPIRES_IN,
@@ -329,6 +350,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       window: c.AUTH_RATE_LIMIT_WINDOW,
       max: c.AUTH_RATE_LIMIT_MAX,
       rules: Object.freeze([...c.AUTH_RATE_LIMIT_RULES, ...defaultRateLimitRules]),
+      batchMs: c.AUTH_RATE_LIMIT_BATCH_MS,
     },
     cookieCache: { enabled: c.AUTH_COOKIE_CACHE_ENABLED, maxAgeSeconds: c.AUTH_COOKIE_CACHE_MAX_AGE },
     username: { minLength: c.AUTH_USERNAME_MIN_LENGTH, maxLength: c.AUTH_USERNAME_MAX_LENGTH },

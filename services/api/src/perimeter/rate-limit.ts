@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError } from '@portcullis/contracts';
 import {
+  BatchedRateLimitCounter,
   PostgresRateLimitStore,
   RedisRateLimitStore,
   rulePathMatches,
@@ -12,6 +13,12 @@ import {
 import type { ApiContext } from '../context.ts';
 import { clientBucket } from './client-address.ts';
 import { authPath, authRoute } from './request-path.ts';
+
+/**
+ * Limits this lenient are counted in the process between batched sends to the shared store (see
+ * BatchedRateLimitCounter); tighter ones, like sign-in's 3 per 10 s, are counted in the store every time.
+ */
+const BATCHED_FROM_MAX = 50;
 
 /** The limit for a path: the first configured or default rule that covers it, else the general limit. */
 export function limitFor(config: ApiContext['config']['rateLimit'], path: string): RateLimit | null {
@@ -35,16 +42,16 @@ export function rateLimit(ctx: ApiContext) {
     settings.storage === 'redis' && ctx.cache && ctx.config.redis ? new RedisRateLimitStore(ctx.cache.redis, ctx.config.redis.keyPrefix) : null;
 
   /** A Redis outage falls back to Postgres counters (as session reads do) rather than to no limit at all. */
-  async function hit(key: string, windowMs: number): Promise<RateLimitCount | null> {
+  async function hit(key: string, windowMs: number, by = 1): Promise<RateLimitCount | null> {
     if (redis) {
       try {
-        return await redis.hit(key, windowMs);
+        return await redis.hit(key, windowMs, by);
       } catch (error) {
         ctx.log.warn({ err: error }, 'rate-limit count in Redis failed; counting in Postgres');
       }
     }
     try {
-      return await postgres.hit(key, windowMs);
+      return await postgres.hit(key, windowMs, by);
     } catch (error) {
       // Without a working store the request is let through: every other part of it needs Postgres too,
       // and will fail on its own if Postgres is really gone.
@@ -53,9 +60,18 @@ export function rateLimit(ctx: ApiContext) {
     }
   }
 
+  const batched =
+    settings.batchMs > 0
+      ? new BatchedRateLimitCounter(hit, {
+          flushEveryMs: settings.batchMs,
+          onError: (error) => ctx.log.warn({ err: error }, 'sending batched rate-limit counts failed'),
+        })
+      : null;
+
   return fp(
     async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       if (!settings.enabled) return;
+      if (batched) app.addHook('onClose', () => batched.close());
       app.addHook('onRequest', async (request, reply) => {
         const path = authPath(request, basePath);
         if (path === null) return;
@@ -64,7 +80,8 @@ export function rateLimit(ctx: ApiContext) {
         // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
         // bucket for all unrouted paths, so random paths cannot mint buckets.
         const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
-        const counted = await hit(`${clientBucket(request.ip)}|${bucketPath}`, limit.window * 1000);
+        const key = `${clientBucket(request.ip)}|${bucketPath}`;
+        const counted = await (batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000));
         if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
         if (!counted || counted.count <= limit.max) return;
         const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));

@@ -49,6 +49,15 @@ function toSession(row: SessionRow): CachedSession['session'] {
 }
 
 /** Sessions cached before they had an active organization lack the fields, which then mean none. */
+/** The cache holds only what our own projection wrote from validated events: parsing is enough. */
+function decodeCached(raw: string): CachedSession {
+  return withSelection(JSON.parse(raw) as CachedSession);
+}
+
+function decodeNullable(raw: string | null): CachedSession | null {
+  return raw === null ? null : decodeCached(raw);
+}
+
 function withSelection(cached: CachedSession): CachedSession {
   const { activeOrganizationId = null, activeTeamId = null } = cached.session;
   return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
@@ -61,9 +70,10 @@ function withSelection(cached: CachedSession): CachedSession {
 export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
   if (ctx.cache) {
     try {
-      const raw = await ctx.cache.redis.get(ctx.cache.keys.session(tokenHash));
-      // The cache holds only what our own projection wrote from validated events: parsing is enough.
-      if (raw !== null) return withSelection(JSON.parse(raw) as CachedSession);
+      const { redis, keys, local } = ctx.cache;
+      const key = keys.session(tokenHash);
+      const cached = local ? await local.lookup(key, (k) => redis.get(k), decodeCached) : decodeNullable(await redis.get(key));
+      if (cached) return cached;
     } catch (error) {
       ctx.log.warn({ err: error }, 'session cache read failed; reading Postgres');
     }

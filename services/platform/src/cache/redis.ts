@@ -4,10 +4,13 @@ export type { Redis } from 'ioredis';
 
 export function createRedisClient(
   url: string,
-  options: { name: string; lazyConnect?: boolean; autoPipelining?: boolean },
+  options: { name: string; lazyConnect?: boolean; autoPipelining?: boolean; protocol?: 2 | 3 },
 ): Redis {
   return new Redis(url, {
     connectionName: options.name,
+    // RESP2 where a connection must receive what ioredis hands on only as pub/sub messages (tracking
+    // invalidations redirected to a subscriber); ioredis's RESP3 default elsewhere.
+    ...(options.protocol ? { protocol: options.protocol } : {}),
     lazyConnect: options.lazyConnect ?? false,
     // Batches concurrent commands into one write; not for a client that uses WATCH/MULTI, whose commands
     // must not be interleaved with others'.

@@ -16,12 +16,12 @@ export class PostgresRateLimitStore implements RateLimitStore {
     private readonly onPruneError: (error: unknown) => void = () => {},
   ) {}
 
-  async hit(key: string, windowMs: number): Promise<RateLimitCount> {
+  async hit(key: string, windowMs: number, by = 1): Promise<RateLimitCount> {
     const row = (await this.pool.one(sql.unsafe`
       INSERT INTO rate_limit AS r (key, count, window_ends_at)
-      VALUES (${key}, 1, clock_timestamp() + ${windowMs} * interval '1 millisecond')
+      VALUES (${key}, ${by}, clock_timestamp() + ${windowMs} * interval '1 millisecond')
       ON CONFLICT (key) DO UPDATE SET
-        count = CASE WHEN r.window_ends_at <= clock_timestamp() THEN 1 ELSE LEAST(r.count, 2147483646) + 1 END,
+        count = CASE WHEN r.window_ends_at <= clock_timestamp() THEN ${by} ELSE LEAST(r.count, 2147483646 - ${by}) + ${by} END,
         window_ends_at = CASE WHEN r.window_ends_at <= clock_timestamp() THEN EXCLUDED.window_ends_at ELSE r.window_ends_at END
       RETURNING count, GREATEST(0, ceil(EXTRACT(EPOCH FROM (window_ends_at - clock_timestamp())) * 1000))::bigint AS reset_in_ms`)) as {
       count: number;

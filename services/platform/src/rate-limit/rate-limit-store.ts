@@ -12,5 +12,6 @@ export interface RateLimitCount {
  * read-then-write race.
  */
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): Promise<RateLimitCount>;
+  /** Counts `by` requests at once (default one). */
+  hit(key: string, windowMs: number, by?: number): Promise<RateLimitCount>;
 }

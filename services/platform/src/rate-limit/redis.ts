@@ -6,16 +6,16 @@ import type { RateLimitCount, RateLimitStore } from './rate-limit-store.ts';
  * concurrent caller (a key left without a TTL would block its client forever).
  */
 const HIT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
-if count == 1 or ttl < 0 then
+if count == tonumber(ARGV[2]) or ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
 return {count, ttl}
 `;
 
-type RateLimitHit = (key: string, windowMs: number) => Promise<[number, number]>;
+type RateLimitHit = (key: string, windowMs: number, by: number) => Promise<[number, number]>;
 
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly hitScript: RateLimitHit;
@@ -32,8 +32,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.hitScript = command.bind(redis);
   }
 
-  async hit(key: string, windowMs: number): Promise<RateLimitCount> {
-    const [count, ttl] = await this.hitScript(`${this.keyPrefix}rate-limit:${key}`, windowMs);
+  async hit(key: string, windowMs: number, by = 1): Promise<RateLimitCount> {
+    const [count, ttl] = await this.hitScript(`${this.keyPrefix}rate-limit:${key}`, windowMs, by);
     return { count: Number(count), resetInMs: Math.max(0, Number(ttl)) };
   }
 }
