@@ -9,14 +9,30 @@ export function signCookieValue(value: string, secret: string): string {
   return `${value}.${sign(value, secret)}`;
 }
 
+/**
+ * Signed values already verified, per secret: a session cookie is presented on every request of its
+ * session, and an HMAC key setup per request is most of what reading it costs. Only values whose signature
+ * checked out are kept, and a hit needs the exact signed string, so the memo cannot admit a forgery.
+ */
+const verifiedBySecret = new Map<string, Map<string, string>>();
+const VERIFIED_MAX_ENTRIES = 10_000;
+
 /** The value inside a signed cookie, or null when the signature is missing or wrong. */
 export function unsignCookieValue(signed: string, secret: string): string | null {
+  let verified = verifiedBySecret.get(secret);
+  const known = verified?.get(signed);
+  if (known !== undefined) return known;
   const dot = signed.lastIndexOf('.');
   if (dot < 1) return null;
   const value = signed.slice(0, dot);
   const signature = signed.slice(dot + 1);
   if (signature.length !== 44 || !signature.endsWith('=')) return null;
-  return constantTimeEqual(signature, sign(value, secret)) ? value : null;
+  if (!constantTimeEqual(signature, sign(value, secret))) return null;
+  if (!verified) verifiedBySecret.set(secret, (verified = new Map()));
+  // Oldest first out: a Map iterates in insertion order.
+  if (verified.size >= VERIFIED_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
+  verified.set(signed, value);
+  return value;
 }
 
 function sign(value: string, secret: string): string {

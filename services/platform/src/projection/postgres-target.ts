@@ -1,5 +1,11 @@
 import { sql, type DatabasePool } from '../database/pool.ts';
-import { CheckpointFencedError, type PostgresProjection, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
+import {
+  CheckpointFencedError,
+  type PostgresProjection,
+  type ProjectedEvent,
+  type ProjectionSql,
+  type ProjectionTarget,
+} from './projection.ts';
 
 export const CHECKPOINT_CHANNEL = 'portcullis_checkpoints';
 
@@ -27,17 +33,46 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    await this.pool.transaction(async (tx) => {
-      // Fence first: lock the checkpoint row and check it is where we left it. A holder that died with a
-      // COMMIT in flight, or a rebuild, has either moved it already (we stop here, before touching rows) or
-      // waits on this lock and finds it moved when we commit.
-      const stored = await tx.maybeOneFirst(sql.unsafe`
-        SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
-      if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
-      for (const projected of events) await this.projection.apply(tx, projected);
-      await tx.query(sql.unsafe`
-        UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${this.name}`);
-      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
+    await this.pool.connect(async (connection) => {
+      let open = false;
+      // The transaction starts with the first statement a handler runs. Fence first: lock the checkpoint row
+      // and check it is where we left it. A holder that died with a COMMIT in flight, or a rebuild, has either
+      // moved it already (we stop here, before touching rows) or waits on this lock and finds it moved when
+      // we commit.
+      const begin = async (): Promise<void> => {
+        if (open) return;
+        await connection.query(sql.unsafe`BEGIN`);
+        open = true;
+        const stored = await connection.maybeOneFirst(sql.unsafe`
+          SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
+        if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
+      };
+      const inTransaction: ProjectionSql = {
+        query: async (query) => {
+          await begin();
+          return connection.query(query);
+        },
+        maybeOneFirst: async (query) => {
+          await begin();
+          return connection.maybeOneFirst(query);
+        },
+      } as ProjectionSql;
+      try {
+        for (const projected of events) await this.projection.apply(inTransaction, projected);
+        // Moving the checkpoint is one compare-and-set statement, with the notice sent when it commits: on its
+        // own for a batch nothing was written for, else as the transaction's last statement.
+        const moved = await connection.maybeOne(sql.unsafe`
+          WITH moved AS (
+            UPDATE projection_checkpoints SET position = ${to}, updated_at = now()
+            WHERE name = ${this.name} AND position = ${from}
+            RETURNING position)
+          SELECT position, pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)}) FROM moved`);
+        if (moved === null) throw new CheckpointFencedError(this.name, from);
+        if (open) await connection.query(sql.unsafe`COMMIT`);
+        open = false;
+      } finally {
+        if (open) await connection.query(sql.unsafe`ROLLBACK`).catch(() => {});
+      }
     });
   }
 

@@ -1,5 +1,5 @@
 import type { DomainEvent } from '@portcullis/contracts';
-import type { DatabaseTransactionConnection } from '../database/pool.ts';
+import type { CommonQueryMethods } from '../database/pool.ts';
 import type { RecordedEvent } from '../event-store/event-store.ts';
 
 /**
@@ -21,12 +21,18 @@ export interface ProjectedEvent {
   readonly recorded: RecordedEvent;
 }
 
+/**
+ * What a projection handler may run: its statements join the batch's transaction, which is opened at the
+ * first one (a batch no handler writes for costs one statement, the checkpoint's move).
+ */
+export type ProjectionSql = Pick<CommonQueryMethods, 'query' | 'maybeOneFirst'>;
+
 /** A Postgres read-model projection: one handler per event, run inside the batch's transaction. */
 export interface PostgresProjection {
   readonly name: string;
   /** Tables it owns, emptied on rebuild. */
   readonly tables: readonly string[];
-  apply(tx: DatabaseTransactionConnection, projected: ProjectedEvent): Promise<void>;
+  apply(tx: ProjectionSql, projected: ProjectedEvent): Promise<void>;
 }
 
 export class CheckpointFencedError extends Error {

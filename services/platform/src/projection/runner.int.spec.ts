@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SignInFailed, streams } from '@portcullis/contracts';
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
-import { PostgresProjectionTarget } from './postgres-target.ts';
+import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
 import type { PostgresProjection } from './projection.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
 
@@ -223,5 +224,67 @@ describe('ProjectionRunner: a checkpoint that moved under the holder', () => {
     } finally {
       await runner.stop();
     }
+  });
+});
+
+/**
+ * A batch no handler writes for moves the checkpoint in one compare-and-set statement instead of a
+ * transaction; it must be fenced exactly as a written batch is.
+ */
+describe('PostgresProjectionTarget: batches with nothing to write', () => {
+  let db: EventLogDatabase;
+  const NAME = 'quiet-projection';
+  const notices: string[] = [];
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_quiet_batch');
+    await db.pool.query(sql.unsafe`CREATE TABLE written (position bigint NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  /** Writes only for events at even positions. */
+  const evenOnly: PostgresProjection = {
+    name: NAME,
+    tables: ['written'],
+    async apply(tx, { recorded }) {
+      if (recorded.position % 2 === 0) await tx.query(sql.unsafe`INSERT INTO written (position) VALUES (${recorded.position})`);
+    },
+  };
+
+  it('moves the checkpoint (and announces it) without a transaction, and refuses a moved checkpoint', async () => {
+    const target = new PostgresProjectionTarget(db.pool, evenOnly);
+    expect(await target.readCheckpoint()).toBe(0);
+    for (let i = 0; i < 4; i += 1) {
+      await db.store.append([domainWrite(streams.signIn(`q${i}@example.com`), 'any', [SignInFailed({ email: `q${i}@example.com`, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+    }
+    const events = toProjected(await db.store.readAll({ after: 0, limit: 10 }));
+    const checkpoint = async (): Promise<number> =>
+      Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`));
+
+    const listener = new pg.Client({ connectionString: db.url });
+    listener.on('error', () => {});
+    onTestFinished(() => listener.end().catch(() => {}));
+    await listener.connect();
+    listener.on('notification', (message) => notices.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+
+    await target.applyBatch(events.slice(0, 1), 0, 1);
+    expect(await checkpoint()).toBe(1);
+    await waitFor(() => notices.includes(checkpointNotice(NAME, 1)), { timeoutMs: 5000, message: 'the quiet batch to be announced' });
+    await target.applyBatch(events.slice(1, 2), 1, 2);
+    expect(await checkpoint()).toBe(2);
+    await waitFor(() => notices.includes(checkpointNotice(NAME, 2)), { timeoutMs: 5000, message: 'the written batch to be announced' });
+    expect((await db.pool.anyFirst(sql.unsafe`SELECT position FROM written`)).map(Number)).toEqual([2]);
+
+    // Someone else (a rebuild, a new holder) moved it: neither kind of batch may write over that.
+    await db.pool.query(sql.unsafe`UPDATE projection_checkpoints SET position = 3 WHERE name = ${NAME}`);
+    await expect(target.applyBatch(events.slice(2, 3), 2, 3)).rejects.toThrow(/checkpoint moved/);
+    await expect(target.applyBatch(events.slice(3, 4), 2, 4)).rejects.toThrow(/checkpoint moved/);
+    expect(await checkpoint()).toBe(3);
+    expect((await db.pool.anyFirst(sql.unsafe`SELECT position FROM written`)).map(Number)).toEqual([2]);
+    expect(notices).toEqual([checkpointNotice(NAME, 1), checkpointNotice(NAME, 2)]);
   });
 });

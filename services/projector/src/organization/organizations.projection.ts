@@ -1,4 +1,4 @@
-import { sql, type DatabaseTransactionConnection, type PostgresProjection } from '@portcullis/platform';
+import { sql, type PostgresProjection, type ProjectionSql } from '@portcullis/platform';
 import { projectionNames } from '@portcullis/contracts';
 
 /**
@@ -133,12 +133,12 @@ export const organizationsProjection: PostgresProjection = {
 };
 
 /** The user's rows in the teams of one organization: a member who goes leaves its teams too. */
-async function removeTeamMemberships(tx: DatabaseTransactionConnection, userId: string, organizationId: string): Promise<void> {
+async function removeTeamMemberships(tx: ProjectionSql, userId: string, organizationId: string): Promise<void> {
   await tx.query(sql.unsafe`
     DELETE FROM "teamMember"
     WHERE "userId" = ${userId} AND "teamId" IN (SELECT id FROM team WHERE "organizationId" = ${organizationId})`);
 }
 
-async function setInvitationStatus(tx: DatabaseTransactionConnection, invitationId: string, status: 'accepted' | 'rejected' | 'canceled'): Promise<void> {
+async function setInvitationStatus(tx: ProjectionSql, invitationId: string, status: 'accepted' | 'rejected' | 'canceled'): Promise<void> {
   await tx.query(sql.unsafe`UPDATE invitation SET status = ${status} WHERE id = ${invitationId}`);
 }
