@@ -2,7 +2,8 @@ import { createAuthClient } from 'better-auth/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { cookieNames, DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
-import { HttpClient, startSystem, type System } from '../support/system.ts';
+import { cookieJarFetch } from '../support/better-auth-fetch.ts';
+import { startSystem, type HttpClient, type System } from '../support/system.ts';
 
 /**
  * better-auth's own browser client, unchanged, as a black box against our server: if it works with ours the
@@ -16,27 +17,9 @@ afterAll(async () => {
   await system?.stop();
 });
 
-/**
- * A client with a cookie jar of its own. Node's fetch keeps no cookies, so the jar rides the client's
- * onRequest/onResponse hooks; the Origin header is what a browser would send, and what better-auth
- * deployments require on cookie-carrying POSTs.
- */
 function authClient(): { client: ReturnType<typeof createAuthClient>; jar: HttpClient } {
-  const jar = new HttpClient(system.authUrl);
-  const client = createAuthClient({
-    baseURL: system.baseUrl,
-    fetchOptions: {
-      headers: { origin: system.baseUrl },
-      onRequest(context) {
-        const cookie = jar.cookieHeader();
-        if (cookie) context.headers.set('cookie', cookie);
-      },
-      onResponse(context) {
-        jar.absorb(context.response.headers.getSetCookie());
-      },
-    },
-  });
-  return { client, jar };
+  const { jar, fetchOptions } = cookieJarFetch(system);
+  return { client: createAuthClient({ baseURL: system.baseUrl, fetchOptions }), jar };
 }
 
 describe('better-auth client against Portcullis', () => {

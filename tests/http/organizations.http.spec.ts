@@ -2,6 +2,7 @@ import { createAuthClient } from 'better-auth/client';
 import { organizationClient } from 'better-auth/client/plugins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
+import { cookieJarFetch } from '../support/better-auth-fetch.ts';
 import { DEFAULT_PASSWORD, expectCatalogueError, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
 import { describeWithRedis } from '../support/redis.ts';
@@ -224,20 +225,11 @@ function organizationSuite(redis: boolean) {
   });
 
   it('serves better-auth organizationClient as a black box', async () => {
-    const jar = new HttpClient(system.authUrl);
+    const { fetchOptions } = cookieJarFetch(system);
     const client = createAuthClient({
       baseURL: system.baseUrl,
       plugins: [organizationClient({ teams: { enabled: true } })],
-      fetchOptions: {
-        headers: { origin: system.baseUrl },
-        onRequest(context) {
-          const cookie = jar.cookieHeader();
-          if (cookie) context.headers.set('cookie', cookie);
-        },
-        onResponse(context) {
-          jar.absorb(context.response.headers.getSetCookie());
-        },
-      },
+      fetchOptions,
     });
     const email = uniqueEmail('org-client');
     expect((await client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Client Owner' })).error).toBeNull();

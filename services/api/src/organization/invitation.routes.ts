@@ -12,7 +12,6 @@ import {
   parseRoleList,
   rejectInvitationBodySchema,
   rolesGrant,
-  type DomainEvent,
   type Invitation,
   type InvitationDetails,
 } from '@portcullis/contracts';
@@ -24,23 +23,10 @@ import { parseBody, parseQuery } from '../http/validation.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
 import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
-import { memberAnswer } from './organization-answers.ts';
+import { foldDecided, memberAnswer } from './organization-answers.ts';
 import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
-import {
-  evolveOrganization,
-  memberByUserId,
-  requireOrganization,
-  type ActiveOrganization,
-  type InvitationState,
-  type OrganizationState,
-} from './organization.state.ts';
+import { memberByUserId, type InvitationState } from './organization.state.ts';
 import { memberRole } from './team-queries.ts';
-
-/** The organization as the decided events leave it: what the answer shows is what was appended. */
-function after(state: OrganizationState, events: readonly DomainEvent[], now: Date): ActiveOrganization {
-  const occurredAt = now.toISOString();
-  return requireOrganization(events.reduce((folded, event) => evolveOrganization(folded, { event, occurredAt }), state));
-}
 
 function invitationAnswer(organizationId: string, invitation: InvitationState): Invitation {
   const { id, email, role, status, teamId, inviterId, expiresAt, createdAt } = invitation;
@@ -93,7 +79,7 @@ export function invitationRoutes(ctx: ApiContext) {
           },
           state,
         );
-        const organization = after(state, events, now);
+        const organization = foldDecided(state, events, now);
         // One event: a new invitation, or the pending one sent again.
         const invitationId = events[0]?.type === 'organization.invitation_resent.v1' ? events[0].data.invitationId : newInvitationId;
         const invitation = organization.invitations.get(invitationId);
@@ -141,7 +127,7 @@ export function invitationRoutes(ctx: ApiContext) {
           },
           state,
         );
-        const organization = after(state, events, now);
+        const organization = foldDecided(state, events, now);
         const invitation = organization.invitations.get(body.invitationId);
         const member = memberByUserId(organization, current.user.id);
         if (!invitation || !member) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
@@ -176,7 +162,7 @@ export function invitationRoutes(ctx: ApiContext) {
           },
           state,
         );
-        const rejected = after(state, events, now).invitations.get(body.invitationId);
+        const rejected = foldDecided(state, events, now).invitations.get(body.invitationId);
         if (!rejected) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
         return { events, result: invitationAnswer(organizationId, rejected) };
       });
@@ -189,7 +175,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
         const events = decideInvitation({ type: 'cancel', invitationId: body.invitationId, byUserId: current.user.id }, state);
-        const canceled = after(state, events, now).invitations.get(body.invitationId);
+        const canceled = foldDecided(state, events, now).invitations.get(body.invitationId);
         if (!canceled) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
         return { events, result: invitationAnswer(organizationId, canceled) };
       });
