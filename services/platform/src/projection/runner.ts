@@ -92,6 +92,11 @@ export class ProjectionRunner {
         const to = recorded[recorded.length - 1]!.position;
         await target.applyBatch(projected, checkpoint, to);
         checkpoint = to;
+        // A short batch was the whole visible log: rather than read again to find it empty, wait for the
+        // next append (at once if one came in since this read began, which the generation tells).
+        if (recorded.length < this.options.batchSize) {
+          await store.waitForAppend(generation, this.options.pollIntervalMs, this.abort.signal);
+        }
       } catch (error) {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
