@@ -4,7 +4,6 @@ import { eventMetadataSchema } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { AppendSignal } from './append-signal.ts';
 import {
-  matchesExpectedVersion,
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
@@ -16,6 +15,18 @@ import {
 } from './event-store.ts';
 
 export const EVENT_LOG_CHANNEL = 'portcullis_event_log';
+
+/** The stream and its actual version, when `portcullis_append` refused an expected version (SQLSTATE PC409). */
+function wrongVersionOf(error: unknown): { streamId: string; actual: number } | null {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    const { code, detail } = cause as { code?: unknown; detail?: unknown };
+    if (code === 'PC409' && typeof detail === 'string') {
+      const parsed = JSON.parse(detail) as { streamId: string; actual: number };
+      return { streamId: parsed.streamId, actual: Number(parsed.actual) };
+    }
+  }
+  return null;
+}
 
 interface EventRow {
   position: bigint | number;
@@ -79,51 +90,29 @@ export class PostgresEventStore implements EventStore {
     const streamIds = [...new Set(writes.map((w) => w.streamId))];
     if (streamIds.length !== writes.length) throw new Error('append takes each stream once');
 
-    const result = await this.pool.transaction(async (tx) => {
-      // Drawing positions first takes the log's lock; the version checks below then run serialised.
-      const head = Number(
-        await tx.oneFirst(
-          sql.unsafe`UPDATE event_log_head SET position = position + ${rows.length} RETURNING position`,
-        ),
-      );
-      const firstPosition = head - rows.length + 1;
-
-      const current = await tx.any(sql.unsafe`
-        SELECT stream_id, max(stream_version) AS version FROM events
-        WHERE stream_id = ANY(${sql.array(streamIds, 'text')}) GROUP BY stream_id`);
-      const versions: Record<string, number> = Object.fromEntries(streamIds.map((id) => [id, 0]));
-      for (const row of current as readonly { stream_id: string; version: number }[]) {
-        versions[row.stream_id] = Number(row.version);
-      }
-      for (const write of writes) {
-        const actual = versions[write.streamId] ?? 0;
-        if (!matchesExpectedVersion(write.expectedVersion, actual)) {
-          throw new WrongExpectedVersionError(write.streamId, write.expectedVersion, actual);
-        }
-      }
-
-      const records = rows.map(({ streamId, event }, index) => {
-        versions[streamId] = (versions[streamId] ?? 0) + 1;
-        return {
-          position: firstPosition + index,
-          event_id: event.eventId ?? randomUUID(),
-          stream_id: streamId,
-          stream_version: versions[streamId],
-          type: event.type,
-          data: event.data,
-          metadata: event.metadata,
-        };
-      });
-      await tx.query(sql.unsafe`
-        INSERT INTO events (position, event_id, stream_id, stream_version, type, data, metadata)
-        SELECT position, event_id, stream_id, stream_version, type, data, metadata
-        FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS r(
-          position bigint, event_id uuid, stream_id text, stream_version integer,
-          type text, data jsonb, metadata jsonb)`);
-      // Delivered at commit only, so a follower woken by it will find the events.
-      await tx.query(sql.unsafe`SELECT pg_notify(${EVENT_LOG_CHANNEL}, ${String(head)})`);
-      return { position: head, versions };
-    });
+    const events = rows.map(({ streamId, event }) => ({
+      event_id: event.eventId ?? randomUUID(),
+      stream_id: streamId,
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata,
+    }));
+    const expected = writes.map((w) => ({ stream_id: w.streamId, expected: w.expectedVersion }));
+    let result: AppendResult;
+    try {
+      // One statement, one round trip: positions, version checks, insert and notice (see the migration).
+      const appended = (await this.pool.oneFirst(sql.unsafe`
+        SELECT portcullis_append(${JSON.stringify(expected)}::jsonb, ${JSON.stringify(events)}::jsonb)`)) as {
+        position: number;
+        versions: Record<string, number>;
+      };
+      result = { position: Number(appended.position), versions: appended.versions };
+    } catch (error) {
+      const conflict = wrongVersionOf(error);
+      if (!conflict) throw error;
+      const write = writes.find((w) => w.streamId === conflict.streamId);
+      throw new WrongExpectedVersionError(conflict.streamId, write?.expectedVersion ?? 'any', conflict.actual);
+    }
     // Followers in this process need not wait for the notification's round trip (or for a listener at all).
     this.signal.notify();
     return result;
