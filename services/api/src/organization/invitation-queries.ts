@@ -1,8 +1,8 @@
 import type { Invitation, InvitationStatusValue } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { isoTime } from '../read-model.ts';
 
-const iso = (value: number | string | Date): string => new Date(value).toISOString();
 
 interface InvitationRow {
   id: string;
@@ -27,8 +27,8 @@ function toInvitation(row: InvitationRow): Invitation {
     status: row.status,
     teamId: row.teamId,
     inviterId: row.inviterId,
-    expiresAt: iso(row.expiresAt),
-    createdAt: iso(row.createdAt),
+    expiresAt: isoTime(row.expiresAt),
+    createdAt: isoTime(row.createdAt),
   };
 }
 

@@ -8,9 +8,7 @@ import {
   InvitationResent,
   MemberAdded,
   MemberRemoved,
-  OrganizationCreated,
   OrganizationDeleted,
-  TeamCreated,
   TeamMemberAdded,
   TeamRemoved,
   organizationRoleGrants,
@@ -28,31 +26,16 @@ import {
   type RejectCommand,
   type TeamSettings,
 } from './invitation.decider.ts';
+import { acmeWithTeams, at, ORG } from './organization-fixture.ts';
 import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
 
-const ORG = 'org-1';
-const T0 = '2025-01-01T00:00:00.000Z';
 const NOW = new Date('2025-01-01T01:00:00.000Z');
 const DAY = 86_400;
 const inDays = (days: number, from = NOW): string => new Date(from.getTime() + days * DAY * 1000).toISOString();
 
-const at = (event: DomainEvent): TimedEvent => ({ event, occurredAt: T0 });
 const invitations = deciderSpec({ evolve: evolveOrganization, initial: initialOrganizationState, decide: decideInvitation });
 
-const member = (userId: string, role: string) =>
-  MemberAdded({ organizationId: ORG, memberId: `m-${userId}`, userId, role, teamId: null, via: 'added' });
-
-/** An organization with one user per role (and two that hold several or an unknown one) and two teams. */
-const organization: TimedEvent[] = [
-  OrganizationCreated({ organizationId: ORG, name: 'Acme', slug: 'acme', logo: null, metadata: null, createdByUserId: 'u-owner' }),
-  member('u-owner', 'owner'),
-  member('u-admin', 'admin'),
-  member('u-member', 'member'),
-  member('u-both', 'member,admin'),
-  member('u-stranger-role', 'auditor'),
-  TeamCreated({ organizationId: ORG, teamId: 't-1', name: 'Core' }),
-  TeamCreated({ organizationId: ORG, teamId: 't-2', name: 'Edge' }),
-].map(at);
+const organization = acmeWithTeams;
 const withEvents = (...events: DomainEvent[]): TimedEvent[] => [...organization, ...events.map(at)];
 
 const teamsOn: TeamSettings = { enabled: true, maximumMembersPerTeam: null };

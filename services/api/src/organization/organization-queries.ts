@@ -2,10 +2,10 @@ import { DomainError, type ListMembersQuery, type MemberWithUser, type Organizat
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { parseMetadata } from './organization-answers.ts';
+import { isoTime } from '../read-model.ts';
 
 /** Reads of the `organization` and `member` read models (better-auth's tables), answered in better-auth's shapes. */
 
-const iso = (value: number | string | Date): string => new Date(value).toISOString();
 
 interface OrganizationRow {
   id: string;
@@ -34,7 +34,7 @@ const memberUserColumns = sql.fragment`
   u.name AS u_name, u.email AS u_email, u.image AS u_image`;
 
 function toOrganization(row: OrganizationRow): Organization {
-  return { id: row.id, name: row.name, slug: row.slug, logo: row.logo, metadata: parseMetadata(row.metadata), createdAt: iso(row.createdAt) };
+  return { id: row.id, name: row.name, slug: row.slug, logo: row.logo, metadata: parseMetadata(row.metadata), createdAt: isoTime(row.createdAt) };
 }
 
 function toMemberWithUser(row: MemberUserRow): MemberWithUser {
@@ -44,7 +44,7 @@ function toMemberWithUser(row: MemberUserRow): MemberWithUser {
     userId: row.userId,
     role: row.role,
     ...(row.teamId !== null ? { teamId: row.teamId } : {}),
-    createdAt: iso(row.createdAt),
+    createdAt: isoTime(row.createdAt),
     user: { id: row.userId, name: row.u_name, email: row.u_email, image: row.u_image },
   };
 }

@@ -1,10 +1,10 @@
 import type { Team, TeamMember } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { isoTime } from '../read-model.ts';
 
 /** Reads of the `team` and `teamMember` read models (better-auth's tables), answered in better-auth's shapes. */
 
-const iso = (value: number | string | Date): string => new Date(value).toISOString();
 
 export interface TeamRow {
   id: string;
@@ -32,13 +32,13 @@ export function teamAnswer(row: TeamRow): Team {
     id: row.id,
     name: row.name,
     organizationId: row.organizationId,
-    createdAt: iso(row.createdAt),
-    updatedAt: iso(row.updatedAt ?? row.createdAt),
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt ?? row.createdAt),
   };
 }
 
 function teamMemberAnswer(row: TeamMemberRow): TeamMember {
-  return { id: row.id, teamId: row.teamId, userId: row.userId, createdAt: iso(row.createdAt) };
+  return { id: row.id, teamId: row.teamId, userId: row.userId, createdAt: isoTime(row.createdAt) };
 }
 
 export async function findTeam(ctx: ApiContext, teamId: string): Promise<Team | null> {

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   DomainError,
-  MemberAdded,
   MemberRemoved,
-  OrganizationCreated,
   OrganizationDeleted,
   TeamCreated,
   TeamMemberAdded,
@@ -15,29 +13,17 @@ import {
   type TimedEvent,
 } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
+import { acmeWithTeams, at, ORG } from './organization-fixture.ts';
 import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
 import { activeTeamFor, decideTeam, type CreateTeam, type TeamCommand } from './team.decider.ts';
 
-const ORG = 'org-1';
-const at = (event: DomainEvent): TimedEvent => ({ event, occurredAt: '2025-01-01T00:00:00.000Z' });
 const team = deciderSpec({ evolve: evolveOrganization, initial: initialOrganizationState, decide: decideTeam });
 
-const member = (userId: string, role: string) =>
-  MemberAdded({ organizationId: ORG, memberId: `m-${userId}`, userId, role, teamId: null, via: 'added' });
-
-/** An organization with one user per role, two teams, and `u-member` in team `t-1`. */
+/** The common organization, with `u-member` in team `t-1`. */
 const organization: TimedEvent[] = [
-  OrganizationCreated({ organizationId: ORG, name: 'Acme', slug: 'acme', logo: null, metadata: null, createdByUserId: 'u-owner' }),
-  member('u-owner', 'owner'),
-  member('u-admin', 'admin'),
-  member('u-member', 'member'),
-  member('u-both', 'member,admin'),
-  member('u-stranger-role', 'auditor'),
-  TeamCreated({ organizationId: ORG, teamId: 't-1', name: 'Core' }),
-  TeamCreated({ organizationId: ORG, teamId: 't-2', name: 'Edge' }),
-  TeamMemberAdded({ organizationId: ORG, teamId: 't-1', teamMemberId: 'tm-1', userId: 'u-member' }),
-].map(at);
-
+  ...acmeWithTeams,
+  at(TeamMemberAdded({ organizationId: ORG, teamId: 't-1', teamMemberId: 'tm-1', userId: 'u-member' })),
+];
 const withEvents = (...events: DomainEvent[]): TimedEvent[] => [...organization, ...events.map(at)];
 
 const createTeam = (actorUserId: string, extra: Partial<Pick<CreateTeam, 'name' | 'maximumTeams'>> = {}): TeamCommand => ({

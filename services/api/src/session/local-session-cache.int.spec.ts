@@ -40,7 +40,7 @@ describeWithRedis('local session cache (real Redis, tracking invalidations)', ()
     loads.push(key);
     return writer.get(key);
   };
-  const decode = (raw: string): CachedSession => JSON.parse(raw) as CachedSession;
+  const decode = (raw: string | null): CachedSession | null => (raw === null ? null : (JSON.parse(raw) as CachedSession));
 
   beforeAll(async () => {
     writer = createRedisClient(url, { name: 'local-cache-spec-writer' });

@@ -72,7 +72,7 @@ export class LocalSessionCache {
   async lookup(
     key: string,
     load: (key: string) => Promise<string | null>,
-    decode: (raw: string) => CachedSession,
+    decode: (raw: string | null) => CachedSession | null,
   ): Promise<CachedSession | null> {
     const now = Date.now();
     const entry = this.entries.get(key);
@@ -80,13 +80,13 @@ export class LocalSessionCache {
       if (entry.staleAt > now) return entry.value;
       this.entries.delete(key);
     }
-    if (!this.live) return decodeNullable(await load(key), decode);
+    if (!this.live) return decode(await load(key));
     const read: Read = { invalidated: false, epoch: this.epoch };
     let inFlight = this.reads.get(key);
     if (!inFlight) this.reads.set(key, (inFlight = new Set()));
     inFlight.add(read);
     try {
-      const value = decodeNullable(await load(key), decode);
+      const value = decode(await load(key));
       if (value && this.live && !read.invalidated && read.epoch === this.epoch) this.keep(key, value, now);
       return value;
     } finally {
@@ -165,8 +165,4 @@ export class LocalSessionCache {
       setTimeout(() => void this.arm(), 1000).unref();
     }
   }
-}
-
-function decodeNullable(raw: string | null, decode: (raw: string) => CachedSession): CachedSession | null {
-  return raw === null ? null : decode(raw);
 }

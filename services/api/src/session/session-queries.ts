@@ -1,8 +1,8 @@
 import type { CachedSession } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { isoTime } from '../read-model.ts';
 
-const iso = (value: number | string | Date): string => new Date(value).toISOString();
 
 interface SessionRow {
   id: string;
@@ -37,9 +37,9 @@ function toSession(row: SessionRow): CachedSession['session'] {
   return {
     id: row.id,
     userId: row.userId,
-    expiresAt: iso(row.expiresAt),
-    createdAt: iso(row.createdAt),
-    updatedAt: iso(row.updatedAt),
+    expiresAt: isoTime(row.expiresAt),
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt),
     ipAddress: row.ipAddress,
     userAgent: row.userAgent,
     rememberMe: row.rememberMe,
@@ -50,12 +50,8 @@ function toSession(row: SessionRow): CachedSession['session'] {
 
 /** Sessions cached before they had an active organization lack the fields, which then mean none. */
 /** The cache holds only what our own projection wrote from validated events: parsing is enough. */
-function decodeCached(raw: string): CachedSession {
-  return withSelection(JSON.parse(raw) as CachedSession);
-}
-
-function decodeNullable(raw: string | null): CachedSession | null {
-  return raw === null ? null : decodeCached(raw);
+function decodeCached(raw: string | null): CachedSession | null {
+  return raw === null ? null : withSelection(JSON.parse(raw) as CachedSession);
 }
 
 function withSelection(cached: CachedSession): CachedSession {
@@ -72,7 +68,7 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
     try {
       const { redis, keys, local } = ctx.cache;
       const key = keys.session(tokenHash);
-      const cached = local ? await local.lookup(key, (k) => redis.get(k), decodeCached) : decodeNullable(await redis.get(key));
+      const cached = local ? await local.lookup(key, (k) => redis.get(k), decodeCached) : decodeCached(await redis.get(key));
       if (cached) return cached;
     } catch (error) {
       ctx.log.warn({ err: error }, 'session cache read failed; reading Postgres');
@@ -94,8 +90,8 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
       name: row.u_name,
       image: row.u_image,
       emailVerified: row.u_email_verified,
-      createdAt: iso(row.u_created_at),
-      updatedAt: iso(row.u_updated_at),
+      createdAt: isoTime(row.u_created_at),
+      updatedAt: isoTime(row.u_updated_at),
       ...(row.u_username !== null ? { username: row.u_username } : {}),
       ...(row.u_display_username !== null ? { displayUsername: row.u_display_username } : {}),
     },

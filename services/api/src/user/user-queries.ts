@@ -1,6 +1,7 @@
 import type { User } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { isoTime } from '../read-model.ts';
 
 interface UserRow {
   id: string;
@@ -25,8 +26,8 @@ export async function findUserById(ctx: ApiContext, userId: string): Promise<Use
     name: row.name,
     image: row.image,
     emailVerified: row.emailVerified,
-    createdAt: new Date(row.createdAt).toISOString(),
-    updatedAt: new Date(row.updatedAt).toISOString(),
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt),
     ...(row.username !== null ? { username: row.username } : {}),
     ...(row.displayUsername !== null ? { displayUsername: row.displayUsername } : {}),
   };
