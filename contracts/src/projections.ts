@@ -1,3 +1,5 @@
+import type { DomainEventType } from './events/index.ts';
+
 /**
  * Projection names shared by the projector (which runs them) and the api (which waits for them to reach an
  * appended position before it answers, so a client reads its own writes).
@@ -9,3 +11,76 @@ export const projectionNames = {
   organizations: 'organizations',
 } as const;
 export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNames];
+
+/**
+ * The events each read model is built from. The projector hands a projection only these, and the api waits
+ * only for the projections an append concerns: a sign-in waits for the session tables, not for organizations.
+ */
+export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEventType>> = {
+  identity: new Set([
+    'user.registered.v1',
+    'user.credential_account_created.v1',
+    'user.updated.v1',
+    'user.username_changed.v1',
+    'user.email_verified.v1',
+    'user.email_changed.v1',
+    'user.password_changed.v1',
+    'user.deleted.v1',
+    'verification.token_issued.v1',
+    'verification.token_consumed.v1',
+  ]),
+  sessions: new Set([
+    'session.created.v1',
+    'session.refreshed.v1',
+    'session.updated.v1',
+    'session.revoked.v1',
+    'session.active_organization_changed.v1',
+    'organization.member_removed.v1',
+    'organization.deleted.v1',
+    'organization.team_removed.v1',
+    'organization.team_member_removed.v1',
+    'user.deleted.v1',
+  ]),
+  'session-cache': new Set([
+    'user.registered.v1',
+    'user.updated.v1',
+    'user.username_changed.v1',
+    'user.email_verified.v1',
+    'user.email_changed.v1',
+    'user.deleted.v1',
+    'session.created.v1',
+    'session.refreshed.v1',
+    'session.updated.v1',
+    'session.revoked.v1',
+    'session.active_organization_changed.v1',
+    'organization.member_removed.v1',
+    'organization.deleted.v1',
+    'organization.team_removed.v1',
+    'organization.team_member_removed.v1',
+  ]),
+  organizations: new Set([
+    'organization.created.v1',
+    'organization.updated.v1',
+    'organization.deleted.v1',
+    'organization.member_added.v1',
+    'organization.member_role_changed.v1',
+    'organization.member_removed.v1',
+    'organization.invitation_created.v1',
+    'organization.invitation_resent.v1',
+    'organization.invitation_accepted.v1',
+    'organization.invitation_rejected.v1',
+    'organization.invitation_canceled.v1',
+    'organization.team_created.v1',
+    'organization.team_updated.v1',
+    'organization.team_removed.v1',
+    'organization.team_member_added.v1',
+    'organization.team_member_removed.v1',
+    'user.deleted.v1',
+  ]),
+};
+
+/** The projections whose read models change with events of these types. */
+export function projectionsConcernedWith(types: Iterable<string>, among: readonly ProjectionName[]): ProjectionName[] {
+  const wanted = [...types] as DomainEventType[];
+  return among.filter((name) => wanted.some((type) => projectionEventTypes[name].has(type)));
+}

@@ -1,15 +1,17 @@
+import { projectionsConcernedWith } from '@portcullis/contracts';
 import { WrongExpectedVersionError, type StreamWrite } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
 
 /**
- * Appends atomically, then waits until the projections the api reads from have applied the append, so the
- * caller's next request sees its own write.
+ * Appends atomically, then waits until the projections the api reads from, those the appended events
+ * concern, have applied the append, so the caller's next request sees its own write.
  */
 export async function commit(ctx: ApiContext, writes: readonly StreamWrite[]): Promise<number | null> {
   const nonEmpty = writes.filter((w) => w.events.length > 0);
   if (nonEmpty.length === 0) return null;
   const { position } = await ctx.store.append(nonEmpty);
-  await ctx.waiter.waitFor(position);
+  const types = new Set(nonEmpty.flatMap((w) => w.events.map((e) => e.type)));
+  await ctx.waiter.waitFor(position, projectionsConcernedWith(types, ctx.waiter.projections));
   return position;
 }
 

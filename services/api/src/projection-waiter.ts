@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { CHECKPOINT_CHANNEL, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
+import { CHECKPOINT_CHANNEL, createRedisClient, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
 import { projectionNames, type ProjectionName } from '@portcullis/contracts';
 
 interface Waiter {
   readonly position: number;
+  readonly projections: readonly ProjectionName[];
   readonly resolve: (caughtUp: boolean) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -17,6 +18,7 @@ export class ProjectionWaiter {
   private readonly positions = new Map<ProjectionName, number>();
   private readonly waiters = new Set<Waiter>();
   private listener: pg.Client | null = null;
+  private redisListener: Redis | null = null;
   private poller: NodeJS.Timeout | null = null;
   private closed = false;
   readonly projections: readonly ProjectionName[];
@@ -25,7 +27,7 @@ export class ProjectionWaiter {
     private readonly options: {
       pool: DatabasePool;
       databaseUrl: string;
-      redis: { client: Redis; keys: SessionCacheKeys } | null;
+      redis: { client: Redis; url: string; keys: SessionCacheKeys } | null;
       timeoutMs: number;
       onTimeout: (position: number, positions: Record<string, number>) => void;
     },
@@ -40,22 +42,32 @@ export class ProjectionWaiter {
 
   async start(): Promise<void> {
     await this.listen();
+    await this.listenToRedis();
     await this.refresh();
   }
 
   /** The lowest position every required projection has reached. */
   get caughtUpTo(): number {
+    return this.reached(this.projections);
+  }
+
+  private reached(projections: readonly ProjectionName[]): number {
     let lowest = Number.POSITIVE_INFINITY;
-    for (const name of this.projections) lowest = Math.min(lowest, this.positions.get(name) ?? 0);
+    for (const name of projections) lowest = Math.min(lowest, this.positions.get(name) ?? 0);
     return lowest;
   }
 
-  /** Resolves true once caught up to `position`, or false after the timeout (the write stands either way). */
-  waitFor(position: number): Promise<boolean> {
-    if (this.caughtUpTo >= position) return Promise.resolve(true);
+  /**
+   * Resolves true once `projections` (by default all the api reads from) have reached `position`, or false
+   * after the timeout (the write stands either way).
+   */
+  waitFor(position: number, projections: readonly ProjectionName[] = this.projections): Promise<boolean> {
+    const required = projections.filter((name) => this.projections.includes(name));
+    if (this.reached(required) >= position) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         position,
+        projections: required,
         resolve,
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
@@ -77,15 +89,35 @@ export class ProjectionWaiter {
     }
     this.waiters.clear();
     await this.listener?.end().catch(() => {});
+    this.redisListener?.disconnect();
+  }
+
+  /**
+   * The Redis projection publishes each move of its checkpoint once the move is made. Pub/sub delivers at
+   * most once, so a message lost to a reconnect costs one poll interval, not correctness.
+   */
+  private async listenToRedis(): Promise<void> {
+    if (!this.options.redis) return;
+    const { url, keys } = this.options.redis;
+    // RESP2: ioredis hands pub/sub messages on as events there.
+    const subscriber = createRedisClient(url, { name: 'portcullis-api-checkpoints', protocol: 2 });
+    subscriber.on('error', () => {});
+    subscriber.on('message', (_channel: string, payload: string) => this.advanceFromNotice(payload));
+    this.redisListener = subscriber;
+    await subscriber.subscribe(keys.checkpointChannel);
+  }
+
+  private advanceFromNotice(payload: string): void {
+    const colon = payload.lastIndexOf(':');
+    this.advance(payload.slice(0, colon), Number(payload.slice(colon + 1)));
   }
 
   private advance(name: string, position: number): void {
     if (!(this.projections as readonly string[]).includes(name)) return;
     // A rebuild moves a checkpoint back to 0; take the value as it is so waiters wait for the replay.
     this.positions.set(name as ProjectionName, position);
-    const reached = this.caughtUpTo;
     for (const waiter of this.waiters) {
-      if (waiter.position <= reached) {
+      if (waiter.projections.includes(name as ProjectionName) && waiter.position <= this.reached(waiter.projections)) {
         clearTimeout(waiter.timer);
         this.waiters.delete(waiter);
         waiter.resolve(true);
@@ -130,11 +162,7 @@ export class ProjectionWaiter {
     };
     client.on('error', onLost);
     client.on('end', onLost);
-    client.on('notification', (message) => {
-      const payload = message.payload ?? '';
-      const colon = payload.lastIndexOf(':');
-      this.advance(payload.slice(0, colon), Number(payload.slice(colon + 1)));
-    });
+    client.on('notification', (message) => this.advanceFromNotice(message.payload ?? ''));
     try {
       await client.connect();
       await client.query(`LISTEN ${CHECKPOINT_CHANNEL}`);

@@ -177,7 +177,7 @@ describeWithRedis('session cache through the email lifecycle (Redis)', () => {
     db = await createEventLogDatabase('lifecycle_cache_projection');
     redis = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-reader' });
-    target = new RedisProjectionTarget(redis, sessionCacheProjection(keys), db.pool);
+    target = new RedisProjectionTarget(redis, sessionCacheProjection(keys));
   });
 
   afterAll(async () => {

@@ -13,7 +13,8 @@ const config = loadConfigOrExit();
 const log = createLogger({ name: 'projector', level: config.logLevel });
 
 await migrate(config.databaseUrl);
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6 });
+// The projector writes read models and checkpoints only, which the log can always rebuild.
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
 const store = new PostgresEventStore({
   pool,
   databaseUrl: config.databaseUrl,

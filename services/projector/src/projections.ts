@@ -33,7 +33,7 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
   if (config.redis) {
     const redis = createRedisClient(config.redis.url, { name: 'portcullis-projector' });
     redisClients.push(redis);
-    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(sessionCacheKeys(config.redis.keyPrefix)), pool));
+    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(sessionCacheKeys(config.redis.keyPrefix))));
   }
   let bus: MailBus | null = null;
   if (config.kafka) {

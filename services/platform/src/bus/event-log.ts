@@ -12,6 +12,9 @@ export function eventLogConsumerName(group: string): string {
 }
 
 /** A `mail.job_queued.v1` event read back as the job the mailer works on. */
+/** The only events a mail consumer or relay is handed. */
+export const mailJobEventTypes: ReadonlySet<string> = new Set(['mail.job_queued.v1']);
+
 export function mailJobFromEvent(projected: ProjectedEvent): MailJob | null {
   const { event, recorded } = projected;
   if (event.type !== 'mail.job_queued.v1') return null;
@@ -82,6 +85,8 @@ export class EventLogMailBus implements MailBus {
 }
 
 class ConsumerTarget implements ProjectionTarget {
+  readonly handles = mailJobEventTypes;
+
   constructor(
     private readonly pool: DatabasePool,
     readonly name: string,

@@ -33,6 +33,8 @@ export function sessionCacheKeys(prefix: string) {
     organizationSessions: (organizationId: string) => `${prefix}organization-sessions:${organizationId}`,
     teamSessions: (teamId: string) => `${prefix}team-sessions:${teamId}`,
     checkpoint: (projection: string) => `${prefix}checkpoint:${projection}`,
+    /** Pub/sub channel: `<projection>:<position>` each time a Redis projection's checkpoint moves. */
+    checkpointChannel: `${prefix}checkpoints`,
     all: `${prefix}*`,
   } as const;
 }

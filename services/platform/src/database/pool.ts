@@ -5,9 +5,18 @@ export { sql } from 'slonik';
 
 export async function createDatabasePool(
   databaseUrl: string,
-  options: { maximumPoolSize?: number } = {},
+  options: {
+    maximumPoolSize?: number;
+    /**
+     * For pools that write only what can be rebuilt from the log (read models with their checkpoints): a
+     * commit does not wait for its WAL flush. A Postgres crash may then undo the last few such commits, rows
+     * and checkpoint together, and the projection applies those events again; the log itself must never be
+     * written through such a pool.
+     */
+    asynchronousCommit?: boolean;
+  } = {},
 ): Promise<DatabasePool> {
-  return createPool(databaseUrl, {
+  return createPool(options.asynchronousCommit ? withSessionSetting(databaseUrl, 'synchronous_commit', 'off') : databaseUrl, {
     maximumPoolSize: options.maximumPoolSize ?? 10,
     connectionTimeout: 10_000,
     // Deciding never waits on a lock for long; a stuck statement is a bug to surface, not to wait out.
@@ -18,4 +27,12 @@ export async function createDatabasePool(
     // session state on pooled connections (advisory locks and LISTEN use dedicated clients), so skip it.
     resetConnection: async () => {},
   });
+}
+
+/** Adds `-c name=value` to the connection's startup options, keeping any the URL already has. */
+function withSessionSetting(databaseUrl: string, name: string, value: string): string {
+  const url = new URL(databaseUrl);
+  const existing = url.searchParams.get('options');
+  url.searchParams.set('options', `${existing ? `${existing} ` : ''}-c ${name}=${value}`);
+  return url.toString();
 }

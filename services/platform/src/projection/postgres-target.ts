@@ -16,12 +16,14 @@ export function checkpointNotice(name: string, position: number): string {
 
 export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
+  readonly handles: ReadonlySet<string> | undefined;
 
   constructor(
     private readonly pool: DatabasePool,
     private readonly projection: PostgresProjection,
   ) {
     this.name = projection.name;
+    this.handles = projection.handles;
   }
 
   async readCheckpoint(): Promise<number> {
@@ -35,17 +37,14 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
     await this.pool.connect(async (connection) => {
       let open = false;
-      // The transaction starts with the first statement a handler runs. Fence first: lock the checkpoint row
-      // and check it is where we left it. A holder that died with a COMMIT in flight, or a rebuild, has either
-      // moved it already (we stop here, before touching rows) or waits on this lock and finds it moved when
-      // we commit.
+      // The transaction starts with the first statement a handler runs. The fence is the checkpoint's
+      // compare-and-set at the end, in the same transaction: a holder that died with a COMMIT in flight, or a
+      // rebuild, has moved the checkpoint, so the CAS finds nothing and every row written here rolls back with
+      // it (or a row collides with what that holder wrote first, and the batch fails the same way).
       const begin = async (): Promise<void> => {
         if (open) return;
         await connection.query(sql.unsafe`BEGIN`);
         open = true;
-        const stored = await connection.maybeOneFirst(sql.unsafe`
-          SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
-        if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
       };
       const inTransaction: ProjectionSql = {
         query: async (query) => {

@@ -9,6 +9,11 @@ import type { RecordedEvent } from '../event-store/event-store.ts';
  */
 export interface ProjectionTarget {
   readonly name: string;
+  /**
+   * The event types it is built from; the runner hands it no others. A batch with none of them needs no
+   * write, so its checkpoint may trail the log for a moment (see the runner). Absent: every type.
+   */
+  readonly handles?: ReadonlySet<string>;
   readCheckpoint(): Promise<number>;
   /** Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`. */
   applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void>;
@@ -32,6 +37,8 @@ export interface PostgresProjection {
   readonly name: string;
   /** Tables it owns, emptied on rebuild. */
   readonly tables: readonly string[];
+  /** The event types it is built from (absent: every type). */
+  readonly handles?: ReadonlySet<string>;
   apply(tx: ProjectionSql, projected: ProjectedEvent): Promise<void>;
 }
 

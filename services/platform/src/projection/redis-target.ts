@@ -1,7 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { deleteKeysMatching } from '../cache/redis.ts';
-import { sql, type DatabasePool } from '../database/pool.ts';
-import { CHECKPOINT_CHANNEL, checkpointNotice } from './postgres-target.ts';
+import { checkpointNotice } from './postgres-target.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
 /**
@@ -24,19 +23,24 @@ export interface RedisProjection {
   /** A glob matching every key it owns, deleted on rebuild. */
   readonly keyPattern: string;
   readonly checkpointKey: string;
+  /** Where each move of the checkpoint is published, once made. */
+  readonly checkpointChannel: string;
+  /** The event types it is built from (absent: every type). */
+  readonly handles?: ReadonlySet<string>;
   apply(batch: RedisBatch, projected: ProjectedEvent): Promise<void>;
 }
 
 export class RedisProjectionTarget implements ProjectionTarget {
   readonly name: string;
+  readonly handles: ReadonlySet<string> | undefined;
 
   /** `redis` must be a connection of its own: WATCH is per connection. */
   constructor(
     private readonly redis: Redis,
     private readonly projection: RedisProjection,
-    private readonly pool: DatabasePool,
   ) {
     this.name = projection.name;
+    this.handles = projection.handles;
   }
 
   async readCheckpoint(): Promise<number> {
@@ -44,32 +48,46 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const key = this.projection.checkpointKey;
-    await this.redis.watch(key);
+    const { checkpointKey: key, checkpointChannel } = this.projection;
+    // WATCH and the fence's read in one round trip; EXEC ends the WATCH, so only a batch that stops short of
+    // it has to UNWATCH. Published only once the move is made; see the end.
+    const [watched, read] = (await this.redis.pipeline().watch(key).get(key).exec()) ?? [];
+    let executed = false;
     try {
-      if (Number((await this.redis.get(key)) ?? 0) !== from) throw new CheckpointFencedError(this.name, from);
+      if (watched?.[0]) throw watched[0];
+      if (read?.[0]) throw read[0];
+      if (Number(read?.[1] ?? 0) !== from) throw new CheckpointFencedError(this.name, from);
       const multi = this.redis.multi();
       const batch = new OverlayBatch(this.redis, multi);
       for (const projected of events) await this.projection.apply(batch, projected);
       multi.set(key, String(to));
+      executed = true;
       const result = await multi.exec();
       if (result === null) throw new CheckpointFencedError(this.name, from);
       const failed = result.find(([error]) => error);
       if (failed) throw failed[0];
     } finally {
-      await this.redis.unwatch();
+      if (!executed) await this.redis.unwatch();
     }
-    await this.pool.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
+    // Only once EXEC has answered: Redis pushes the tracking invalidations of the batch's keys before that
+    // answer, so an api holding session answers in process has dropped the stale ones before it hears the
+    // checkpoint moved. Published inside the MULTI, it would overtake them.
+    await this.redis.publish(checkpointChannel, checkpointNotice(this.name, to));
   }
 
   async reset(): Promise<void> {
     await deleteKeysMatching(this.redis, this.projection.keyPattern);
-    await this.redis.set(this.projection.checkpointKey, '0');
-    await this.pool.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
+    await this.redis.multi().set(this.projection.checkpointKey, '0').publish(this.projection.checkpointChannel, checkpointNotice(this.name, 0)).exec();
   }
 }
 
-type Pending = { kind: 'value'; value: string | null } | { kind: 'set'; members: Set<string> };
+/**
+ * What the batch has queued for a key. A set is tracked as the members added and removed since the batch
+ * began (`cleared` when the key was deleted first), so adding a member never needs to read the set.
+ */
+type Pending =
+  | { kind: 'value'; value: string | null }
+  | { kind: 'set'; cleared: boolean; changes: Map<string, boolean> };
 
 class OverlayBatch implements RedisBatch {
   private readonly pending = new Map<string, Pending>();
@@ -107,22 +125,32 @@ class OverlayBatch implements RedisBatch {
 
   async members(key: string): Promise<Set<string>> {
     const pending = this.pending.get(key);
-    if (pending?.kind === 'set') return new Set(pending.members);
     if (pending?.kind === 'value') return new Set();
-    return new Set(await this.redis.smembers(key));
+    const members = pending?.cleared ? new Set<string>() : new Set(await this.redis.smembers(key));
+    for (const [member, present] of pending?.changes ?? []) {
+      if (present) members.add(member);
+      else members.delete(member);
+    }
+    return members;
   }
 
   async addMember(key: string, member: string): Promise<void> {
-    const members = await this.members(key);
-    members.add(member);
-    this.pending.set(key, { kind: 'set', members });
+    this.changeMember(key, member, true);
     this.multi.sadd(key, member);
   }
 
   async removeMember(key: string, member: string): Promise<void> {
-    const members = await this.members(key);
-    members.delete(member);
-    this.pending.set(key, { kind: 'set', members });
+    this.changeMember(key, member, false);
     this.multi.srem(key, member);
+  }
+
+  private changeMember(key: string, member: string, present: boolean): void {
+    let pending = this.pending.get(key);
+    if (pending?.kind !== 'set') {
+      // After a delete in this batch the set starts empty; otherwise from what Redis holds.
+      pending = { kind: 'set', cleared: pending?.kind === 'value', changes: new Map() };
+      this.pending.set(key, pending);
+    }
+    pending.changes.set(member, present);
   }
 }

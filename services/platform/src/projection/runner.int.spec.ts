@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { SignInFailed, streams } from '@portcullis/contracts';
+import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contracts';
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
@@ -286,5 +286,98 @@ describe('PostgresProjectionTarget: batches with nothing to write', () => {
     expect(await checkpoint()).toBe(3);
     expect((await db.pool.anyFirst(sql.unsafe`SELECT position FROM written`)).map(Number)).toEqual([2]);
     expect(notices).toEqual([checkpointNotice(NAME, 1), checkpointNotice(NAME, 2)]);
+  });
+});
+
+/**
+ * A projection is handed only the event types it declares. A batch with none of them writes nothing, so its
+ * checkpoint is held back (no write, no wake-up for waiting api processes) until something is written, the
+ * runner finds itself caught up, or it stops.
+ */
+describe('ProjectionRunner: only the events a projection is built from', () => {
+  let db: EventLogDatabase;
+  const runners: ProjectionRunner[] = [];
+  const NAME = 'runner-spec-handles';
+  const handled = UsernameSignInFailed({ username: 'handled', userId: null, reason: 'user_not_found' });
+  /** The position of the last event the runner has read from the log. */
+  let readUpTo = 0;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_handles');
+    await db.pool.query(sql.unsafe`CREATE TABLE handled_event (position bigint NOT NULL, type text NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    await db?.close();
+  });
+
+  const projection: PostgresProjection = {
+    name: NAME,
+    tables: ['handled_event'],
+    handles: new Set([handled.type]),
+    async apply(tx, { recorded }) {
+      await tx.query(sql.unsafe`INSERT INTO handled_event (position, type) VALUES (${recorded.position}, ${recorded.type})`);
+    },
+  };
+
+  function startRunner(checkpointDeferMs: number): ProjectionRunner {
+    const runner = new ProjectionRunner({
+      store: {
+        readAll: async (options) => {
+          const read = await db.store.readAll(options);
+          if (read.length > 0) readUpTo = read.at(-1)!.position;
+          return read;
+        },
+        appendGeneration: () => db.store.appendGeneration(),
+        waitForAppend: (generation, timeoutMs, signal) => db.store.waitForAppend(generation, timeoutMs, signal),
+      },
+      target: new PostgresProjectionTarget(db.pool, projection),
+      databaseUrl: db.url,
+      batchSize: 50,
+      pollIntervalMs: 200,
+      checkpointDeferMs,
+      log: quietLog,
+    });
+    runners.push(runner);
+    runner.start();
+    return runner;
+  }
+
+  async function appendUnhandled(count: number): Promise<number> {
+    const email = 'unhandled@example.test';
+    const events = Array.from({ length: count }, () => SignInFailed({ email, userId: null, reason: 'user_not_found' }));
+    return (await db.store.append([domainWrite(streams.signIn(email), 'any', events, metadataAt(new Date()))])).position;
+  }
+
+  async function stored(): Promise<number> {
+    return Number((await db.pool.maybeOneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`)) ?? 0);
+  }
+
+  it('applies only its types, holds the checkpoint back over the others, and writes it when it stops', async () => {
+    // A defer longer than the test: only a written batch or the stop may move the stored checkpoint here.
+    const runner = startRunner(60_000);
+    const unhandledHead = await appendUnhandled(3);
+    await waitFor(() => readUpTo === unhandledHead, { timeoutMs: 10_000, message: 'the runner to read the unhandled events' });
+    expect(await stored()).toBe(0);
+
+    const handledAt = (await db.store.append([domainWrite(streams.usernameSignIn('handled'), 'any', [handled], metadataAt(new Date()))]))
+      .position;
+    await waitFor(async () => (await stored()) === handledAt, { timeoutMs: 10_000, message: 'the handled event to be written' });
+    expect(await db.pool.any(sql.unsafe`SELECT position::int, type FROM handled_event`)).toEqual([{ position: handledAt, type: handled.type }]);
+
+    const head = await appendUnhandled(2);
+    await waitFor(() => readUpTo === head, { timeoutMs: 10_000, message: 'the runner to read the later unhandled events' });
+    expect(await stored()).toBe(handledAt);
+    await runner.stop();
+    expect(await stored()).toBe(head);
+    expect(await db.pool.anyFirst(sql.unsafe`SELECT count(*)::int FROM handled_event`)).toEqual([1]);
+  });
+
+  it('writes a held-back checkpoint once it has caught up, so it reaches the head without new events', async () => {
+    const runner = startRunner(50);
+    const head = await appendUnhandled(4);
+    await waitFor(async () => (await stored()) === head, { timeoutMs: 10_000, message: 'the held-back checkpoint to reach the head' });
+    await runner.stop();
   });
 });

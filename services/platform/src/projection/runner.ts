@@ -20,7 +20,11 @@ export interface ProjectionRunnerOptions {
   readonly log: RunnerLogger;
   /** How often a standby checks whether the holder is gone. */
   readonly standbyIntervalMs?: number;
+  /** How long a checkpoint may be held back while only batches with nothing for the projection come in. */
+  readonly checkpointDeferMs?: number;
 }
+
+const DEFAULT_CHECKPOINT_DEFER_MS = 250;
 
 /** The advisory-lock key of a projection: one holder per projection across every projector process. */
 export function projectionLockKey(name: string): string {
@@ -61,7 +65,17 @@ export class ProjectionRunner {
 
   private async run(): Promise<void> {
     const { target, store, log } = this.options;
+    const deferMs = this.options.checkpointDeferMs ?? DEFAULT_CHECKPOINT_DEFER_MS;
+    // `stored` is the checkpoint as written (a batch fences on it); `checkpoint` is how far this runner has
+    // read, ahead of `stored` only by batches that had nothing for this projection.
+    let stored = 0;
     let checkpoint = 0;
+    let storedAt = 0;
+    const storeCheckpoint = async (events: readonly ProjectedEvent[], to: number): Promise<void> => {
+      await target.applyBatch(events, stored, to);
+      stored = checkpoint = to;
+      storedAt = Date.now();
+    };
     while (!this.abort.signal.aborted) {
       try {
         if (!this.holding) {
@@ -69,11 +83,13 @@ export class ProjectionRunner {
             await sleep(this.options.standbyIntervalMs ?? 500, this.abort.signal);
             continue;
           }
-          checkpoint = await target.readCheckpoint();
+          stored = checkpoint = await target.readCheckpoint();
+          storedAt = Date.now();
           log.info({ projection: this.name, checkpoint }, 'projection lock acquired');
         }
         if (this.releaseRequested) {
           this.releaseRequested = false;
+          if (checkpoint > stored) await storeCheckpoint([], checkpoint);
           log.info({ projection: this.name }, 'projection lock released on request');
           await this.dropLock();
           continue;
@@ -81,27 +97,38 @@ export class ProjectionRunner {
         const generation = store.appendGeneration();
         const recorded = await store.readAll({ after: checkpoint, limit: this.options.batchSize });
         if (recorded.length === 0) {
-          await store.waitForAppend(generation, this.options.pollIntervalMs, this.abort.signal);
+          // Caught up. A checkpoint held back over batches with nothing for this projection is written once
+          // it is due, so an idle log sees every checkpoint reach the head.
+          const heldFor = checkpoint > stored ? Date.now() - storedAt : null;
+          if (heldFor !== null && heldFor >= deferMs) await storeCheckpoint([], checkpoint);
+          else await store.waitForAppend(generation, heldFor === null ? this.options.pollIntervalMs : deferMs - heldFor, this.abort.signal);
           continue;
         }
         const projected: ProjectedEvent[] = [];
         for (const r of recorded) {
+          if (target.handles && !target.handles.has(r.type)) continue;
           const event = parseDomainEvent(r.type, r.data);
           if (event) projected.push({ event, recorded: r });
         }
         const to = recorded[recorded.length - 1]!.position;
-        await target.applyBatch(projected, checkpoint, to);
-        checkpoint = to;
+        // Nothing here for this projection: moving its checkpoint would be a write (and a wake-up for every
+        // api waiting on it) that changes no row. Hold it back, within bounds, so that a restart re-reads
+        // little and readers of the checkpoint see it trail by no more than a moment.
+        const holdBack = projected.length === 0 && to - stored < this.options.batchSize && Date.now() - storedAt < deferMs;
+        if (holdBack) checkpoint = to;
+        else await storeCheckpoint(projected, to);
         // A short batch was the whole visible log: rather than read again to find it empty, wait for the
-        // next append (at once if one came in since this read began, which the generation tells).
+        // next append (at once if one came in since this read began, which the generation tells), or, with a
+        // checkpoint held back, until it is due.
         if (recorded.length < this.options.batchSize) {
-          await store.waitForAppend(generation, this.options.pollIntervalMs, this.abort.signal);
+          const waitMs = checkpoint > stored ? Math.max(0, deferMs - (Date.now() - storedAt)) : this.options.pollIntervalMs;
+          await store.waitForAppend(generation, waitMs, this.abort.signal);
         }
       } catch (error) {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
           log.warn({ projection: this.name }, 'checkpoint moved under us; re-reading it');
-          checkpoint = await target.readCheckpoint().catch(() => checkpoint);
+          stored = checkpoint = await target.readCheckpoint().catch(() => stored);
           continue;
         }
         log.error({ projection: this.name, err: error }, 'projection batch failed; retrying');
@@ -110,9 +137,11 @@ export class ProjectionRunner {
         // holder's last COMMIT can land after we took the lock and read the checkpoint, and then our batch
         // fails on its rows (a unique violation) before it reaches the fence. Retrying from our stale
         // checkpoint would fail the same way for ever.
-        checkpoint = await target.readCheckpoint().catch(() => checkpoint);
+        stored = checkpoint = await target.readCheckpoint().catch(() => stored);
       }
     }
+    // Stopping: write what was held back, so the next holder does not re-read it.
+    if (this.holding && checkpoint > stored) await storeCheckpoint([], checkpoint).catch(() => {});
   }
 
   private async tryAcquire(): Promise<boolean> {

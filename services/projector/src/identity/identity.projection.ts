@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
-import { projectionNames } from '@portcullis/contracts';
+import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
 
 /**
  * `user`, `account` and `verification` rows (better-auth's names). Times are the decision times the events
@@ -8,6 +8,7 @@ import { projectionNames } from '@portcullis/contracts';
 export const identityProjection: PostgresProjection = {
   name: projectionNames.identity,
   tables: ['user', 'account', 'verification'],
+  handles: projectionEventTypes[projectionNames.identity],
   async apply(tx, { event, recorded }) {
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {

@@ -1,4 +1,4 @@
-import { sql, mailJobFromEvent, CheckpointFencedError, type DatabasePool, type MailBus, type ProjectedEvent, type ProjectionTarget } from '@portcullis/platform';
+import { sql, mailJobFromEvent, mailJobEventTypes, CheckpointFencedError, type DatabasePool, type MailBus, type ProjectedEvent, type ProjectionTarget } from '@portcullis/platform';
 
 export const MAIL_RELAY = 'mail-relay';
 
@@ -9,6 +9,7 @@ export const MAIL_RELAY = 'mail-relay';
  */
 export class MailRelayTarget implements ProjectionTarget {
   readonly name = MAIL_RELAY;
+  readonly handles = mailJobEventTypes;
 
   constructor(
     private readonly pool: DatabasePool,

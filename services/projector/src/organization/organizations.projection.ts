@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection, type ProjectionSql } from '@portcullis/platform';
-import { projectionNames } from '@portcullis/contracts';
+import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
 
 /**
  * `organization`, `member`, `invitation`, `team` and `teamMember` rows (better-auth's names). Times are the
@@ -10,6 +10,7 @@ import { projectionNames } from '@portcullis/contracts';
 export const organizationsProjection: PostgresProjection = {
   name: projectionNames.organizations,
   tables: ['organization', 'member', 'invitation', 'team', 'teamMember'],
+  handles: projectionEventTypes[projectionNames.organizations],
   async apply(tx, { event, recorded }) {
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {

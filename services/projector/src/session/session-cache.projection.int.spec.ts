@@ -54,7 +54,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
     // The target's connection is its own (WATCH is per connection); the test reads through another.
     redis = createRedisClient(redisUrl, { name: 'session-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'session-cache-spec-reader' });
-    target = new RedisProjectionTarget(redis, projection, db.pool);
+    target = new RedisProjectionTarget(redis, projection);
   });
 
   afterAll(async () => {
@@ -433,6 +433,28 @@ describeWithRedis('session-cache projection (Redis)', () => {
     expect(await reader.smembers(keys.userSessions(userId))).toHaveLength(3);
   });
 
+  it('announces each move of its checkpoint on the checkpoint channel, after the writes it covers', async () => {
+    const listener = createRedisClient(redisUrl, { name: 'session-cache-spec-listener', protocol: 2 });
+    const heard: { checkpoint: string; sessionCached: boolean }[] = [];
+    const userId = randomUUID();
+    await register(userId, 'Announced');
+    let head = await catchUp(db.store, target);
+    const { token } = await signIn(userId);
+    const tokenHash = hashToken(token);
+    try {
+      listener.on('message', (_channel: string, payload: string) => {
+        // What a reader sees when the announcement arrives: the batch must already be in Redis.
+        void reader.exists(keys.session(tokenHash)).then((exists) => heard.push({ checkpoint: payload, sessionCached: exists === 1 }));
+      });
+      await listener.subscribe(keys.checkpointChannel);
+      head = await catchUp(db.store, target);
+      await waitFor(() => heard.length > 0, { timeoutMs: 5000, message: 'the checkpoint announcement' });
+      expect(heard).toEqual([{ checkpoint: `${projection.name}:${head}`, sessionCached: true }]);
+    } finally {
+      listener.disconnect();
+    }
+  });
+
   it('fences a batch from a stale checkpoint and writes nothing of it', async () => {
     const userId = randomUUID();
     await register(userId, 'Stale');
@@ -474,7 +496,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
     };
 
     await expect(
-      new RedisProjectionTarget(redis, racing, db.pool).applyBatch(toProjected(batch), from, batch.at(-1)!.position),
+      new RedisProjectionTarget(redis, racing).applyBatch(toProjected(batch), from, batch.at(-1)!.position),
     ).rejects.toBeInstanceOf(CheckpointFencedError);
 
     expect(moved).toBe(true);

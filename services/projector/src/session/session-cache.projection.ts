@@ -1,5 +1,5 @@
 import type { CachedSession, User } from '@portcullis/contracts';
-import { projectionNames } from '@portcullis/contracts';
+import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
 import type { RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
 type ActiveSelection = Pick<CachedSession['session'], 'activeOrganizationId' | 'activeTeamId'>;
@@ -87,6 +87,8 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     name,
     keyPattern: keys.all,
     checkpointKey: keys.checkpoint(name),
+    checkpointChannel: keys.checkpointChannel,
+    handles: projectionEventTypes[name],
     async apply(batch, { event, recorded }) {
       const at = recorded.metadata.occurredAt;
       switch (event.type) {

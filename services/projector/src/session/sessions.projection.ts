@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
-import { projectionNames } from '@portcullis/contracts';
+import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
 
 /**
  * The `session` table; `token` holds the token's SHA-256, never the token. The active organization and
@@ -9,6 +9,7 @@ import { projectionNames } from '@portcullis/contracts';
 export const sessionsProjection: PostgresProjection = {
   name: projectionNames.sessions,
   tables: ['session'],
+  handles: projectionEventTypes[projectionNames.sessions],
   async apply(tx, { event, recorded }) {
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {
