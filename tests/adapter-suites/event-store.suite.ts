@@ -74,6 +74,20 @@ export function eventStoreContract(
         expect(await store.readStream(newStreamId('missing'))).toEqual({ version: 0, events: [] });
       });
 
+      it('reads several streams in one call, each as it reads alone', async () => {
+        const [a, b, missing] = [newStreamId('many-a'), newStreamId('many-b'), newStreamId('many-missing')];
+        await store.append([{ streamId: a, expectedVersion: 'no_stream', events: [testEvent({ n: 1 }), testEvent({ n: 2 })] }]);
+        await store.append([{ streamId: b, expectedVersion: 'no_stream', events: [testEvent({ n: 3 })] }]);
+        await store.append([{ streamId: a, expectedVersion: 2, events: [testEvent({ n: 4 })] }]);
+
+        const reads = await store.readStreams([b, missing, a]);
+
+        expect([...reads.keys()].sort()).toEqual([a, b, missing].sort());
+        for (const streamId of [a, b, missing]) expect(reads.get(streamId)).toEqual(await store.readStream(streamId));
+        expect(reads.get(a)!.version).toBe(3);
+        expect(reads.get(missing)).toEqual({ version: 0, events: [] });
+      });
+
       it('keeps streams apart when their appends interleave', async () => {
         const [a, b] = [newStreamId('a'), newStreamId('b')];
         const appended = { [a]: [] as string[], [b]: [] as string[] };

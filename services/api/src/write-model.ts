@@ -1,5 +1,5 @@
 import { parseDomainEvent, type DomainEvent, type EventMetadata, type TimedEvent } from '@portcullis/contracts';
-import type { EventStore, ExpectedVersion, StreamWrite } from '@portcullis/platform';
+import type { EventStore, ExpectedVersion, StreamRead, StreamWrite } from '@portcullis/platform';
 
 export interface Loaded<State> {
   readonly state: State;
@@ -23,7 +23,23 @@ export async function loadTimedStream<State>(
   evolve: (state: State, event: TimedEvent) => State,
   initial: () => State,
 ): Promise<Loaded<State>> {
-  const { version, events } = await store.readStream(streamId);
+  return foldTimedStream(await store.readStream(streamId), evolve, initial);
+}
+
+/** Folds a stream already read (one of several read at once) as `loadStream` does. */
+export function foldStream<State>(
+  read: StreamRead,
+  evolve: (state: State, event: DomainEvent) => State,
+  initial: () => State,
+): Loaded<State> {
+  return foldTimedStream(read, (state, timed) => evolve(state, timed.event), initial);
+}
+
+export function foldTimedStream<State>(
+  { version, events }: StreamRead,
+  evolve: (state: State, event: TimedEvent) => State,
+  initial: () => State,
+): Loaded<State> {
   let state = initial();
   for (const recorded of events) {
     const event = parseDomainEvent(recorded.type, recorded.data);

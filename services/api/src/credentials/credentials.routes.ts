@@ -14,7 +14,7 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
-import { loadStream, streamWrite } from '../write-model.ts';
+import { foldStream, loadStream, streamWrite } from '../write-model.ts';
 import {
   claimSignUpUsername,
   lostUsernameRace,
@@ -33,8 +33,9 @@ export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdent
   return {
     identifier: email,
     guardStream: streams.signIn(email),
-    findUserId: async () => {
-      const { state } = await loadStream(ctx.store, streams.email(email), evolveEmailReservation, initialEmailReservation);
+    reservationStream: streams.email(email),
+    reservedFor: (reservation) => {
+      const { state } = foldStream(reservation, evolveEmailReservation, initialEmailReservation);
       return state.status === 'reserved' ? state.userId : null;
     },
     failure: (reason, userId) => SignInFailed({ email, userId, reason }),

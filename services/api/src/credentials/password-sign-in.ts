@@ -1,15 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
-import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError } from '@portcullis/platform';
+import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { findUserById } from '../user/user-queries.ts';
+import { findSessionUser } from '../user/user-queries.ts';
 import { newSession } from './new-session.ts';
 import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { loadTimedStream, streamWrite } from '../write-model.ts';
+import { foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
@@ -26,8 +26,10 @@ export interface SignInIdentity {
   readonly identifier: string;
   /** `sign-in-<email>` or `sign-in-username-<username>`: failures and locks for this identifier. */
   readonly guardStream: string;
-  /** The account the identifier is reserved for, or null. */
-  readonly findUserId: () => Promise<string | null>;
+  /** The stream that reserves the identifier for an account, read together with the guard stream. */
+  readonly reservationStream: string;
+  /** The account that stream reserves the identifier for, or null. */
+  readonly reservedFor: (reservation: StreamRead) => string | null;
   /** The failed-sign-in event for this kind of identifier (never with the attempted password). */
   readonly failure: (reason: SignInFailureReason, userId: string | null) => DomainEvent;
   /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
@@ -72,8 +74,9 @@ export async function verifyPasswordSignIn(
 ): Promise<{ userId: string; account: ActiveAccount }> {
   const now = ctx.clock();
   const policy = ctx.config.bruteForce;
-  const guard = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
-  const userId = await identity.findUserId();
+  const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream]);
+  const guard = foldTimedStream(reads.get(identity.guardStream)!, evolveSignInGuard, initialSignInGuard);
+  const userId = identity.reservedFor(reads.get(identity.reservationStream)!);
   const found = userId ? (await loadTimedStream(ctx.store, streams.user(userId), evolveSignInAccount, initialSignInAccount)).state : null;
   const attempt: SignInAttempt = {
     identifier: identity.identifier,
@@ -151,7 +154,7 @@ export async function openSignInSession(
   setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
   if (options.callbackURL) reply.header('location', options.callbackURL);
 
-  const user = await findUserById(ctx, userId);
+  const user = await findSessionUser(ctx, userId);
   if (!user) throw new DomainError('USER_NOT_FOUND');
   return {
     redirect: Boolean(options.callbackURL),

@@ -12,7 +12,9 @@ import { enforceVerifiedEmail } from '../account/account-model.ts';
 import { openSignInSession, verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { parseBody } from '../http/validation.ts';
+import { foldStream } from '../write-model.ts';
 import { checkUsername, loadUsernameReservation } from './username-claim.ts';
+import { evolveUsernameReservation, initialUsernameReservation } from './username.decider.ts';
 import { normalizeUsername } from './username-rules.ts';
 
 /** Sign-in by username: failures and locks on `sign-in-username-<username>`, the account by the reservation. */
@@ -20,8 +22,9 @@ function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdenti
   return {
     identifier: username,
     guardStream: streams.usernameSignIn(username),
-    findUserId: async () => {
-      const { state } = await loadUsernameReservation(ctx, username);
+    reservationStream: streams.username(normalizeUsername(username)),
+    reservedFor: (reservation) => {
+      const { state } = foldStream(reservation, evolveUsernameReservation, initialUsernameReservation);
       return state.status === 'reserved' ? state.userId : null;
     },
     failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),

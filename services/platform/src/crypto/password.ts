@@ -1,3 +1,4 @@
+import os from 'node:os';
 import argon2 from 'argon2';
 
 /** OWASP's argon2id minimum (m=19 MiB, t=2, p=1), as DESIGN.md fixes it. */
@@ -8,13 +9,43 @@ export const ARGON2ID_PARAMETERS = {
   parallelism: 1,
 } as const;
 
+/**
+ * Admits at most `limit` argon2 computations at once, first come first served. Each one is 19 MiB of
+ * memory-bound work on a libuv thread: more of them than cores only time-slice against each other, evicting
+ * each other's blocks from the caches, so every one takes longer and the process gets fewer done per second.
+ * A queue also keeps threadpool threads free for the file and DNS work that shares the pool.
+ */
+export class HashingLanes {
+  private running = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`hashing lanes: limit must be a positive integer, got ${limit}`);
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((admit) => this.queue.push(admit));
+    else this.running += 1;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next in line, so `running` counts it without a gap a newcomer could take.
+      const next = this.queue.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+}
+
+const lanes = new HashingLanes(os.availableParallelism());
+
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, ARGON2ID_PARAMETERS);
+  return lanes.run(() => argon2.hash(password, ARGON2ID_PARAMETERS));
 }
 
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   try {
-    return await argon2.verify(hash, password);
+    return await lanes.run(() => argon2.verify(hash, password));
   } catch {
     return false;
   }

@@ -73,6 +73,8 @@ export interface EventStore {
   /** Appends to one or more streams atomically: every write lands or none does. */
   append(writes: readonly StreamWrite[]): Promise<AppendResult>;
   readStream(streamId: string): Promise<StreamRead>;
+  /** Several streams in one read, each as `readStream` would answer it (a missing one is version 0). */
+  readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>>;
   /** Events after a global position, in position order. */
   readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]>;
   headPosition(): Promise<number>;

@@ -125,6 +125,19 @@ export class PostgresEventStore implements EventStore {
     return { version: events.at(-1)?.streamVersion ?? 0, events };
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>> {
+    const rows = (await this.pool.any(sql.unsafe`
+      SELECT ${eventColumns} FROM events WHERE stream_id = ANY(${sql.array([...streamIds], 'text')})
+      ORDER BY stream_id, stream_version`)) as readonly EventRow[];
+    const reads = new Map<string, StreamRead>(streamIds.map((id) => [id, { version: 0, events: [] }]));
+    for (const row of rows) {
+      const event = toRecordedEvent(row);
+      const read = reads.get(event.streamId)!;
+      reads.set(event.streamId, { version: event.streamVersion, events: [...read.events, event] });
+    }
+    return reads;
+  }
+
   async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
     const rows = (await this.pool.any(sql.unsafe`
       SELECT ${eventColumns} FROM events WHERE position > ${options.after}
