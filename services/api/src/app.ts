@@ -7,6 +7,7 @@ import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { serializeRequest } from './http/log-serializers.ts';
+import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { organizationRoutes } from './organization/routes.ts';
@@ -27,6 +28,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       // Request URLs without the tokens some of them carry (reset-password/:token, verify-email?token=).
       serializers: { req: serializeRequest },
     },
+    childLoggerFactory: deferredRequestLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: (request) => {
       const offered = request.headers['x-request-id'];

@@ -75,14 +75,16 @@ export function hostileInput(ctx: ApiContext) {
   const { basePath } = ctx.config;
   return fp(
     async function hostileInputPlugin(app: FastifyInstance): Promise<void> {
-      app.addHook('preValidation', async (request) => {
-        if (authPath(request, basePath) === null) return;
+      // Synchronous, so callback style: no promise per request. A throw reaches fastify's error handling.
+      app.addHook('preValidation', (request, _reply, done) => {
+        if (authPath(request, basePath) === null) return done();
         // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
         const type = mediaType(request);
         const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));
         if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
         inspectInput('body', request.body);
         inspectInput('query', request.query);
+        done();
       });
     },
     { name: 'portcullis-hostile-input', fastify: '5.x' },

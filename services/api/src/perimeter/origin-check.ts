@@ -89,8 +89,9 @@ export function originCheck(ctx: ApiContext) {
 
   return fp(
     async function originCheckPlugin(app: FastifyInstance): Promise<void> {
-      app.addHook('preValidation', async (request) => {
-        if (authPath(request, basePath) === null) return;
+      // Synchronous, so callback style: no promise per request. A throw reaches fastify's error handling.
+      app.addHook('preValidation', (request, _reply, done) => {
+        if (authPath(request, basePath) === null) return done();
         if (!SAFE_METHODS.has(request.method)) {
           // What the checks below decide on; never the cookie itself, only whether there is one.
           request.log.debug(
@@ -108,6 +109,7 @@ export function originCheck(ctx: ApiContext) {
         }
         checkRedirects('body', asRecord(request.body));
         checkRedirects('query', asRecord(request.query));
+        done();
       });
     },
     { name: 'portcullis-origin-check', fastify: '5.x' },
