@@ -12,6 +12,23 @@ export const projectionNames = {
 } as const;
 export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNames];
 
+/** A session's own history. */
+const sessionLifecycle = [
+  'session.created.v1',
+  'session.refreshed.v1',
+  'session.updated.v1',
+  'session.revoked.v1',
+  'session.active_organization_changed.v1',
+] as const satisfies readonly DomainEventType[];
+
+/** What ends a session's active organization or team without naming the session. */
+const activeSelectionEnders = [
+  'organization.member_removed.v1',
+  'organization.deleted.v1',
+  'organization.team_removed.v1',
+  'organization.team_member_removed.v1',
+] as const satisfies readonly DomainEventType[];
+
 /**
  * The events each read model is built from. The projector hands a projection only these, and the api waits
  * only for the projections an append concerns: a sign-in waits for the session tables, not for organizations.
@@ -29,18 +46,8 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'verification.token_issued.v1',
     'verification.token_consumed.v1',
   ]),
-  sessions: new Set([
-    'session.created.v1',
-    'session.refreshed.v1',
-    'session.updated.v1',
-    'session.revoked.v1',
-    'session.active_organization_changed.v1',
-    'organization.member_removed.v1',
-    'organization.deleted.v1',
-    'organization.team_removed.v1',
-    'organization.team_member_removed.v1',
-    'user.deleted.v1',
-  ]),
+  sessions: new Set([...sessionLifecycle, ...activeSelectionEnders, 'user.deleted.v1']),
+  // Each cached session carries its user, so every change of what get-session shows of a user is here too.
   'session-cache': new Set([
     'user.registered.v1',
     'user.updated.v1',
@@ -48,15 +55,8 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.email_verified.v1',
     'user.email_changed.v1',
     'user.deleted.v1',
-    'session.created.v1',
-    'session.refreshed.v1',
-    'session.updated.v1',
-    'session.revoked.v1',
-    'session.active_organization_changed.v1',
-    'organization.member_removed.v1',
-    'organization.deleted.v1',
-    'organization.team_removed.v1',
-    'organization.team_member_removed.v1',
+    ...sessionLifecycle,
+    ...activeSelectionEnders,
   ]),
   organizations: new Set([
     'organization.created.v1',
