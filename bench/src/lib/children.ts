@@ -28,7 +28,10 @@ process.once('exit', () => {
 
 /** Runs a .ts entry (relative to the repo root) as production does: `node --import tsx <entry>`. */
 export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(repoRoot, entry)], {
+  // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
+  // which NODE_OPTIONS does not accept.
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

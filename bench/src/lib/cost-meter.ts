@@ -13,11 +13,21 @@ export interface Cost {
   readonly cpuMsPerOp: number | null;
   /** Committed + rolled-back transactions per operation (each autocommit statement is one). */
   readonly pgTransactionsPerOp: number | null;
+  /** CPU ms per operation by part (each named process's main thread and other threads, Postgres, Redis). */
+  readonly parts: readonly { readonly part: string; readonly cpuMsPerOp: number }[];
+}
+
+/** A server process whose CPU is also shown on its own, its main (JavaScript) thread apart from the rest. */
+export interface NamedProcess {
+  readonly label: string;
+  readonly pid: number;
 }
 
 interface Snapshot {
   /** Clock ticks per pid; a pid that is gone is absent. Null without /proc. */
   readonly procTicks: ReadonlyMap<number, number> | null;
+  /** Clock ticks of each named process's main thread (its tid is its pid). */
+  readonly mainThreadTicks: ReadonlyMap<number, number>;
   readonly redisCpuS: number;
   readonly pgTransactions: number | null;
 }
@@ -38,6 +48,17 @@ function clockTicks(): number {
 function processTicks(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of one thread of a process; null once it is gone or without /proc. */
+function threadTicks(pid: number, tid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return Number(fields[11]) + Number(fields[12]);
   } catch {
@@ -85,16 +106,17 @@ export class CostMeter {
    * `backends` and `redis` say whether the database's backends and Redis take part in this scenario.
    */
   async measure<T extends { ok: number }>(
-    sources: { pids: readonly number[]; backends: boolean; redis: boolean },
+    sources: { pids: readonly number[]; backends: boolean; redis: boolean; named?: readonly NamedProcess[] },
     run: () => Promise<T>,
   ): Promise<{ result: T; cost: Cost }> {
     const backendPids = sources.backends ? await this.backendPids() : [];
     const pids = [...sources.pids, ...backendPids];
-    const before = await this.snapshot(pids, sources);
+    const named = sources.named ?? [];
+    const before = await this.snapshot(pids, sources, named);
     const result = await run();
-    const after = await this.snapshot(pids, sources);
+    const after = await this.snapshot(pids, sources, named);
     const ops = result.ok;
-    if (ops === 0) return { result, cost: { cpuMsPerOp: null, pgTransactionsPerOp: null } };
+    if (ops === 0) return { result, cost: { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] } };
     const cpuS =
       before.procTicks === null || after.procTicks === null
         ? null
@@ -106,8 +128,35 @@ export class CostMeter {
         // Backends flush their counters at most once a second, so this is right to within about a second's worth.
         pgTransactionsPerOp:
           before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
+        parts: before.procTicks && after.procTicks ? this.parts(before, after, named, backendPids, sources.redis, ops) : [],
       },
     };
+  }
+
+  private parts(
+    before: Snapshot,
+    after: Snapshot,
+    named: readonly NamedProcess[],
+    backendPids: readonly number[],
+    redis: boolean,
+    ops: number,
+  ): { part: string; cpuMsPerOp: number }[] {
+    const perOp = (ticks: number): number => ((ticks / clockTicks()) * 1000) / ops;
+    const delta = (snapshot: (s: Snapshot) => ReadonlyMap<number, number> | null, pid: number): number =>
+      (snapshot(after)?.get(pid) ?? 0) - (snapshot(before)?.get(pid) ?? 0);
+    const parts: { part: string; cpuMsPerOp: number }[] = [];
+    for (const { label, pid } of named) {
+      const main = delta((s) => s.mainThreadTicks, pid);
+      parts.push({ part: `${label} main thread`, cpuMsPerOp: perOp(main) });
+      parts.push({ part: `${label} other threads`, cpuMsPerOp: perOp(delta((s) => s.procTicks, pid) - main) });
+    }
+    if (backendPids.length > 0) {
+      const backends = new Set(backendPids);
+      const only = (s: Snapshot): Map<number, number> => new Map([...(s.procTicks ?? [])].filter(([pid]) => backends.has(pid)));
+      parts.push({ part: 'postgres', cpuMsPerOp: perOp(tickDelta(only(before), only(after))) });
+    }
+    if (redis) parts.push({ part: 'redis', cpuMsPerOp: ((after.redisCpuS - before.redisCpuS) * 1000) / ops });
+    return parts;
   }
 
   async close(): Promise<void> {
@@ -120,7 +169,16 @@ export class CostMeter {
     return rows.map((r) => r.pid);
   }
 
-  private async snapshot(pids: readonly number[], sources: { pids: readonly number[]; backends: boolean; redis: boolean }): Promise<Snapshot> {
+  private async snapshot(
+    pids: readonly number[],
+    sources: { pids: readonly number[]; backends: boolean; redis: boolean },
+    named: readonly NamedProcess[],
+  ): Promise<Snapshot> {
+    const mainThreadTicks = new Map<number, number>();
+    for (const { pid } of named) {
+      const ticks = threadTicks(pid, pid);
+      if (ticks !== null) mainThreadTicks.set(pid, ticks);
+    }
     let procTicks: Map<number, number> | null = new Map();
     for (const pid of pids) {
       const ticks = processTicks(pid);
@@ -144,6 +202,6 @@ export class CostMeter {
       );
       pgTransactions = rows[0] ? Number(rows[0].n) : null;
     }
-    return { procTicks, redisCpuS, pgTransactions };
+    return { procTicks, mainThreadTicks, redisCpuS, pgTransactions };
   }
 }
