@@ -67,6 +67,31 @@ function batchedCounting(storeName: string, open: () => Promise<SharedStore>) {
     expect(after.resetInMs).toBeLessThanOrEqual(WINDOW_MS);
   });
 
+  it(`keeps counting the hits a flush is sending until the store has answered (${storeName})`, async () => {
+    // The store answers the flush only when the test lets it, so hits land while the send is in flight.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    const c = new BatchedRateLimitCounter(
+      async (key, windowMs, by) => {
+        if (holding) await held;
+        return store.hit(key, windowMs, by);
+      },
+      { flushEveryMs: 60_000, onError: noError },
+    );
+    counters.push(c);
+    const key = `in-flight-${(keys += 1)}-${Date.now()}`;
+    for (let i = 0; i < 10; i += 1) await hitOnce(c, key);
+    holding = true;
+    const flushing = c.flush();
+    expect((await hitOnce(c, key)).count).toBe(11);
+    release();
+    await flushing;
+    expect((await hitOnce(c, key)).count).toBe(12);
+    await c.flush();
+    expect(await read(key)).toBe(12);
+  });
+
   it(`lets replicas learn each other's counts at each flush (${storeName})`, async () => {
     const [a, b] = [counter(), counter()];
     const key = `two-${(keys += 1)}-${Date.now()}`;

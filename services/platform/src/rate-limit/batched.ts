@@ -8,8 +8,10 @@ interface Window {
   endsAt: number;
   /** The shared count when this process last heard it (its own flushed hits included). */
   shared: number;
-  /** This process's hits since then. */
+  /** This process's hits since then, not yet sent. */
   pending: number;
+  /** Hits sent to the store whose new count has not come back yet: still counted, or a flush would let them through twice. */
+  sending: number;
 }
 
 /**
@@ -36,7 +38,7 @@ export class BatchedRateLimitCounter {
     if (!window || window.endsAt <= now) return this.openWindow(key, windowMs, now);
     window.pending += 1;
     this.schedule(windowMs);
-    return { count: window.shared + window.pending, resetInMs: window.endsAt - now };
+    return { count: window.shared + window.sending + window.pending, resetInMs: window.endsAt - now };
   }
 
   /** Sends every pending count to the store now (on shutdown, and for tests). */
@@ -58,7 +60,7 @@ export class BatchedRateLimitCounter {
 
   private async openWindow(key: string, windowMs: number, now: number): Promise<RateLimitCount | null> {
     const counted = await this.count(key, windowMs, 1);
-    if (counted) this.windows.set(key, { windowMs, endsAt: now + counted.resetInMs, shared: counted.count, pending: 0 });
+    if (counted) this.windows.set(key, { windowMs, endsAt: now + counted.resetInMs, shared: counted.count, pending: 0, sending: 0 });
     return counted;
   }
 
@@ -80,14 +82,21 @@ export class BatchedRateLimitCounter {
       due.map(async ([key, window]) => {
         const by = window.pending;
         window.pending = 0;
+        window.sending += by;
         try {
           const counted = await this.count(key, window.windowMs, by);
           if (counted) {
             window.shared = counted.count;
             window.endsAt = now + counted.resetInMs;
+          } else {
+            // Not counted anywhere: keep them as this process's own, to send with the next flush.
+            window.pending += by;
           }
         } catch (error) {
+          window.pending += by;
           this.options.onError(error);
+        } finally {
+          window.sending -= by;
         }
       }),
     );
