@@ -4,6 +4,7 @@ import {
   loadConfigOrExit,
   migrate,
   PostgresEventStore,
+  ProjectionControl,
   ProjectionRunner,
   SharedLogReader,
 } from '@portcullis/platform';
@@ -22,6 +23,8 @@ const store = new PostgresEventStore({
 });
 const projections = createProjectionTargets(config, pool);
 const reader = new SharedLogReader(store);
+const control = new ProjectionControl(config.databaseUrl, (err) => log.warn({ err }, 'projection control listener lost; reconnecting'));
+await control.start();
 const runners = projections.targets.map(
   (target) =>
     new ProjectionRunner({
@@ -30,6 +33,7 @@ const runners = projections.targets.map(
       databaseUrl: config.databaseUrl,
       batchSize: config.projector.batchSize,
       pollIntervalMs: config.projector.pollIntervalMs,
+      control,
       log,
     }),
 );
@@ -42,6 +46,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info({ signal }, 'projector stopping');
   await Promise.all(runners.map((r) => r.stop()));
+  await control.close();
   await projections.close();
   await store.close();
   await pool.end();

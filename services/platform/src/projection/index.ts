@@ -1,3 +1,4 @@
+export * from './control.ts';
 export * from './projection.ts';
 export * from './postgres-target.ts';
 export * from './runner.ts';

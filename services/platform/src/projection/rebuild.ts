@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { PROJECTION_CONTROL_CHANNEL, projectionLockKey } from './runner.ts';
+import { PROJECTION_CONTROL_CHANNEL, releaseRequest } from './control.ts';
+import { projectionLockKey } from './runner.ts';
 import type { ProjectionTarget } from './projection.ts';
 
 /**
@@ -21,7 +22,7 @@ export async function resetProjection(databaseUrl: string, target: ProjectionTar
     );
     // Repeat the request until the lock is ours: the holder may not have been listening at the first one.
     while (!settled) {
-      await notifier.query('SELECT pg_notify($1, $2)', [PROJECTION_CONTROL_CHANNEL, `release:${target.name}`]);
+      await notifier.query('SELECT pg_notify($1, $2)', [PROJECTION_CONTROL_CHANNEL, releaseRequest(target.name)]);
       await Promise.race([acquired.catch(() => {}), new Promise((r) => setTimeout(r, 250))]);
     }
     await acquired;

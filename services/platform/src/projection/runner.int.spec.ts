@@ -6,6 +6,8 @@ import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
 import type { PostgresProjection } from './projection.ts';
+import { ProjectionControl } from './control.ts';
+import { resetProjection } from './rebuild.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
 
 const PROJECTION = 'runner-spec';
@@ -379,5 +381,59 @@ describe('ProjectionRunner: only the events a projection is built from', () => {
     const head = await appendUnhandled(4);
     await waitFor(async () => (await stored()) === head, { timeoutMs: 10_000, message: 'the held-back checkpoint to reach the head' });
     await runner.stop();
+  });
+});
+
+describe('ProjectionControl: one listener for the runners of a process', () => {
+  let db: EventLogDatabase;
+  let control: ProjectionControl;
+  const runners: ProjectionRunner[] = [];
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_control');
+    for (const table of ['control_a', 'control_b']) {
+      await db.pool.query(sql.unsafe`CREATE TABLE ${sql.identifier([table])} (position bigint NOT NULL)`);
+    }
+    control = new ProjectionControl(db.url);
+    await control.start();
+  });
+
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    await control?.close();
+    await db?.close();
+  });
+
+  const target = (table: string): PostgresProjectionTarget =>
+    new PostgresProjectionTarget(db.pool, {
+      name: `control-${table}`,
+      tables: [table],
+      async apply(tx, { recorded }) {
+        await tx.query(sql.unsafe`INSERT INTO ${sql.identifier([table])} (position) VALUES (${recorded.position})`);
+      },
+    });
+
+  it('hands a rebuild request to the runner it names, which steps aside and replays; the others keep going', async () => {
+    const [a, b] = [target('control_a'), target('control_b')];
+    for (const t of [a, b]) {
+      const runner = new ProjectionRunner({ store: db.store, target: t, databaseUrl: db.url, batchSize: 50, pollIntervalMs: 200, control, log: quietLog });
+      runners.push(runner);
+      runner.start();
+    }
+    const email = 'control@example.test';
+    const events = Array.from({ length: 6 }, () => SignInFailed({ email, userId: null, reason: 'user_not_found' }));
+    const head = (await db.store.append([domainWrite(streams.signIn(email), 'any', events, metadataAt(new Date()))])).position;
+    const rows = async (table: string): Promise<number> => Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([table])}`));
+    await waitFor(async () => (await a.readCheckpoint()) === head && (await b.readCheckpoint()) === head, {
+      timeoutMs: 10_000,
+      message: 'both projections to catch up',
+    });
+
+    // resetProjection waits for the lock, which only the holder's stepping aside frees.
+    await resetProjection(db.url, a, 10_000);
+    await waitFor(async () => (await a.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the rebuilt projection to replay' });
+    expect(await rows('control_a')).toBe(6);
+    expect(await rows('control_b')).toBe(6);
+    expect(await b.readCheckpoint()).toBe(head);
   });
 });

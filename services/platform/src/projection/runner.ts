@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { parseDomainEvent } from '@portcullis/contracts';
 import type { EventStore } from '../event-store/event-store.ts';
+import { PROJECTION_CONTROL_CHANNEL, releaseRequest, type ProjectionControl } from './control.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
-export const PROJECTION_CONTROL_CHANNEL = 'portcullis_projection_control';
 
 export interface RunnerLogger {
   info(obj: object, message: string): void;
@@ -22,6 +22,8 @@ export interface ProjectionRunnerOptions {
   readonly standbyIntervalMs?: number;
   /** How long a checkpoint may be held back while only batches with nothing for the projection come in. */
   readonly checkpointDeferMs?: number;
+  /** The process's shared listener for rebuild requests; without it the lock's connection listens itself. */
+  readonly control?: ProjectionControl;
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
@@ -39,6 +41,7 @@ export function projectionLockKey(name: string): string {
 export class ProjectionRunner {
   private readonly abort = new AbortController();
   private lockClient: pg.Client | null = null;
+  private unwatchControl: (() => void) | null = null;
   private releaseRequested = false;
   private loop: Promise<void> | null = null;
   private holding = false;
@@ -165,10 +168,17 @@ export class ProjectionRunner {
         return false;
       }
       // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
-      client.on('notification', (message) => {
-        if (message.payload === `release:${this.name}`) this.releaseRequested = true;
-      });
-      await client.query(`LISTEN ${PROJECTION_CONTROL_CHANNEL}`);
+      const requestRelease = (): void => {
+        this.releaseRequested = true;
+      };
+      if (this.options.control) {
+        this.unwatchControl = this.options.control.watch(this.name, requestRelease);
+      } else {
+        client.on('notification', (message) => {
+          if (message.payload === releaseRequest(this.name)) requestRelease();
+        });
+        await client.query(`LISTEN ${PROJECTION_CONTROL_CHANNEL}`);
+      }
       this.lockClient = client;
       this.holding = true;
       return true;
@@ -182,6 +192,8 @@ export class ProjectionRunner {
     const client = this.lockClient;
     this.lockClient = null;
     this.holding = false;
+    this.unwatchControl?.();
+    this.unwatchControl = null;
     await client?.end().catch(() => {});
   }
 }
