@@ -15,7 +15,14 @@ import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
-import { requireSession, resolveSession, runSessionCommand, sessionAnswer, type CurrentSession } from './current-session.ts';
+import {
+  requireSession,
+  resolveSession,
+  runSessionCommand,
+  sessionAnswer,
+  sessionAnswerJson,
+  type CurrentSession,
+} from './current-session.ts';
 import { decideSession, evolveSession, initialSessionState } from './session.decider.ts';
 import { listUserSessions, sessionIdByTokenHash, userSessionIds } from './session-queries.ts';
 
@@ -65,13 +72,16 @@ export function sessionRoutes(ctx: ApiContext) {
       }
       const current = await resolveSession(ctx, request, reply, { refresh: query.disableRefresh !== true });
       if (!current) return null;
-      const answer = sessionAnswer(current);
       if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
+        const answer = sessionAnswer(current);
         storeCookieCache(ctx, request, reply, answer, {
           dontRemember: current.presented.dontRemember || !current.session.rememberMe,
         });
+        return answer;
       }
-      return answer;
+      // Already JSON: fastify sends a string with a JSON content type as it is.
+      reply.header('content-type', 'application/json; charset=utf-8');
+      return sessionAnswerJson(current);
     };
     app.get('/get-session', getSession);
     app.post('/get-session', getSession);
