@@ -48,12 +48,12 @@ function toSession(row: SessionRow): CachedSession['session'] {
   };
 }
 
-/** Sessions cached before they had an active organization lack the fields, which then mean none. */
 /** The cache holds only what our own projection wrote from validated events: parsing is enough. */
 function decodeCached(raw: string | null): CachedSession | null {
   return raw === null ? null : withSelection(JSON.parse(raw) as CachedSession);
 }
 
+/** Sessions cached before they had an active organization lack the fields, which then mean none. */
 function withSelection(cached: CachedSession): CachedSession {
   const { activeOrganizationId = null, activeTeamId = null } = cached.session;
   return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
