@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { CHECKPOINT_CHANNEL, createRedisClient, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
+import { CHECKPOINT_CHANNEL, createRedisClient, NotificationListener, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
 import { projectionNames, type ProjectionName } from '@portcullis/contracts';
 
 interface Waiter {
@@ -17,7 +16,7 @@ interface Waiter {
 export class ProjectionWaiter {
   private readonly positions = new Map<ProjectionName, number>();
   private readonly waiters = new Set<Waiter>();
-  private listener: pg.Client | null = null;
+  private readonly listener: NotificationListener;
   private redisListener: Redis | null = null;
   private poller: NodeJS.Timeout | null = null;
   private closed = false;
@@ -38,10 +37,16 @@ export class ProjectionWaiter {
       projectionNames.organizations,
       ...(options.redis ? [projectionNames.sessionCache] : []),
     ];
+    // A lost notification costs latency only: while anyone waits, the checkpoints are re-read anyway.
+    this.listener = new NotificationListener({
+      databaseUrl: options.databaseUrl,
+      channel: CHECKPOINT_CHANNEL,
+      onNotification: (payload) => this.advanceFromNotice(payload),
+    });
   }
 
   async start(): Promise<void> {
-    await this.listen();
+    await this.listener.start();
     await this.listenToRedis();
     await this.refresh();
   }
@@ -88,7 +93,7 @@ export class ProjectionWaiter {
       waiter.resolve(false);
     }
     this.waiters.clear();
-    await this.listener?.end().catch(() => {});
+    await this.listener.close();
     this.redisListener?.disconnect();
   }
 
@@ -148,28 +153,5 @@ export class ProjectionWaiter {
       }
       void this.refresh().catch(() => {});
     }, 200);
-  }
-
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    let lost = false;
-    const onLost = (): void => {
-      if (lost) return;
-      lost = true;
-      if (this.listener === client) this.listener = null;
-      void client.end().catch(() => {});
-      if (!this.closed) setTimeout(() => void this.listen(), 1000);
-    };
-    client.on('error', onLost);
-    client.on('end', onLost);
-    client.on('notification', (message) => this.advanceFromNotice(message.payload ?? ''));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
-      this.listener = client;
-      if (this.closed) await client.end();
-    } catch {
-      onLost();
-    }
   }
 }

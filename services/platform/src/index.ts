@@ -2,6 +2,7 @@ export * from './config.ts';
 export * from './perimeter-settings.ts';
 export * from './logger.ts';
 export * from './database/pool.ts';
+export { NotificationListener } from './database/notification-listener.ts';
 export { migrate } from './database/migrate.ts';
 export * from './event-store/index.ts';
 export * from './crypto/index.ts';

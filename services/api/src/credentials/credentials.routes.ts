@@ -14,7 +14,7 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
-import { foldStream, loadStream, streamWrite } from '../write-model.ts';
+import { loadStream, streamWrite } from '../write-model.ts';
 import {
   claimSignUpUsername,
   lostUsernameRace,
@@ -24,7 +24,7 @@ import {
 } from '../username/username-claim.ts';
 import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
-import { openSignInSession, verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
+import { openSignInSession, reservationHolder, verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
 import { decideRegistration, evolveEmailReservation, initialEmailReservation } from './registration.decider.ts';
 
@@ -34,10 +34,7 @@ export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdent
     identifier: email,
     guardStream: streams.signIn(email),
     reservationStream: streams.email(email),
-    reservedFor: (reservation) => {
-      const { state } = foldStream(reservation, evolveEmailReservation, initialEmailReservation);
-      return state.status === 'reserved' ? state.userId : null;
-    },
+    reservedFor: reservationHolder(evolveEmailReservation, initialEmailReservation),
     failure: (reason, userId) => SignInFailed({ email, userId, reason }),
     refusal: 'INVALID_EMAIL_OR_PASSWORD',
   };

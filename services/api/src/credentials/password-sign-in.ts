@@ -9,7 +9,7 @@ import { findSessionUser } from '../user/user-queries.ts';
 import { newSession } from './new-session.ts';
 import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
+import { foldStream, foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
@@ -34,6 +34,20 @@ export interface SignInIdentity {
   readonly failure: (reason: SignInFailureReason, userId: string | null) => DomainEvent;
   /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
   readonly refusal: ErrorCode;
+}
+
+/** An email's or a username's reservation stream, folded: held by a user, or free. */
+type ReservationState = { status: 'free' } | { status: 'reserved'; userId: string };
+
+/** A `reservedFor` for a kind of reservation stream: the user it is reserved for, or null. */
+export function reservationHolder(
+  evolve: (state: ReservationState, event: DomainEvent) => ReservationState,
+  initial: () => ReservationState,
+): (reservation: StreamRead) => string | null {
+  return (reservation) => {
+    const { state } = foldStream(reservation, evolve, initial);
+    return state.status === 'reserved' ? state.userId : null;
+  };
 }
 
 /** The account with the time of its latest password change, which lifts a lock set before it. */

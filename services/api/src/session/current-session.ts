@@ -17,9 +17,14 @@ export interface CurrentSession {
   readonly user: CachedSession['user'];
 }
 
+/** The session as answered: without what the cache keeps for itself (rememberMe), before the caller's token. */
+function answeredSession(session: CurrentSession['session']): Omit<Session, 'token'> {
+  const { rememberMe: _internal, ...answered } = session;
+  return answered;
+}
+
 export function sessionAnswer(current: CurrentSession): SessionAnswer {
-  const { rememberMe: _internal, ...session } = current.session;
-  const answer: Session = { ...session, token: current.token };
+  const answer: Session = { ...answeredSession(current.session), token: current.token };
   return { session: answer, user: current.user };
 }
 
@@ -34,9 +39,8 @@ const answerJsonParts = new WeakMap<CurrentSession['session'], { readonly sessio
 export function sessionAnswerJson(current: CurrentSession): string {
   let parts = answerJsonParts.get(current.session);
   if (!parts) {
-    const { rememberMe: _internal, ...session } = current.session;
-    // The session object without its closing brace: the token goes last, as in `{ ...session, token }`.
-    parts = { sessionOpen: JSON.stringify(session).slice(0, -1), user: JSON.stringify(current.user) };
+    // The session object without its closing brace: the token goes last, as in `sessionAnswer`.
+    parts = { sessionOpen: JSON.stringify(answeredSession(current.session)).slice(0, -1), user: JSON.stringify(current.user) };
     answerJsonParts.set(current.session, parts);
   }
   return `{"session":${parts.sessionOpen},"token":${JSON.stringify(current.token)}},"user":${parts.user}}`;

@@ -21,8 +21,13 @@ export function checkUsername(bounds: UsernameBounds, username: string): void {
   if (problem) throw new DomainError(problem);
 }
 
+/** The stream that reserves a username, whatever its case as typed. */
+export function usernameReservationStream(username: string): string {
+  return streams.username(normalizeUsername(username));
+}
+
 export function loadUsernameReservation(ctx: ApiContext, username: string): Promise<Loaded<UsernameReservationState>> {
-  return loadStream(ctx.store, streams.username(normalizeUsername(username)), evolveUsernameReservation, initialUsernameReservation);
+  return loadStream(ctx.store, usernameReservationStream(username), evolveUsernameReservation, initialUsernameReservation);
 }
 
 /** The username fields of a user answer: present once set, as better-auth's username plugin adds them. */
@@ -62,7 +67,7 @@ export async function prepareSignUpUsername(
   if (loaded.state.status === 'reserved') throw new DomainError('USERNAME_IS_ALREADY_TAKEN');
   return {
     fields: initialUsernameFields({ username, displayUsername: body.displayUsername }),
-    reservation: { streamId: streams.username(normalizeUsername(username)), loaded },
+    reservation: { streamId: usernameReservationStream(username), loaded },
   };
 }
 

@@ -9,11 +9,10 @@ import {
 } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { enforceVerifiedEmail } from '../account/account-model.ts';
-import { openSignInSession, verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
+import { openSignInSession, reservationHolder, verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { parseBody } from '../http/validation.ts';
-import { foldStream } from '../write-model.ts';
-import { checkUsername, loadUsernameReservation } from './username-claim.ts';
+import { checkUsername, loadUsernameReservation, usernameReservationStream } from './username-claim.ts';
 import { evolveUsernameReservation, initialUsernameReservation } from './username.decider.ts';
 import { normalizeUsername } from './username-rules.ts';
 
@@ -22,11 +21,8 @@ function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdenti
   return {
     identifier: username,
     guardStream: streams.usernameSignIn(username),
-    reservationStream: streams.username(normalizeUsername(username)),
-    reservedFor: (reservation) => {
-      const { state } = foldStream(reservation, evolveUsernameReservation, initialUsernameReservation);
-      return state.status === 'reserved' ? state.userId : null;
-    },
+    reservationStream: usernameReservationStream(username),
+    reservedFor: reservationHolder(evolveUsernameReservation, initialUsernameReservation),
     failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),
     refusal: 'INVALID_USERNAME_OR_PASSWORD',
   };

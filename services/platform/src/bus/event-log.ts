@@ -11,13 +11,13 @@ export function eventLogConsumerName(group: string): string {
   return `mail-bus:${group}`;
 }
 
-/** A `mail.job_queued.v1` event read back as the job the mailer works on. */
 /** The only events a mail consumer or relay is handed. */
-export const mailJobEventTypes: ReadonlySet<string> = new Set(['mail.job_queued.v1']);
+export const mailJobEventTypes: ReadonlySet<string> = new Set([MailJobQueued.type]);
 
+/** A `mail.job_queued.v1` event read back as the job the mailer works on. */
 export function mailJobFromEvent(projected: ProjectedEvent): MailJob | null {
   const { event, recorded } = projected;
-  if (event.type !== 'mail.job_queued.v1') return null;
+  if (event.type !== MailJobQueued.type) return null;
   return { ...event.data, requestedAt: recorded.metadata.occurredAt, traceparent: recorded.metadata.traceparent ?? null };
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { eventMetadataSchema } from '@portcullis/contracts';
+import { NotificationListener } from '../database/notification-listener.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { AppendSignal } from './append-signal.ts';
 import {
@@ -70,18 +70,24 @@ export interface PostgresEventStoreOptions {
 export class PostgresEventStore implements EventStore {
   private readonly pool: DatabasePool;
   private readonly signal = new AppendSignal();
-  private listener: pg.Client | null = null;
-  private listenerWanted: boolean;
-  private reconnectTimer: NodeJS.Timeout | null = null;
-  private readonly databaseUrl: string | undefined;
-  private readonly log: (message: string, error?: unknown) => void;
+  private readonly listener: NotificationListener | null = null;
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
-    this.databaseUrl = options.databaseUrl;
-    this.listenerWanted = options.databaseUrl !== undefined;
-    this.log = options.log ?? (() => {});
-    if (this.listenerWanted) void this.connectListener();
+    const log = options.log ?? (() => {});
+    if (options.databaseUrl !== undefined) {
+      this.listener = new NotificationListener({
+        databaseUrl: options.databaseUrl,
+        channel: EVENT_LOG_CHANNEL,
+        onNotification: () => this.signal.notify(),
+        onLost: (error) => {
+          log('event log listener lost; polling until it reconnects', error);
+          // Wake followers so they re-read rather than sleep through what was missed.
+          this.signal.notify();
+        },
+      });
+      void this.listener.start();
+    }
   }
 
   async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
@@ -184,41 +190,6 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    this.listenerWanted = false;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => {});
-  }
-
-  private async connectListener(): Promise<void> {
-    if (!this.listenerWanted || !this.databaseUrl) return;
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    const retry = (error: unknown): void => {
-      client.removeAllListeners();
-      void client.end().catch(() => {});
-      if (this.listener === client) this.listener = null;
-      if (!this.listenerWanted) return;
-      this.log('event log listener lost; polling until it reconnects', error);
-      // Wake followers so they re-read rather than sleep through what was missed.
-      this.signal.notify();
-      this.reconnectTimer = setTimeout(() => void this.connectListener(), 1000);
-    };
-    client.on('error', retry);
-    client.on('notification', () => this.signal.notify());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${EVENT_LOG_CHANNEL}`);
-      if (!this.listenerWanted) {
-        await client.end();
-        return;
-      }
-      this.listener = client;
-      client.on('end', () => {
-        if (this.listener === client) retry(new Error('connection ended'));
-      });
-    } catch (error) {
-      retry(error);
-    }
+    await this.listener?.close();
   }
 }

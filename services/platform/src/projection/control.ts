@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { NotificationListener } from '../database/notification-listener.ts';
 
 export const PROJECTION_CONTROL_CHANNEL = 'portcullis_projection_control';
 
@@ -15,43 +15,21 @@ export function releaseRequest(projection: string): string {
  */
 export class ProjectionControl {
   private readonly handlers = new Map<string, () => void>();
-  private client: pg.Client | null = null;
-  private reconnect: NodeJS.Timeout | null = null;
-  private closed = false;
+  private readonly listener: NotificationListener;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly onLost: (error: unknown) => void = () => {},
-  ) {}
-
-  async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    const lost = (error: unknown): void => {
-      client.removeAllListeners();
-      void client.end().catch(() => {});
-      if (this.client === client) this.client = null;
-      if (this.closed) return;
-      this.onLost(error);
-      this.reconnect ??= setTimeout(() => {
-        this.reconnect = null;
-        void this.start().catch(() => {});
-      }, 1000);
-    };
-    client.on('error', lost);
-    client.on('end', () => lost(new Error('projection control connection ended')));
-    client.on('notification', (message) => {
-      const payload = message.payload ?? '';
-      for (const [projection, handler] of this.handlers) if (payload === releaseRequest(projection)) handler();
+  constructor(databaseUrl: string, onLost: (error: unknown) => void = () => {}) {
+    this.listener = new NotificationListener({
+      databaseUrl,
+      channel: PROJECTION_CONTROL_CHANNEL,
+      onNotification: (payload) => {
+        for (const [projection, handler] of this.handlers) if (payload === releaseRequest(projection)) handler();
+      },
+      onLost,
     });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${PROJECTION_CONTROL_CHANNEL}`);
-      this.client = client;
-      if (this.closed) await client.end();
-    } catch (error) {
-      lost(error);
-      throw error;
-    }
+  }
+
+  start(): Promise<void> {
+    return this.listener.start();
   }
 
   /** Calls `onRelease` when a rebuild asks the holder of `projection` to step aside, until the returned stop. */
@@ -62,12 +40,7 @@ export class ProjectionControl {
     };
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.reconnect) clearTimeout(this.reconnect);
-    const client = this.client;
-    this.client = null;
-    client?.removeAllListeners();
-    await client?.end().catch(() => {});
+  close(): Promise<void> {
+    return this.listener.close();
   }
 }

@@ -4,7 +4,6 @@ import type { EventStore } from '../event-store/event-store.ts';
 import { PROJECTION_CONTROL_CHANNEL, releaseRequest, type ProjectionControl } from './control.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
-
 export interface RunnerLogger {
   info(obj: object, message: string): void;
   warn(obj: object, message: string): void;
@@ -79,6 +78,10 @@ export class ProjectionRunner {
       stored = checkpoint = to;
       storedAt = Date.now();
     };
+    /** How long the stored checkpoint may still trail; at or below 0 a held-back one is due. */
+    const deferRemainingMs = (): number => deferMs - (Date.now() - storedAt);
+    /** How long to wait for the next append: no longer than a held-back checkpoint may stay unwritten. */
+    const idleWaitMs = (): number => (checkpoint > stored ? Math.max(0, deferRemainingMs()) : this.options.pollIntervalMs);
     while (!this.abort.signal.aborted) {
       try {
         if (!this.holding) {
@@ -102,9 +105,8 @@ export class ProjectionRunner {
         if (recorded.length === 0) {
           // Caught up. A checkpoint held back over batches with nothing for this projection is written once
           // it is due, so an idle log sees every checkpoint reach the head.
-          const heldFor = checkpoint > stored ? Date.now() - storedAt : null;
-          if (heldFor !== null && heldFor >= deferMs) await storeCheckpoint([], checkpoint);
-          else await store.waitForAppend(generation, heldFor === null ? this.options.pollIntervalMs : deferMs - heldFor, this.abort.signal);
+          if (checkpoint > stored && deferRemainingMs() <= 0) await storeCheckpoint([], checkpoint);
+          else await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
           continue;
         }
         const projected: ProjectedEvent[] = [];
@@ -117,16 +119,13 @@ export class ProjectionRunner {
         // Nothing here for this projection: moving its checkpoint would be a write (and a wake-up for every
         // api waiting on it) that changes no row. Hold it back, within bounds, so that a restart re-reads
         // little and readers of the checkpoint see it trail by no more than a moment.
-        const holdBack = projected.length === 0 && to - stored < this.options.batchSize && Date.now() - storedAt < deferMs;
+        const holdBack = projected.length === 0 && to - stored < this.options.batchSize && deferRemainingMs() > 0;
         if (holdBack) checkpoint = to;
         else await storeCheckpoint(projected, to);
         // A short batch was the whole visible log: rather than read again to find it empty, wait for the
         // next append (at once if one came in since this read began, which the generation tells), or, with a
         // checkpoint held back, until it is due.
-        if (recorded.length < this.options.batchSize) {
-          const waitMs = checkpoint > stored ? Math.max(0, deferMs - (Date.now() - storedAt)) : this.options.pollIntervalMs;
-          await store.waitForAppend(generation, waitMs, this.abort.signal);
-        }
+        if (recorded.length < this.options.batchSize) await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
       } catch (error) {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
