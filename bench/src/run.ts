@@ -33,7 +33,16 @@ const settings = {
   // The refresh-free variant isolates what the refresh check costs a plain get-session.
   diagnostics: process.env.BENCH_DIAGNOSTICS !== '0',
   rateLimit: process.env.BENCH_RATE_LIMIT === 'off' ? ('off' as const) : ('counting' as const),
+  // Iterating on sign-in needs only its figure: no ceiling or get-session runs, several minutes shorter.
+  signInOnly: onlyFromEnv(),
 };
+
+function onlyFromEnv(): boolean {
+  const raw = process.env.BENCH_ONLY ?? '';
+  if (raw === '' || raw === 'all') return false;
+  if (raw === 'sign-in') return true;
+  throw new Error(`BENCH_ONLY must be "all" or "sign-in", got "${raw}"`);
+}
 
 const GOALS = {
   sessionShareOfCeiling: 0.5,
@@ -155,9 +164,10 @@ class Bench {
     redis: { url: string; keyPrefix: string } | null;
     signUp: boolean;
     diagnostics: boolean;
+    sessions: boolean;
     signIn: boolean;
     between: () => Promise<void>;
-  }): Promise<{ sessions: SessionFigures; signIn?: SignInFigures }> {
+  }): Promise<{ sessions?: SessionFigures; signIn?: SignInFigures }> {
     log(`starting api + projector ${options.label}`);
     const deployment = await startDeployment({
       databaseUrl: this.databaseUrl,
@@ -187,12 +197,14 @@ class Bench {
         { label: 'projector', pid: deployment.projector.pid },
       ],
     };
-    const sessions = await this.measureSessions(deployment, signedToken, options.diagnostics, sources, options.label);
+    const sessions = options.sessions
+      ? await this.measureSessions(deployment, signedToken, options.diagnostics, sources, options.label)
+      : undefined;
     await options.between();
     const signIn = options.signIn ? await this.measureSignIn(deployment, sources, options.label) : undefined;
     this.reportChildLogs(deployment, options.label);
     await deployment.stop();
-    return { sessions, ...(signIn ? { signIn } : {}) };
+    return { ...(sessions ? { sessions } : {}), ...(signIn ? { signIn } : {}) };
   }
 
   private async measureSessions(
@@ -294,6 +306,22 @@ async function main(teardown: Teardown): Promise<void> {
   teardown.add('close cost meter', () => meter.close());
   const bench = new Bench(teardown, meter, database.url);
 
+  if (settings.signInOnly) {
+    const keyPrefix = `bench:${bench.runId}:`;
+    if (haveRedis) teardown.add(`delete Redis keys ${keyPrefix}*`, () => deleteKeysWithPrefix(settings.redisUrl, keyPrefix));
+    const only = await bench.phase({
+      label: haveRedis ? 'with Redis' : 'without Redis',
+      redis: haveRedis ? { url: settings.redisUrl, keyPrefix } : null,
+      signUp: true,
+      diagnostics: false,
+      sessions: false,
+      signIn: true,
+      between: async () => {},
+    });
+    printReport({ ceilings: [], signIn: only.signIn!, signInLabel: haveRedis ? 'Redis' : 'no Redis' });
+    return;
+  }
+
   const bare = await bench.startBareFastify();
   const ceilings: Measured[] = [];
   const measureCeiling = async (): Promise<void> => {
@@ -312,6 +340,7 @@ async function main(teardown: Teardown): Promise<void> {
     redis: null,
     signUp: true,
     diagnostics: false,
+    sessions: true,
     signIn: !haveRedis,
     between: measureCeiling,
   });
@@ -324,6 +353,7 @@ async function main(teardown: Teardown): Promise<void> {
       redis: { url: settings.redisUrl, keyPrefix },
       signUp: false,
       diagnostics: settings.diagnostics,
+      sessions: true,
       signIn: true,
       between: measureCeiling,
     });
@@ -335,8 +365,8 @@ async function main(teardown: Teardown): Promise<void> {
 
 function printReport(r: {
   ceilings: readonly Measured[];
-  withoutRedis: SessionFigures;
-  withRedis: SessionFigures | undefined;
+  withoutRedis?: SessionFigures | undefined;
+  withRedis?: SessionFigures | undefined;
   signIn: SignInFigures;
   signInLabel: string;
 }): void {
@@ -369,9 +399,11 @@ function printReport(r: {
   };
 
   const rows: Row[] = r.ceilings.map((m, i) => loadRow(`ceiling: bare fastify GET / (run ${i + 1})`, m, settings.connections));
-  const noRedisCeiling = bracket(0);
-  rows.push(sessionRow('get-session, no Redis, cookie', r.withoutRedis.cookie, noRedisCeiling, false));
-  rows.push(sessionRow('get-session, no Redis, bearer', r.withoutRedis.bearer, noRedisCeiling, false));
+  if (r.withoutRedis) {
+    const noRedisCeiling = bracket(0);
+    rows.push(sessionRow('get-session, no Redis, cookie', r.withoutRedis.cookie, noRedisCeiling, false));
+    rows.push(sessionRow('get-session, no Redis, bearer', r.withoutRedis.bearer, noRedisCeiling, false));
+  }
   if (r.withRedis) {
     const redisCeiling = bracket(1);
     rows.push(sessionRow('get-session, Redis, cookie', r.withRedis.cookie, redisCeiling, true));

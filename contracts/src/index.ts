@@ -5,3 +5,4 @@ export * from './mail/index.ts';
 export * from './projections.ts';
 export * from './session-cache.ts';
 export * from './organization-access.ts';
+export * from './user-answer.ts';

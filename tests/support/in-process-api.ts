@@ -3,6 +3,7 @@ import { createLogger, loadConfig, ProjectionRunner, type Config } from '@portcu
 import { buildApp } from '../../services/api/src/app.ts';
 import type { ApiContext } from '../../services/api/src/context.ts';
 import { sessionCookieSettings } from '../../services/api/src/http/session-cookies.ts';
+import { ReservationHints } from '../../services/api/src/credentials/password-sign-in.ts';
 import { ProjectionWaiter } from '../../services/api/src/projection-waiter.ts';
 import { createProjectionTargets } from '../../services/projector/src/projections.ts';
 import { createEventLogDatabase, type EventLogDatabase } from './event-log.ts';
@@ -39,6 +40,7 @@ export async function startInProcessApi(
     pool: db.pool,
     cache: null,
     waiter,
+    reservationHints: new ReservationHints(),
     log,
     cookies: sessionCookieSettings(config),
     // A spec about expiry moves this clock instead of waiting for time to pass.

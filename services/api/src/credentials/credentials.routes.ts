@@ -127,9 +127,9 @@ export function credentialsRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
-      const { userId } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
+      const { userId, user } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
       await enforceVerifiedEmail(ctx, request, userId, body.callbackURL);
-      return openSignInSession(ctx, request, reply, userId, { ...body, method: 'email-password' });
+      return openSignInSession(ctx, request, reply, user, { ...body, method: 'email-password' });
     });
   };
 }

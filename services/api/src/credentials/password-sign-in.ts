@@ -1,15 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
+import { DomainError, evolveUserAnswer, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
 import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { findSessionUser } from '../user/user-queries.ts';
 import { newSession } from './new-session.ts';
 import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { foldStream, foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
+import { foldStream, foldTimedStream, loadTimedStream, streamWrite, type Loaded } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
@@ -50,20 +49,69 @@ export function reservationHolder(
   };
 }
 
-/** The account with the time of its latest password change, which lifts a lock set before it. */
+/**
+ * The account with the time of its latest password change, which lifts a lock set before it, and the user
+ * as the sign-in answer shows it (folded as the session cache folds it, from the same stream).
+ */
 interface SignInAccount {
   readonly account: AccountState;
   readonly passwordChange: PasswordChange | null;
+  readonly user: User | null;
 }
 
-const initialSignInAccount = (): SignInAccount => ({ account: initialAccountState(), passwordChange: null });
+const initialSignInAccount = (): SignInAccount => ({ account: initialAccountState(), passwordChange: null, user: null });
 
 function evolveSignInAccount(state: SignInAccount, timed: TimedEvent): SignInAccount {
   const account = evolveAccount(state.account, timed.event);
+  const user = evolveUserAnswer(state.user, timed.event, timed.occurredAt);
   if (timed.event.type === 'user.password_changed.v1') {
-    return { account, passwordChange: { at: timed.occurredAt, via: timed.event.data.via } };
+    return { account, passwordChange: { at: timed.occurredAt, via: timed.event.data.via }, user };
   }
-  return { account, passwordChange: state.passwordChange };
+  return { account, passwordChange: state.passwordChange, user };
+}
+
+/** Enough for every account signing in within minutes on a busy node; a miss costs one more read. */
+const RESERVATION_HINT_LIMIT = 10_000;
+
+/**
+ * Which user an email or username was last seen reserved for, so that sign-in can read that user's stream
+ * in the same query as the reservation itself. Only a guess: the decision is on the reservation read with
+ * it, and a guess it contradicts costs one more read.
+ */
+export class ReservationHints {
+  private readonly holders = new Map<string, string>();
+
+  constructor(private readonly limit = RESERVATION_HINT_LIMIT) {}
+
+  get(reservationStream: string): string | undefined {
+    return this.holders.get(reservationStream);
+  }
+
+  remember(reservationStream: string, userId: string | null): void {
+    // Deleted and re-inserted, so the map's order is least recently used first.
+    this.holders.delete(reservationStream);
+    if (userId === null) return;
+    this.holders.set(reservationStream, userId);
+    if (this.holders.size > this.limit) this.holders.delete(this.holders.keys().next().value!);
+  }
+}
+
+/**
+ * The identifier's sign-in stream, its reservation and, when it is reserved, its user's stream folded for
+ * sign-in: one query when the reservation still names the user it did last time, two otherwise.
+ */
+async function readSignInStreams(
+  ctx: ApiContext,
+  identity: SignInIdentity,
+): Promise<{ guard: StreamRead; userId: string | null; found: Loaded<SignInAccount> | null }> {
+  const hinted = ctx.reservationHints.get(identity.reservationStream);
+  const hintedStream = hinted === undefined ? null : streams.user(hinted);
+  const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream, ...(hintedStream ? [hintedStream] : [])]);
+  const userId = identity.reservedFor(reads.get(identity.reservationStream)!);
+  ctx.reservationHints.remember(identity.reservationStream, userId);
+  if (userId === null) return { guard: reads.get(identity.guardStream)!, userId, found: null };
+  const userStream = userId === hinted ? reads.get(hintedStream!)! : await ctx.store.readStream(streams.user(userId));
+  return { guard: reads.get(identity.guardStream)!, userId, found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount) };
 }
 
 /** better-auth's X-Retry-After (its rate limiter's header), and the standard Retry-After beside it. */
@@ -85,13 +133,13 @@ export async function verifyPasswordSignIn(
   reply: FastifyReply,
   identity: SignInIdentity,
   password: string,
-): Promise<{ userId: string; account: ActiveAccount }> {
+): Promise<{ userId: string; account: ActiveAccount; user: User }> {
   const now = ctx.clock();
   const policy = ctx.config.bruteForce;
-  const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream]);
-  const guard = foldTimedStream(reads.get(identity.guardStream)!, evolveSignInGuard, initialSignInGuard);
-  const userId = identity.reservedFor(reads.get(identity.reservationStream)!);
-  const found = userId ? (await loadTimedStream(ctx.store, streams.user(userId), evolveSignInAccount, initialSignInAccount)).state : null;
+  const read = await readSignInStreams(ctx, identity);
+  const guard = foldTimedStream(read.guard, evolveSignInGuard, initialSignInGuard);
+  const userId = read.userId;
+  const found = read.found?.state ?? null;
   const attempt: SignInAttempt = {
     identifier: identity.identifier,
     userId,
@@ -134,12 +182,12 @@ export async function verifyPasswordSignIn(
     await verifyAgainstDecoy(password);
     return fail('user_not_found');
   }
-  if (account?.status !== 'active' || !account.credential) {
+  if (account?.status !== 'active' || !account.credential || !found?.user) {
     await verifyAgainstDecoy(password);
     return fail('credential_account_not_found');
   }
   if (!(await verifyPassword(account.credential.passwordHash, password))) return fail('invalid_password');
-  return { userId: account.userId, account };
+  return { userId: account.userId, account, user: found.user };
 }
 
 /**
@@ -150,9 +198,10 @@ export async function openSignInSession(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  userId: string,
+  user: User,
   options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
 ): Promise<{ redirect: boolean; token: string; url?: string; user: User }> {
+  const userId = user.id;
   const now = ctx.clock();
   const rememberMe = options.rememberMe !== false;
   const signIn = newSession(ctx, request, now, rememberMe);
@@ -167,9 +216,6 @@ export async function openSignInSession(
   if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
   setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
   if (options.callbackURL) reply.header('location', options.callbackURL);
-
-  const user = await findSessionUser(ctx, userId);
-  if (!user) throw new DomainError('USER_NOT_FOUND');
   return {
     redirect: Boolean(options.callbackURL),
     token: signIn.token,

@@ -32,16 +32,3 @@ export async function findUserById(ctx: ApiContext, userId: string): Promise<Use
     ...(row.displayUsername !== null ? { displayUsername: row.displayUsername } : {}),
   };
 }
-
-/**
- * The user as get-session answers it: from the session cache's copy when Redis holds one (the same answer,
- * without a Postgres round trip), else from the read model. The cache is at least as fresh as the caller's
- * own writes once `commit` has returned.
- */
-export async function findSessionUser(ctx: ApiContext, userId: string): Promise<User | null> {
-  if (ctx.cache) {
-    const cached = await ctx.cache.redis.get(ctx.cache.keys.user(userId)).catch(() => null);
-    if (cached !== null) return JSON.parse(cached) as User;
-  }
-  return findUserById(ctx, userId);
-}

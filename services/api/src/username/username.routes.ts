@@ -40,14 +40,14 @@ export function usernameRoutes(ctx: ApiContext) {
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
       const username = normalizeUsername(body.username);
 
-      const { userId } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
+      const { userId, user } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
       // After the password, as better-auth: only the account's owner learns that its email is unverified.
       await enforceVerifiedEmail(ctx, request, userId, body.callbackURL).catch((error: unknown) => {
         if (isDomainError(error) && error.code === 'EMAIL_NOT_VERIFIED') throw new DomainError('USERNAME_EMAIL_NOT_VERIFIED');
         throw error;
       });
 
-      return openSignInSession(ctx, request, reply, userId, { ...body, method: 'username-password' });
+      return openSignInSession(ctx, request, reply, user, { ...body, method: 'username-password' });
     });
 
     app.post('/is-username-available', async (request) => {

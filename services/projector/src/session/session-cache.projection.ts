@@ -1,5 +1,5 @@
 import type { CachedSession, User } from '@portcullis/contracts';
-import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { evolveUserAnswer, projectionEventTypes, projectionNames } from '@portcullis/contracts';
 import type { RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
 type ActiveSelection = Pick<CachedSession['session'], 'activeOrganizationId' | 'activeTeamId'>;
@@ -92,44 +92,17 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     async apply(batch, { event, recorded }) {
       const at = recorded.metadata.occurredAt;
       switch (event.type) {
-        case 'user.registered.v1': {
-          const u = event.data;
-          const user: User = {
-            id: u.userId,
-            email: u.email,
-            name: u.name,
-            image: u.image,
-            emailVerified: u.emailVerified,
-            createdAt: at,
-            updatedAt: at,
-          };
-          batch.setJson(keys.user(u.userId), user);
+        case 'user.registered.v1':
+          batch.setJson(keys.user(event.data.userId), evolveUserAnswer(null, event, at));
           return;
-        }
-        case 'user.updated.v1': {
+        case 'user.updated.v1':
+        case 'user.username_changed.v1':
+        case 'user.email_verified.v1':
+        case 'user.email_changed.v1': {
           const current = await batch.getJson<User>(keys.user(event.data.userId));
           if (!current) return;
-          const { userId: _id, ...changes } = event.data;
-          const user: User = {
-            ...current,
-            ...(changes.name !== undefined ? { name: changes.name } : {}),
-            ...(changes.image !== undefined ? { image: changes.image } : {}),
-            updatedAt: at,
-          };
-          batch.setJson(keys.user(user.id), user);
-          await rewriteUserSessions(batch, user);
-          return;
-        }
-        case 'user.username_changed.v1': {
-          const current = await batch.getJson<User>(keys.user(event.data.userId));
-          if (!current) return;
-          const { username: _username, displayUsername: _displayUsername, ...rest } = current;
-          const user: User = {
-            ...rest,
-            ...(event.data.username !== null ? { username: event.data.username } : {}),
-            ...(event.data.displayUsername !== null ? { displayUsername: event.data.displayUsername } : {}),
-            updatedAt: at,
-          };
+          const user = evolveUserAnswer(current, event, at);
+          if (user === null || user === current) return;
           batch.setJson(keys.user(user.id), user);
           await rewriteUserSessions(batch, user);
           return;
@@ -208,20 +181,6 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           await reselect(batch, keys.userSessions(userId), (current) =>
             current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null,
           );
-          return;
-        }
-        case 'user.email_verified.v1':
-        case 'user.email_changed.v1': {
-          const current = await batch.getJson<User>(keys.user(event.data.userId));
-          if (!current) return;
-          const user: User =
-            event.type === 'user.email_changed.v1'
-              ? { ...current, email: event.data.email, emailVerified: event.data.emailVerified, updatedAt: at }
-              : current.email === event.data.email
-                ? { ...current, emailVerified: true, updatedAt: at }
-                : current;
-          batch.setJson(keys.user(user.id), user);
-          await rewriteUserSessions(batch, user);
           return;
         }
         case 'user.deleted.v1': {
