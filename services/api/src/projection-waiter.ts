@@ -38,11 +38,8 @@ export class ProjectionWaiter {
       ...(options.redis ? [projectionNames.sessionCache] : []),
     ];
     // A lost notification costs latency only: while anyone waits, the checkpoints are re-read anyway.
-    this.listener = new NotificationListener({
-      databaseUrl: options.databaseUrl,
-      channel: CHECKPOINT_CHANNEL,
-      onNotification: (payload) => this.advanceFromNotice(payload),
-    });
+    this.listener = new NotificationListener(options.databaseUrl);
+    void this.listener.listen(CHECKPOINT_CHANNEL, { onNotification: (payload) => this.advanceFromNotice(payload) });
   }
 
   async start(): Promise<void> {

@@ -3,6 +3,7 @@ import {
   createLogger,
   loadConfigOrExit,
   migrate,
+  NotificationListener,
   PostgresEventStore,
   ProjectionControl,
   ProjectionRunner,
@@ -16,15 +17,17 @@ const log = createLogger({ name: 'projector', level: config.logLevel });
 await migrate(config.databaseUrl);
 // The projector writes read models and checkpoints only, which the log can always rebuild.
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
+// One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
+const notifications = new NotificationListener(config.databaseUrl);
 const store = new PostgresEventStore({
   pool,
-  databaseUrl: config.databaseUrl,
+  notifications,
   log: (message, err) => log.warn({ err }, message),
 });
 const projections = createProjectionTargets(config, pool);
 const reader = new SharedLogReader(store);
-const control = new ProjectionControl(config.databaseUrl, (err) => log.warn({ err }, 'projection control listener lost; reconnecting'));
-await control.start();
+const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'projection control listener lost; reconnecting'));
+await notifications.start();
 const runners = projections.targets.map(
   (target) =>
     new ProjectionRunner({
@@ -46,7 +49,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info({ signal }, 'projector stopping');
   await Promise.all(runners.map((r) => r.stop()));
-  await control.close();
+  await notifications.close();
   await projections.close();
   await store.close();
   await pool.end();

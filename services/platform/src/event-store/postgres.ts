@@ -56,7 +56,11 @@ const eventColumns = sql.fragment`position, event_id, stream_id, stream_version,
 
 export interface PostgresEventStoreOptions {
   readonly pool: DatabasePool;
-  /** Used for a dedicated LISTEN connection; without it followers fall back to polling. */
+  /**
+   * Where followers hear of appends: a process's shared listener (started and closed by its owner), or a
+   * database URL for a LISTEN connection of the store's own. Without either, followers fall back to polling.
+   */
+  readonly notifications?: NotificationListener;
   readonly databaseUrl?: string;
   readonly log?: (message: string, error?: unknown) => void;
 }
@@ -70,24 +74,25 @@ export interface PostgresEventStoreOptions {
 export class PostgresEventStore implements EventStore {
   private readonly pool: DatabasePool;
   private readonly signal = new AppendSignal();
-  private readonly listener: NotificationListener | null = null;
+  /** A listener the store started itself, and so closes. */
+  private readonly ownListener: NotificationListener | null = null;
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     const log = options.log ?? (() => {});
-    if (options.databaseUrl !== undefined) {
-      this.listener = new NotificationListener({
-        databaseUrl: options.databaseUrl,
-        channel: EVENT_LOG_CHANNEL,
-        onNotification: () => this.signal.notify(),
-        onLost: (error) => {
-          log('event log listener lost; polling until it reconnects', error);
-          // Wake followers so they re-read rather than sleep through what was missed.
-          this.signal.notify();
-        },
-      });
-      void this.listener.start();
+    if (options.notifications === undefined && options.databaseUrl !== undefined) {
+      this.ownListener = new NotificationListener(options.databaseUrl);
     }
+    const listener = options.notifications ?? this.ownListener;
+    void listener?.listen(EVENT_LOG_CHANNEL, {
+      onNotification: () => this.signal.notify(),
+      onLost: (error) => {
+        log('event log listener lost; polling until it reconnects', error);
+        // Wake followers so they re-read rather than sleep through what was missed.
+        this.signal.notify();
+      },
+    });
+    void this.ownListener?.start();
   }
 
   async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
@@ -190,6 +195,6 @@ export class PostgresEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    await this.listener?.close();
+    await this.ownListener?.close();
   }
 }

@@ -8,28 +8,20 @@ export function releaseRequest(projection: string): string {
 }
 
 /**
- * One LISTEN connection for every projection runner of a process. Postgres signals every listening backend
- * of a database on every NOTIFY (each append, each checkpoint), whatever channel it listens on, so a
- * listener per runner costs each of them a wake-up per event; one per process is enough to hear a rebuild.
- * While the connection is down, requests go unheard: a rebuild repeats its request until it gets the lock.
+ * Rebuild requests for every projection runner of a process, heard on the process's one listening
+ * connection (see NotificationListener for why one). While that connection is down, requests go unheard: a
+ * rebuild repeats its request until it gets the lock.
  */
 export class ProjectionControl {
   private readonly handlers = new Map<string, () => void>();
-  private readonly listener: NotificationListener;
 
-  constructor(databaseUrl: string, onLost: (error: unknown) => void = () => {}) {
-    this.listener = new NotificationListener({
-      databaseUrl,
-      channel: PROJECTION_CONTROL_CHANNEL,
+  constructor(listener: NotificationListener, onLost: (error: unknown) => void = () => {}) {
+    void listener.listen(PROJECTION_CONTROL_CHANNEL, {
       onNotification: (payload) => {
         for (const [projection, handler] of this.handlers) if (payload === releaseRequest(projection)) handler();
       },
       onLost,
     });
-  }
-
-  start(): Promise<void> {
-    return this.listener.start();
   }
 
   /** Calls `onRelease` when a rebuild asks the holder of `projection` to step aside, until the returned stop. */
@@ -38,9 +30,5 @@ export class ProjectionControl {
     return () => {
       if (this.handlers.get(projection) === onRelease) this.handlers.delete(projection);
     };
-  }
-
-  close(): Promise<void> {
-    return this.listener.close();
   }
 }

@@ -4,6 +4,7 @@ import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contrac
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
+import { NotificationListener } from '../database/notification-listener.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
 import type { PostgresProjection } from './projection.ts';
 import { ProjectionControl } from './control.ts';
@@ -386,6 +387,7 @@ describe('ProjectionRunner: only the events a projection is built from', () => {
 
 describe('ProjectionControl: one listener for the runners of a process', () => {
   let db: EventLogDatabase;
+  let notifications: NotificationListener;
   let control: ProjectionControl;
   const runners: ProjectionRunner[] = [];
 
@@ -394,13 +396,14 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
     for (const table of ['control_a', 'control_b']) {
       await db.pool.query(sql.unsafe`CREATE TABLE ${sql.identifier([table])} (position bigint NOT NULL)`);
     }
-    control = new ProjectionControl(db.url);
-    await control.start();
+    notifications = new NotificationListener(db.url);
+    control = new ProjectionControl(notifications);
+    await notifications.start();
   });
 
   afterAll(async () => {
     await Promise.all(runners.map((r) => r.stop()));
-    await control?.close();
+    await notifications?.close();
     await db?.close();
   });
 
