@@ -1,11 +1,11 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { deleteKeysMatching } from '../cache/redis.ts';
 import { checkpointNotice } from './postgres-target.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
 /**
  * What a Redis projection handler sees: reads that include the batch's own earlier writes, and writes that
- * are queued into the one MULTI/EXEC that also moves the checkpoint.
+ * are queued for the one script that also moves the checkpoint.
  */
 export interface RedisBatch {
   getJson<T>(key: string): Promise<T | null>;
@@ -30,17 +30,49 @@ export interface RedisProjection {
   apply(batch: RedisBatch, projected: ProjectedEvent): Promise<void>;
 }
 
+/** A write queued by a batch: a command on one key. */
+interface QueuedWrite {
+  readonly command: 'SET' | 'DEL' | 'SADD' | 'SREM';
+  readonly key: string;
+  readonly args: readonly string[];
+}
+
+/**
+ * A batch's writes and the move of its checkpoint, all or none, in one round trip. KEYS[1] is the
+ * checkpoint, ARGV[1] and ARGV[2] the positions it moves from and to; then each write as its command, the
+ * index of its key in KEYS, its argument count and its arguments. Answers 0, writing nothing, when the
+ * checkpoint is not at `from`: another holder or a rebuild has moved it, so this batch is fenced off.
+ */
+const PROJECT_BATCH_LUA = `
+if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
+local i = 3
+while i <= #ARGV do
+  local count = tonumber(ARGV[i + 2])
+  redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + count))
+  i = i + 3 + count
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+`;
+
+const PROJECT_BATCH_COMMAND = 'portcullisProjectBatch';
+type ProjectBatchCommand = (numberOfKeys: number, ...keysAndArgs: string[]) => Promise<number>;
+
 export class RedisProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
+  private readonly projectBatch: ProjectBatchCommand;
 
-  /** `redis` must be a connection of its own: WATCH is per connection. */
   constructor(
     private readonly redis: Redis,
     private readonly projection: RedisProjection,
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
+    // ioredis sends EVALSHA, and the script itself once after a NOSCRIPT (a restarted or flushed Redis).
+    if (!(PROJECT_BATCH_COMMAND in redis)) redis.defineCommand(PROJECT_BATCH_COMMAND, { lua: PROJECT_BATCH_LUA });
+    const command = (redis as unknown as Record<string, ProjectBatchCommand>)[PROJECT_BATCH_COMMAND]!;
+    this.projectBatch = command.bind(redis);
   }
 
   async readCheckpoint(): Promise<number> {
@@ -48,30 +80,25 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const { checkpointKey: key, checkpointChannel } = this.projection;
-    // WATCH and the fence's read in one round trip; EXEC ends the WATCH, so only a batch that stops short of
-    // it has to UNWATCH. Published only once the move is made; see the end.
-    const [watched, read] = (await this.redis.pipeline().watch(key).get(key).exec()) ?? [];
-    let executed = false;
-    try {
-      if (watched?.[0]) throw watched[0];
-      if (read?.[0]) throw read[0];
-      if (Number(read?.[1] ?? 0) !== from) throw new CheckpointFencedError(this.name, from);
-      const multi = this.redis.multi();
-      const batch = new OverlayBatch(this.redis, multi);
-      for (const projected of events) await this.projection.apply(batch, projected);
-      multi.set(key, String(to));
-      executed = true;
-      const result = await multi.exec();
-      if (result === null) throw new CheckpointFencedError(this.name, from);
-      const failed = result.find(([error]) => error);
-      if (failed) throw failed[0];
-    } finally {
-      if (!executed) await this.redis.unwatch();
+    const { checkpointKey, checkpointChannel } = this.projection;
+    // Reads need no fence of their own: a holder that wrote since must have moved the checkpoint too.
+    const batch = new OverlayBatch(this.redis);
+    for (const projected of events) await this.projection.apply(batch, projected);
+    const keys = [checkpointKey];
+    const keyIndex = new Map<string, number>();
+    const args = [String(from), String(to)];
+    for (const write of batch.writes) {
+      let index = keyIndex.get(write.key);
+      if (index === undefined) {
+        index = keys.push(write.key);
+        keyIndex.set(write.key, index);
+      }
+      args.push(write.command, String(index), String(write.args.length), ...write.args);
     }
-    // Only once EXEC has answered: Redis pushes the tracking invalidations of the batch's keys before that
-    // answer, so an api holding session answers in process has dropped the stale ones before it hears the
-    // checkpoint moved. Published inside the MULTI, it would overtake them.
+    if ((await this.projectBatch(keys.length, ...keys, ...args)) !== 1) throw new CheckpointFencedError(this.name, from);
+    // Only once the script has answered: Redis pushes the tracking invalidations of the batch's keys before
+    // that answer, so an api holding session answers in process has dropped the stale ones before it hears
+    // the checkpoint moved. Published within the script, the notice would overtake them.
     await this.redis.publish(checkpointChannel, checkpointNotice(this.name, to));
   }
 
@@ -91,11 +118,9 @@ type Pending =
 
 class OverlayBatch implements RedisBatch {
   private readonly pending = new Map<string, Pending>();
+  readonly writes: QueuedWrite[] = [];
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly multi: ChainableCommander,
-  ) {}
+  constructor(private readonly redis: Redis) {}
 
   async getString(key: string): Promise<string | null> {
     const pending = this.pending.get(key);
@@ -110,8 +135,8 @@ class OverlayBatch implements RedisBatch {
 
   setString(key: string, value: string, expireAtMs?: number): void {
     this.pending.set(key, { kind: 'value', value });
-    if (expireAtMs === undefined) this.multi.set(key, value);
-    else this.multi.set(key, value, 'PXAT', Math.max(1, Math.floor(expireAtMs)));
+    const expiry = expireAtMs === undefined ? [] : ['PXAT', String(Math.max(1, Math.floor(expireAtMs)))];
+    this.writes.push({ command: 'SET', key, args: [value, ...expiry] });
   }
 
   setJson(key: string, value: unknown, expireAtMs?: number): void {
@@ -120,7 +145,7 @@ class OverlayBatch implements RedisBatch {
 
   delete(key: string): void {
     this.pending.set(key, { kind: 'value', value: null });
-    this.multi.del(key);
+    this.writes.push({ command: 'DEL', key, args: [] });
   }
 
   async members(key: string): Promise<Set<string>> {
@@ -136,12 +161,12 @@ class OverlayBatch implements RedisBatch {
 
   async addMember(key: string, member: string): Promise<void> {
     this.changeMember(key, member, true);
-    this.multi.sadd(key, member);
+    this.writes.push({ command: 'SADD', key, args: [member] });
   }
 
   async removeMember(key: string, member: string): Promise<void> {
     this.changeMember(key, member, false);
-    this.multi.srem(key, member);
+    this.writes.push({ command: 'SREM', key, args: [member] });
   }
 
   private changeMember(key: string, member: string, present: boolean): void {

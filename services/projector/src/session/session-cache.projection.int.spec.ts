@@ -475,7 +475,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
     expect(await cached(session.token)).not.toBeNull();
   });
 
-  it('fences a batch whose checkpoint moves while the batch is being built (WATCH), writing nothing', async () => {
+  it('fences a batch whose checkpoint moves while the batch is being built, writing nothing', async () => {
     const userId = randomUUID();
     await register(userId, 'Raced');
     const from = await catchUp(db.store, target);
@@ -483,7 +483,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
     const batch = await db.store.readAll({ after: from, limit: 100 });
     const checkpointKey = keys.checkpoint(projection.name);
     let moved = false;
-    // Another writer moves the checkpoint after this batch checked it and before its EXEC.
+    // Another writer moves the checkpoint after this batch began and before its writes are sent.
     const racing: RedisProjection = {
       ...projection,
       async apply(redisBatch, projected) {
