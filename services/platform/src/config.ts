@@ -102,6 +102,7 @@ const configSchema = z
     AUTH_CAPTCHA_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
     PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
+    PROJECTOR_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(50),
     // Email lifecycle (issue 3). better-auth's defaults, except that sending mail is on: the mailer is always there.
     AUTH_SERVER_API_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
     AUTH_EMAIL_VERIFICATION_ENABLED: flag(true),
@@ -241,7 +242,7 @@ export interface Config {
     /** A verify call that takes longer is abandoned and the request refused (fail closed). */
     readonly timeoutMs: number;
   } | null;
-  readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number };
+  readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number; readonly lingerMs: number };
   /** `x-api-key` that makes a request a server call (set-password, ops endpoints in production). */
   readonly serverApiKey: string | null;
   readonly emailVerification: {
@@ -372,7 +373,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             timeoutMs: c.AUTH_CAPTCHA_TIMEOUT_MS,
           }
         : null,
-    projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS },
+    projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS, lingerMs: c.PROJECTOR_LINGER_MS },
     serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
     emailVerification: {
       enabled: c.AUTH_EMAIL_VERIFICATION_ENABLED,

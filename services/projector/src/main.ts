@@ -36,6 +36,7 @@ const runners = projections.targets.map(
       databaseUrl: config.databaseUrl,
       batchSize: config.projector.batchSize,
       pollIntervalMs: config.projector.pollIntervalMs,
+      lingerMs: config.projector.lingerMs,
       control,
       log,
     }),

@@ -6,7 +6,7 @@ import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
 import { NotificationListener } from '../database/notification-listener.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
-import type { PostgresProjection } from './projection.ts';
+import type { PostgresProjection, ProjectionTarget } from './projection.ts';
 import { ProjectionControl } from './control.ts';
 import { resetProjection } from './rebuild.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
@@ -438,5 +438,59 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
     expect(await rows('control_a')).toBe(6);
     expect(await rows('control_b')).toBe(6);
     expect(await b.readCheckpoint()).toBe(head);
+  });
+});
+
+describe('ProjectionRunner: lingering under a burst of appends', () => {
+  let db: EventLogDatabase;
+  let runner: ProjectionRunner | null = null;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_linger');
+    await db.pool.query(sql.unsafe`CREATE TABLE linger_applied (position bigint NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    await runner?.stop();
+    await db?.close();
+  });
+
+  it('projects appends that come in close together in a few batches, every one of them once', async () => {
+    const inner = new PostgresProjectionTarget(db.pool, {
+      name: 'linger',
+      tables: ['linger_applied'],
+      async apply(tx, { recorded }) {
+        await tx.query(sql.unsafe`INSERT INTO linger_applied (position) VALUES (${recorded.position})`);
+      },
+    });
+    const batchSizes: number[] = [];
+    const counting: ProjectionTarget = {
+      name: inner.name,
+      handles: inner.handles,
+      readCheckpoint: () => inner.readCheckpoint(),
+      reset: () => inner.reset(),
+      applyBatch: async (events, from, to) => {
+        await inner.applyBatch(events, from, to);
+        if (events.length > 0) batchSizes.push(events.length);
+      },
+    };
+    // Long enough that the whole burst below comes in within one wait, however slow the machine.
+    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, lingerMs: 1000, log: quietLog });
+    runner.start();
+    await waitFor(() => runner!.isHolder, { timeoutMs: 10_000, message: 'the runner to take the lock' });
+
+    const email = 'burst@example.test';
+    let head = 0;
+    // One append at a time, as separate requests would come in: the first is read at once, the second
+    // finds the log busy and waits, and the rest join its batch.
+    for (let i = 0; i < 30; i += 1) {
+      head = (await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))])).position;
+    }
+    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
+
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT position) FROM linger_applied`))).toBe(30);
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM linger_applied`))).toBe(30);
+    expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(30);
+    expect(batchSizes.length).toBeLessThanOrEqual(3);
   });
 });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { parseDomainEvent } from '@portcullis/contracts';
 import type { EventStore } from '../event-store/event-store.ts';
 import { PROJECTION_CONTROL_CHANNEL, releaseRequest, type ProjectionControl } from './control.ts';
+import { LingerPolicy } from './linger.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
 export interface RunnerLogger {
@@ -23,6 +24,8 @@ export interface ProjectionRunnerOptions {
   readonly checkpointDeferMs?: number;
   /** The process's shared listener for rebuild requests; without it the lock's connection listens itself. */
   readonly control?: ProjectionControl;
+  /** How long a caught-up runner may wait to batch appends arriving close together (see LingerPolicy); 0: never. */
+  readonly lingerMs?: number;
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
@@ -82,6 +85,12 @@ export class ProjectionRunner {
     const deferRemainingMs = (): number => deferMs - (Date.now() - storedAt);
     /** How long to wait for the next append: no longer than a held-back checkpoint may stay unwritten. */
     const idleWaitMs = (): number => (checkpoint > stored ? Math.max(0, deferRemainingMs()) : this.options.pollIntervalMs);
+    const linger = new LingerPolicy(this.options.lingerMs ?? 0);
+    let wokenByAppend = false;
+    const waitForAppend = async (generation: number): Promise<void> => {
+      await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
+      wokenByAppend = store.appendGeneration() !== generation;
+    };
     while (!this.abort.signal.aborted) {
       try {
         if (!this.holding) {
@@ -100,13 +109,22 @@ export class ProjectionRunner {
           await this.dropLock();
           continue;
         }
+        if (wokenByAppend) {
+          wokenByAppend = false;
+          const wait = linger.beforeRead();
+          if (wait > 0) {
+            const before = store.appendGeneration();
+            await sleep(wait, this.abort.signal);
+            linger.onLingered(store.appendGeneration() - before);
+          }
+        }
         const generation = store.appendGeneration();
         const recorded = await store.readAll({ after: checkpoint, limit: this.options.batchSize });
         if (recorded.length === 0) {
           // Caught up. A checkpoint held back over batches with nothing for this projection is written once
           // it is due, so an idle log sees every checkpoint reach the head.
           if (checkpoint > stored && deferRemainingMs() <= 0) await storeCheckpoint([], checkpoint);
-          else await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
+          else await waitForAppend(generation);
           continue;
         }
         const projected: ProjectedEvent[] = [];
@@ -125,7 +143,7 @@ export class ProjectionRunner {
         // A short batch was the whole visible log: rather than read again to find it empty, wait for the
         // next append (at once if one came in since this read began, which the generation tells), or, with a
         // checkpoint held back, until it is due.
-        if (recorded.length < this.options.batchSize) await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
+        if (recorded.length < this.options.batchSize) await waitForAppend(generation);
       } catch (error) {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
