@@ -27,6 +27,11 @@ export interface RedisProjection {
   readonly checkpointChannel: string;
   /** The event types it is built from (absent: every type). */
   readonly handles?: ReadonlySet<string>;
+  /**
+   * String keys `apply` will read for this event, fetched for the whole batch in one round trip before it
+   * runs rather than one at a time. A guess: a key read but not named here is simply read then.
+   */
+  readsOf?(projected: ProjectedEvent): readonly string[];
   apply(batch: RedisBatch, projected: ProjectedEvent): Promise<void>;
 }
 
@@ -82,7 +87,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
     const { checkpointKey, checkpointChannel } = this.projection;
     // Reads need no fence of their own: a holder that wrote since must have moved the checkpoint too.
-    const batch = new OverlayBatch(this.redis);
+    const batch = new OverlayBatch(this.redis, await this.prefetch(events));
     for (const projected of events) await this.projection.apply(batch, projected);
     const keys = [checkpointKey];
     const keyIndex = new Map<string, number>();
@@ -100,6 +105,13 @@ export class RedisProjectionTarget implements ProjectionTarget {
     // that answer, so an api holding session answers in process has dropped the stale ones before it hears
     // the checkpoint moved. Published within the script, the notice would overtake them.
     await this.redis.publish(checkpointChannel, checkpointNotice(this.name, to));
+  }
+
+  private async prefetch(events: readonly ProjectedEvent[]): Promise<Map<string, string | null>> {
+    const keys = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected) ?? []))];
+    if (keys.length === 0) return new Map();
+    const values = await this.redis.mget(keys);
+    return new Map(keys.map((key, i) => [key, values[i] ?? null]));
   }
 
   async reset(): Promise<void> {
@@ -120,11 +132,16 @@ class OverlayBatch implements RedisBatch {
   private readonly pending = new Map<string, Pending>();
   readonly writes: QueuedWrite[] = [];
 
-  constructor(private readonly redis: Redis) {}
+  /** `fetched`: string values read for the batch before any of its writes. */
+  constructor(
+    private readonly redis: Redis,
+    private readonly fetched: ReadonlyMap<string, string | null>,
+  ) {}
 
   async getString(key: string): Promise<string | null> {
     const pending = this.pending.get(key);
     if (pending?.kind === 'value') return pending.value;
+    if (pending === undefined && this.fetched.has(key)) return this.fetched.get(key)!;
     return this.redis.get(key);
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import {
   cachedSessionSchema,
   MemberRemoved,
@@ -51,7 +51,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
 
   beforeAll(async () => {
     db = await createEventLogDatabase('session_cache_projection');
-    // The target's connection is its own (WATCH is per connection); the test reads through another.
+    // The target's connection is its own, so a spec can see what the target asks of Redis; the test reads through another.
     redis = createRedisClient(redisUrl, { name: 'session-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'session-cache-spec-reader' });
     target = new RedisProjectionTarget(redis, projection);
@@ -452,6 +452,34 @@ describeWithRedis('session-cache projection (Redis)', () => {
       expect(heard).toEqual([{ checkpoint: `${projection.name}:${head}`, sessionCached: true }]);
     } finally {
       listener.disconnect();
+    }
+  });
+
+  it("reads the users of a batch's sessions in one round trip, and a user the batch itself wrote from the batch", async () => {
+    const from = await catchUp(db.store, target);
+    const known = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [i, userId] of known.entries()) await register(userId, `Known ${i}`);
+    const afterRegistrations = await catchUp(db.store, target);
+    expect(afterRegistrations).toBeGreaterThan(from);
+    const fresh = randomUUID();
+    await register(fresh, 'Fresh');
+    const sessions = [...(await Promise.all(known.map((userId) => signIn(userId)))), await signIn(fresh)];
+
+    // The fresh user's registration and the four sign-ins, as one batch.
+    const batch = await db.store.readAll({ after: afterRegistrations, limit: 100 });
+    expect(batch).toHaveLength(5);
+    const gets = vi.spyOn(redis, 'get');
+    const mgets = vi.spyOn(redis, 'mget');
+    try {
+      await target.applyBatch(toProjected(batch), afterRegistrations, batch.at(-1)!.position);
+      expect(mgets).toHaveBeenCalledTimes(1);
+      expect(gets).not.toHaveBeenCalled();
+    } finally {
+      gets.mockRestore();
+      mgets.mockRestore();
+    }
+    for (const [i, session] of sessions.entries()) {
+      expect((await cached(session.token))?.user.name).toBe(i < known.length ? `Known ${i}` : 'Fresh');
     }
   });
 

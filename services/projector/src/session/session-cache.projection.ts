@@ -89,6 +89,18 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     checkpointKey: keys.checkpoint(name),
     checkpointChannel: keys.checkpointChannel,
     handles: projectionEventTypes[name],
+    readsOf({ event }) {
+      switch (event.type) {
+        case 'session.created.v1':
+        case 'user.updated.v1':
+        case 'user.username_changed.v1':
+        case 'user.email_verified.v1':
+        case 'user.email_changed.v1':
+          return [keys.user(event.data.userId)];
+        default:
+          return [];
+      }
+    },
     async apply(batch, { event, recorded }) {
       const at = recorded.metadata.occurredAt;
       switch (event.type) {
