@@ -297,13 +297,13 @@ describeWithRedis('session-cache projection (Redis)', () => {
 
   const none = { activeOrganizationId: null, activeTeamId: null };
 
-  it('session.active_organization_changed sets the cached selection, keeps the expiry, and lists the session under it', async () => {
+  it('session.active_organization_changed sets the cached selection, moves updatedAt, keeps the expiry, and lists the session under it', async () => {
     const [organizationId, teamId, otherOrganizationId] = [randomUUID(), randomUUID(), randomUUID()];
     const { token, expiresAt, userId, sessionId } = await working(organizationId, teamId);
     await catchUp(db.store, target);
 
     expect(await cached(token)).toMatchObject({
-      session: { id: sessionId, userId, expiresAt, activeOrganizationId: organizationId, activeTeamId: teamId },
+      session: { id: sessionId, userId, expiresAt, activeOrganizationId: organizationId, activeTeamId: teamId, createdAt: registeredAt, updatedAt },
       user: { id: userId },
     });
     await expectExpiresAt(keys.session(hashToken(token)), expiresAt);

@@ -48,9 +48,11 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     }
   }
 
-  async function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection): Promise<void> {
+  /** A change of selection is an update of the session, so it moves updatedAt (better-auth's onUpdate). */
+  async function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection, at: string): Promise<void> {
     await reindex(batch, tokenHash, selectionOf(cached), selection);
-    batch.setJson(keys.session(tokenHash), { ...cached, session: { ...cached.session, ...selection } }, Date.parse(cached.session.expiresAt));
+    const session = { ...cached.session, ...selection, updatedAt: at };
+    batch.setJson(keys.session(tokenHash), { ...cached, session }, Date.parse(cached.session.expiresAt));
   }
 
   /**
@@ -60,6 +62,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
   async function reselect(
     batch: RedisBatch,
     setKey: string,
+    at: string,
     change: (current: ActiveSelection) => ActiveSelection | null,
   ): Promise<void> {
     for (const tokenHash of await batch.members(setKey)) {
@@ -69,7 +72,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         continue;
       }
       const next = change(selectionOf(cached));
-      if (next !== null) await select(batch, tokenHash, cached, next);
+      if (next !== null) await select(batch, tokenHash, cached, next, at);
     }
   }
 
@@ -164,12 +167,12 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           if (tokenHash === null) return;
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
-          await select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId });
+          await select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId }, at);
           return;
         }
         case 'organization.member_removed.v1': {
           const { organizationId, userId } = event.data;
-          await reselect(batch, keys.userSessions(userId), (current) =>
+          await reselect(batch, keys.userSessions(userId), at, (current) =>
             current.activeOrganizationId === organizationId ? noSelection : null,
           );
           return;
@@ -177,20 +180,20 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         case 'organization.deleted.v1': {
           const { organizationId } = event.data;
           const setKey = keys.organizationSessions(organizationId);
-          await reselect(batch, setKey, (current) => (current.activeOrganizationId === organizationId ? noSelection : null));
+          await reselect(batch, setKey, at, (current) => (current.activeOrganizationId === organizationId ? noSelection : null));
           batch.delete(setKey);
           return;
         }
         case 'organization.team_removed.v1': {
           const { teamId } = event.data;
           const setKey = keys.teamSessions(teamId);
-          await reselect(batch, setKey, (current) => (current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null));
+          await reselect(batch, setKey, at, (current) => (current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null));
           batch.delete(setKey);
           return;
         }
         case 'organization.team_member_removed.v1': {
           const { teamId, userId } = event.data;
-          await reselect(batch, keys.userSessions(userId), (current) =>
+          await reselect(batch, keys.userSessions(userId), at, (current) =>
             current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null,
           );
           return;

@@ -226,7 +226,7 @@ describe('sessions projection (session)', () => {
       return { activeOrganizationId: row?.activeOrganizationId as string | null, activeTeamId: row?.activeTeamId as string | null };
     }
 
-    it('session.active_organization_changed sets both columns to the values it carries', async () => {
+    it('session.active_organization_changed sets both columns to the values it carries, and moves updatedAt', async () => {
       const [sessionId, userId, organizationId, teamId, otherOrganizationId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
       await signIn(sessionId, userId);
       await catchUp(db.store, target);
@@ -234,7 +234,13 @@ describe('sessions projection (session)', () => {
 
       await select(sessionId, userId, organizationId, teamId);
       await catchUp(db.store, target);
-      expect(await sessionRow(sessionId)).toMatchObject({ activeOrganizationId: organizationId, activeTeamId: teamId, userId });
+      // A change of selection is an update of the session: better-auth moves updatedAt on every update.
+      expect(await sessionRow(sessionId)).toMatchObject({
+        activeOrganizationId: organizationId,
+        activeTeamId: teamId,
+        userId,
+        updatedAt: Date.parse(selectedAt),
+      });
 
       await select(sessionId, userId, otherOrganizationId, null);
       await catchUp(db.store, target);

@@ -35,26 +35,27 @@ export const sessionsProjection: PostgresProjection = {
       case 'session.active_organization_changed.v1': {
         const c = event.data;
         await tx.query(sql.unsafe`
-          UPDATE session SET "activeOrganizationId" = ${c.activeOrganizationId}, "activeTeamId" = ${c.activeTeamId}
+          UPDATE session SET "activeOrganizationId" = ${c.activeOrganizationId}, "activeTeamId" = ${c.activeTeamId}, "updatedAt" = ${at}
           WHERE id = ${c.sessionId}`);
         return;
       }
       case 'organization.member_removed.v1':
         await tx.query(sql.unsafe`
-          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL
+          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL, "updatedAt" = ${at}
           WHERE "userId" = ${event.data.userId} AND "activeOrganizationId" = ${event.data.organizationId}`);
         return;
       case 'organization.deleted.v1':
         await tx.query(sql.unsafe`
-          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL
+          UPDATE session SET "activeOrganizationId" = NULL, "activeTeamId" = NULL, "updatedAt" = ${at}
           WHERE "activeOrganizationId" = ${event.data.organizationId}`);
         return;
       case 'organization.team_removed.v1':
-        await tx.query(sql.unsafe`UPDATE session SET "activeTeamId" = NULL WHERE "activeTeamId" = ${event.data.teamId}`);
+        await tx.query(sql.unsafe`UPDATE session SET "activeTeamId" = NULL, "updatedAt" = ${at} WHERE "activeTeamId" = ${event.data.teamId}`);
         return;
       case 'organization.team_member_removed.v1':
         await tx.query(sql.unsafe`
-          UPDATE session SET "activeTeamId" = NULL WHERE "userId" = ${event.data.userId} AND "activeTeamId" = ${event.data.teamId}`);
+          UPDATE session SET "activeTeamId" = NULL, "updatedAt" = ${at}
+          WHERE "userId" = ${event.data.userId} AND "activeTeamId" = ${event.data.teamId}`);
         return;
       case 'user.deleted.v1':
         await tx.query(sql.unsafe`DELETE FROM session WHERE "userId" = ${event.data.userId}`);
