@@ -7,7 +7,9 @@ import {
   KafkaMailBus,
   loadConfigOrExit,
   migrate,
+  NotificationListener,
   PostgresEventStore,
+  ProjectionControl,
   SmtpTransport,
   type MailBus,
   type MailTransport,
@@ -46,10 +48,15 @@ const worker = new DeliveryWorker(
   log,
 );
 
-const store = config.kafka ? null : new PostgresEventStore({ pool, databaseUrl: config.databaseUrl, log: (m, err) => log.warn({ err }, m) });
+// On the event log, one listening connection hears appends and rebuild requests: Postgres wakes each
+// listener on every NOTIFY.
+const notifications = config.kafka ? null : new NotificationListener(config.databaseUrl);
+const store = notifications ? new PostgresEventStore({ pool, notifications, log: (m, err) => log.warn({ err }, m) }) : null;
+const control = notifications ? new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting')) : null;
+await notifications?.start();
 const bus: MailBus = config.kafka
   ? new KafkaMailBus({ ...config.kafka, log })
-  : new EventLogMailBus({ store: store!, pool, databaseUrl: config.databaseUrl, log, pollIntervalMs: config.mailer.pollIntervalMs });
+  : new EventLogMailBus({ store: store!, pool, databaseUrl: config.databaseUrl, log, pollIntervalMs: config.mailer.pollIntervalMs, control: control! });
 const group = config.kafka?.mailerGroup ?? 'portcullis-mailer';
 const consumer = await bus.consume({
   group,
@@ -70,6 +77,7 @@ async function shutdown(signal: string): Promise<void> {
   await bus.close();
   await transport.close();
   await store?.close();
+  await notifications?.close();
   await pool.end();
   process.exit(0);
 }

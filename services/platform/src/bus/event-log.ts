@@ -3,6 +3,7 @@ import { sql, type DatabasePool } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice } from '../projection/postgres-target.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from '../projection/projection.ts';
+import type { ProjectionControl } from '../projection/control.ts';
 import { ProjectionRunner, type RunnerLogger } from '../projection/runner.ts';
 import type { ConsumeOptions, MailBus, MailBusConsumer } from './mail-bus.ts';
 
@@ -40,6 +41,8 @@ export class EventLogMailBus implements MailBus {
       readonly batchSize?: number;
       readonly pollIntervalMs?: number;
       readonly standbyIntervalMs?: number;
+      /** The process's shared listener for rebuild requests; without it each consumer's lock connection listens. */
+      readonly control?: ProjectionControl;
     },
   ) {}
 
@@ -67,6 +70,7 @@ export class EventLogMailBus implements MailBus {
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
       standbyIntervalMs: this.options.standbyIntervalMs ?? 500,
       log: this.options.log,
+      ...(this.options.control ? { control: this.options.control } : {}),
     });
     this.consumers.add(runner);
     runner.start();
