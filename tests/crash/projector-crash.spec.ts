@@ -616,13 +616,17 @@ function organizationTraffic(model: AuthTrafficModel, random: SeededRandom, mine
     model.organizations.set(organizationId, org);
   };
 
-  /** What the read models do when a member goes: the user's teams here, and this organization as active. */
-  const memberGone = (org: ModelOrganization, userId: string): void => {
+  /**
+   * What the read models do when a member goes: the user's teams here, and this organization as active (a
+   * change of the session, so its updatedAt moves).
+   */
+  const memberGone = (org: ModelOrganization, userId: string, at: string): void => {
     org.members.delete(userId);
     for (const team of org.teams.values()) team.members.delete(userId);
     for (const s of sessionsWhere((s) => s.userId === userId && s.activeOrganizationId === org.organizationId)) {
       s.activeOrganizationId = null;
       s.activeTeamId = null;
+      s.updatedAt = at;
     }
   };
 
@@ -709,7 +713,10 @@ function organizationTraffic(model: AuthTrafficModel, random: SeededRandom, mine
         const [userId, teamMemberId] = random.pick([...team.members]);
         await onOrganization(org, [TeamMemberRemoved({ organizationId, teamId: team.teamId, teamMemberId, userId })], metadata);
         team.members.delete(userId);
-        for (const s of sessionsWhere((s) => s.userId === userId && s.activeTeamId === team.teamId)) s.activeTeamId = null;
+        for (const s of sessionsWhere((s) => s.userId === userId && s.activeTeamId === team.teamId)) {
+          s.activeTeamId = null;
+          s.updatedAt = at;
+        }
       } else {
         const name = `Team ${random.int(1000, 9999)}`;
         await onOrganization(org, [TeamUpdated({ organizationId, teamId: team.teamId, name })], metadata);
@@ -734,18 +741,22 @@ function organizationTraffic(model: AuthTrafficModel, random: SeededRandom, mine
       session.version = versions[streams.session(session.sessionId)]!;
       session.activeOrganizationId = organizationId;
       session.activeTeamId = activeTeamId;
+      session.updatedAt = at;
     } else if (roll < 0.86 && teams.length > 0) {
       const team = random.pick(teams);
       await onOrganization(org, [TeamRemoved({ organizationId, teamId: team.teamId })], metadata);
       org.teams.delete(team.teamId);
-      for (const s of sessionsWhere((s) => s.activeTeamId === team.teamId)) s.activeTeamId = null;
+      for (const s of sessionsWhere((s) => s.activeTeamId === team.teamId)) {
+        s.activeTeamId = null;
+        s.updatedAt = at;
+      }
     } else if (roll < 0.92) {
       const goers = members.filter((userId) => org.members.get(userId)!.role !== 'owner');
       if (goers.length === 0) return create(at, metadata);
       const userId = random.pick(goers);
       const reason = random.pick(['left', 'removed'] as const);
       await onOrganization(org, [MemberRemoved({ organizationId, memberId: org.members.get(userId)!.memberId, userId, reason })], metadata);
-      memberGone(org, userId);
+      memberGone(org, userId, at);
     } else if (roll < 0.96) {
       const name = `Renamed ${random.int(1, 9999)}`;
       await onOrganization(org, [OrganizationUpdated({ organizationId, name })], metadata);
@@ -757,6 +768,7 @@ function organizationTraffic(model: AuthTrafficModel, random: SeededRandom, mine
       for (const s of sessionsWhere((s) => s.activeOrganizationId === organizationId)) {
         s.activeOrganizationId = null;
         s.activeTeamId = null;
+        s.updatedAt = at;
       }
       mine.organizations.splice(mine.organizations.indexOf(org), 1);
       model.organizations.delete(organizationId);
