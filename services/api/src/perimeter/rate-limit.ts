@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError } from '@portcullis/contracts';
 import {
@@ -24,6 +24,23 @@ const BATCHED_FROM_MAX = 50;
 export function limitFor(config: ApiContext['config']['rateLimit'], path: string): RateLimit | null {
   const rule = config.rules.find((r) => rulePathMatches(r.path, path));
   return rule ? rule.limit : { window: config.window, max: config.max };
+}
+
+/** Lets the request through, or answers 429 with better-auth's X-Retry-After (and Retry-After) once over the limit. */
+function settle(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: (error?: Error) => void,
+  bucketPath: string,
+  limit: RateLimit,
+  counted: RateLimitCount | null,
+): void {
+  if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
+  if (!counted || counted.count <= limit.max) return done();
+  const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
+  reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
+  request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
+  done(new DomainError('TOO_MANY_REQUESTS'));
 }
 
 /**
@@ -83,17 +100,10 @@ export function rateLimit(ctx: ApiContext) {
         // bucket for all unrouted paths, so random paths cannot mint buckets.
         const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
         const key = `${clientBucket(request.ip)}|${bucketPath}`;
-        const settle = (counted: RateLimitCount | null): void => {
-          if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
-          if (!counted || counted.count <= limit.max) return done();
-          const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
-          reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
-          request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
-          done(new DomainError('TOO_MANY_REQUESTS'));
-        };
         const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
-        if (counted instanceof Promise) counted.then(settle, done);
-        else settle(counted);
+        // No named closure per request: under tsx every one costs an Object.defineProperty (its kept name).
+        if (counted instanceof Promise) counted.then((c) => settle(request, reply, done, bucketPath, limit, c), done);
+        else settle(request, reply, done, bucketPath, limit, counted);
       });
     },
     { name: 'portcullis-rate-limit', fastify: '5.x' },
