@@ -20,6 +20,9 @@ import { authPath, authRoute } from './request-path.ts';
  */
 const BATCHED_FROM_MAX = 50;
 
+/** More paths than the API has routes (with room for parameters), fewer than a flood of random ones. */
+const LIMITS_REMEMBERED = 1000;
+
 /** The limit for a path: the first configured or default rule that covers it, else the general limit. */
 export function limitFor(config: ApiContext['config']['rateLimit'], path: string): RateLimit | null {
   const rule = config.rules.find((r) => rulePathMatches(r.path, path));
@@ -85,6 +88,18 @@ export function rateLimit(ctx: ApiContext) {
         })
       : null;
 
+  // The rule a path falls under, looked up once per path: a linear match over every rule on every request
+  // showed in profiles. Bounded, so that a client requesting random paths cannot grow it.
+  const limitsByPath = new Map<string, RateLimit | null>();
+  function limitOf(path: string): RateLimit | null {
+    let limit = limitsByPath.get(path);
+    if (limit === undefined) {
+      limit = limitFor(settings, path.replace(/\/+$/, '') || '/');
+      if (limitsByPath.size < LIMITS_REMEMBERED) limitsByPath.set(path, limit);
+    }
+    return limit;
+  }
+
   return fp(
     async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       if (!settings.enabled) return;
@@ -94,7 +109,7 @@ export function rateLimit(ctx: ApiContext) {
       app.addHook('onRequest', (request, reply, done) => {
         const path = authPath(request, basePath);
         if (path === null) return done();
-        const limit = limitFor(settings, path.replace(/\/+$/, '') || '/');
+        const limit = limitOf(path);
         if (!limit) return done();
         // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
         // bucket for all unrouted paths, so random paths cannot mint buckets.

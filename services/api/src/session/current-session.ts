@@ -81,7 +81,9 @@ export async function resolveSession(
     return null;
   }
   const now = ctx.clock();
-  if (Date.parse(found.session.expiresAt) <= now.getTime()) {
+  // Parsed once: the expiry check and the refresh rule both need it, on every request.
+  const expiresAtMs = Date.parse(found.session.expiresAt);
+  if (expiresAtMs <= now.getTime()) {
     await runSessionCommand(ctx, request, found.session.id, { type: 'expire', now }, null).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     });
@@ -91,7 +93,7 @@ export async function resolveSession(
   let session = found.session;
   const dontRemember = presented.dontRemember || !session.rememberMe;
   // Deciding a refresh means reading the session's stream; most reads need none, so ask the rule first.
-  if (options.refresh && !dontRemember && refreshDue(session.expiresAt, now, ctx.config.session)) {
+  if (options.refresh && !dontRemember && refreshDue(expiresAtMs, now, ctx.config.session)) {
     try {
       const events = await runSessionCommand(
         ctx,

@@ -30,11 +30,11 @@ export type SessionCommand =
  * (expiresAt - expiresIn is that moment). Cheap enough to ask on every read before loading any stream.
  */
 export function refreshDue(
-  expiresAt: string,
+  expiresAt: string | number,
   now: Date,
   policy: { expiresInSeconds: number; updateAgeSeconds: number },
 ): boolean {
-  const lastSetAt = Date.parse(expiresAt) - policy.expiresInSeconds * 1000;
+  const lastSetAt = (typeof expiresAt === 'number' ? expiresAt : Date.parse(expiresAt)) - policy.expiresInSeconds * 1000;
   return lastSetAt + policy.updateAgeSeconds * 1000 <= now.getTime();
 }
 
