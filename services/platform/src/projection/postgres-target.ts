@@ -57,7 +57,8 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         },
       } as ProjectionSql;
       try {
-        for (const projected of events) await this.projection.apply(inTransaction, projected);
+        if (this.projection.applyAll) await this.projection.applyAll(inTransaction, events);
+        else for (const projected of events) await this.projection.apply(inTransaction, projected);
         // Moving the checkpoint is one compare-and-set statement, with the notice sent when it commits: on its
         // own for a batch nothing was written for, else as the transaction's last statement.
         const moved = await connection.maybeOne(sql.unsafe`

@@ -67,6 +67,39 @@ describe('sessions projection (session)', () => {
     return (await db.pool.maybeOne(sql.unsafe`SELECT * FROM session WHERE id = ${sessionId}`)) as Record<string, unknown> | null;
   }
 
+  it('writes a run of new sessions in one statement, and the rows equal those written event by event', async () => {
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const userId = randomUUID();
+    const from = await catchUp(db.store, target);
+    const tokens = [await signIn(ids[0]!, userId), await signIn(ids[1]!, userId, { rememberMe: false })];
+    await db.store.append([
+      domainWrite(streams.session(ids[0]!), 1, [SessionRefreshed({ sessionId: ids[0]!, userId, expiresAt: refreshedExpiresAt })], metadataAt(refreshedAt)),
+    ]);
+    tokens.push(await signIn(ids[2]!, userId), await signIn(ids[3]!, userId));
+
+    let statements = 0;
+    const counted = new PostgresProjectionTarget(db.pool, {
+      ...sessionsProjection,
+      applyAll: (tx, events) =>
+        sessionsProjection.applyAll!.call(sessionsProjection, { query: (q) => ((statements += 1), tx.query(q)), maybeOneFirst: tx.maybeOneFirst } as typeof tx, events),
+    });
+    await catchUp(db.store, counted);
+    // Two creations, the refresh, two creations: three statements, not five.
+    expect(statements).toBe(3);
+    const batched = await Promise.all(ids.map((id) => sessionRow(id)));
+
+    // The same events once more, one handler call each, from a reset table.
+    await db.pool.query(sql.unsafe`DELETE FROM session WHERE id = ANY(${sql.array(ids, 'text')})`);
+    const oneByOne = new PostgresProjectionTarget(db.pool, { ...sessionsProjection, applyAll: undefined });
+    const recorded = await db.store.readAll({ after: from, limit: 100 });
+    await db.pool.query(sql.unsafe`UPDATE projection_checkpoints SET position = ${from} WHERE name = ${sessionsProjection.name}`);
+    await catchUp(db.store, oneByOne);
+    expect(recorded).toHaveLength(5);
+    expect(await Promise.all(ids.map((id) => sessionRow(id)))).toEqual(batched);
+    expect(batched[0]).toMatchObject({ expiresAt: Date.parse(refreshedExpiresAt), updatedAt: Date.parse(refreshedAt), token: hashToken(tokens[0]!) });
+    expect(batched[1]).toMatchObject({ rememberMe: false, token: hashToken(tokens[1]!) });
+  });
+
   it('session.created gives a row whose token column holds the SHA-256 of the token, never the token', async () => {
     const [sessionId, userId] = [randomUUID(), randomUUID()];
     const token = await signIn(sessionId, userId, { rememberMe: false });
