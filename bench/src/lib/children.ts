@@ -26,11 +26,15 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-/** Runs a .ts entry (relative to the repo root) as production does: `node --import tsx <entry>`. */
-export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv): Child {
+/**
+ * Runs a .ts entry (relative to the repo root) as production does: `node --import tsx <entry>`. `profiled`
+ * entries (the api and the projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run
+ * still compares against an unprofiled ceiling.
+ */
+export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, options: { profiled?: boolean } = {}): Child {
   // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
   // which NODE_OPTIONS does not accept.
-  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const nodeFlags = options.profiled ? (process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []) : [];
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env,

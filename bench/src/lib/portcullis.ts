@@ -64,8 +64,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     ...(options.redis ? { REDIS_URL: options.redis.url, REDIS_KEY_PREFIX: options.redis.keyPrefix } : {}),
   });
 
-  const projector = spawnEntry('projector', 'services/projector/src/main.ts', env);
-  const api = spawnEntry('api', 'services/api/src/server.ts', env);
+  const projector = spawnEntry('projector', 'services/projector/src/main.ts', env, { profiled: true });
+  const api = spawnEntry('api', 'services/api/src/server.ts', env, { profiled: true });
   const deployment: Deployment = {
     baseUrl,
     authUrl: `${baseUrl}/api/auth`,
