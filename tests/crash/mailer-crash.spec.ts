@@ -51,7 +51,7 @@ describe('mailer crash safety', () => {
   }
 
   it('delivers every job after kill -9 and restart, and none again that was recorded as accepted', async () => {
-    const bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, log: { info() {}, warn() {}, error() {} } });
+    const bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, control: db.control, log: { info() {}, warn() {}, error() {} } });
     const jobs = Array.from({ length: JOBS }, (_, i) => sealedJob(env, `burst-${i}@example.test`));
     mailers.push(startMailer(env));
     // The burst arrives while the mailer works: in slices, the last ones while it is dead.

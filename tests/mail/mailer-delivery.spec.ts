@@ -49,7 +49,7 @@ describe('mailer: retries, backoff and dead letters', () => {
       AUTH_ORGANIZATION_INVITATION_URL: 'https://app.example.test/join/{id}?via=mail',
     });
     mailer = startMailer(env);
-    bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, log: { info() {}, warn() {}, error() {} } });
+    bus = new EventLogMailBus({ store: db.store, pool: db.pool, databaseUrl: db.url, control: db.control, log: { info() {}, warn() {}, error() {} } });
   });
 
   afterAll(async () => {

@@ -2,7 +2,9 @@ import { parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcul
 import {
   createDatabasePool,
   migrate,
+  NotificationListener,
   PostgresEventStore,
+  ProjectionControl,
   type DatabasePool,
   type ExpectedVersion,
   type ProjectedEvent,
@@ -16,6 +18,8 @@ export interface EventLogDatabase {
   readonly url: string;
   readonly pool: DatabasePool;
   readonly store: PostgresEventStore;
+  /** Rebuild requests for the runners a spec starts, heard on the same connection as appends, as in production. */
+  readonly control: ProjectionControl;
   close(): Promise<void>;
 }
 
@@ -24,14 +28,18 @@ export async function createEventLogDatabase(prefix: string): Promise<EventLogDa
   try {
     await migrate(db.url);
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
-    // With databaseUrl the store LISTENs, so followers in the test wake on appends as they do in production.
-    const store = new PostgresEventStore({ pool, databaseUrl: db.url });
+    // The store listens, so followers in the test wake on appends as they do in production.
+    const notifications = new NotificationListener(db.url);
+    const store = new PostgresEventStore({ pool, notifications });
+    const control = new ProjectionControl(notifications);
+    await notifications.start();
     return {
       url: db.url,
       pool,
       store,
+      control,
       close: async () => {
-        await store.close();
+        await notifications.close();
         await pool.end();
         await db.drop();
       },

@@ -29,7 +29,7 @@ export async function startInProcessApi(
   const log = createLogger({ name: prefix, level: 'silent' });
   const projections = createProjectionTargets(config, db.pool);
   const runners = projections.targets.map(
-    (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, log }),
+    (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),
   );
   for (const runner of runners) runner.start();
   const waiter = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: null, timeoutMs: 5000, onTimeout: () => {} });

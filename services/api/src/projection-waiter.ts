@@ -60,16 +60,15 @@ export class ProjectionWaiter {
   }
 
   /**
-   * Resolves true once `projections` (by default all the api reads from) have reached `position`, or false
-   * after the timeout (the write stands either way).
+   * Resolves true once `projections` (by default all the api reads from; otherwise some of those, as
+   * `commit` picks them) have reached `position`, or false after the timeout (the write stands either way).
    */
   waitFor(position: number, projections: readonly ProjectionName[] = this.projections): Promise<boolean> {
-    const required = projections.filter((name) => this.projections.includes(name));
-    if (this.reached(required) >= position) return Promise.resolve(true);
+    if (this.reached(projections) >= position) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter: Waiter = {
         position,
-        projections: required,
+        projections,
         resolve,
         timer: setTimeout(() => {
           this.waiters.delete(waiter);

@@ -178,20 +178,19 @@ export async function endSessionsWrites(
 
 /**
  * Sign-in with AUTH_REQUIRE_EMAIL_VERIFICATION: an unverified email is refused with 403, and (verification
- * mail being on) a fresh verification mail is sent, as better-auth's sendOnSignIn.
+ * mail being on) a fresh verification mail is sent, as better-auth's sendOnSignIn. `account` is the one the
+ * password was just checked against.
  */
 export async function enforceVerifiedEmail(
   ctx: ApiContext,
   request: FastifyRequest,
-  userId: string,
+  account: ActiveAccount,
   callbackURL: string | undefined,
 ): Promise<void> {
-  if (!ctx.config.emailVerification.required) return;
-  const { state } = await loadAccount(ctx, userId);
-  if (state.status !== 'active' || state.emailVerified) return;
+  if (!ctx.config.emailVerification.required || account.emailVerified) return;
   if (ctx.config.emailVerification.enabled) {
     const now = ctx.clock();
-    await ctx.store.append([await verificationMailWrite(ctx, state, callbackURL, now, eventMetadata(request, now, userId))]);
+    await ctx.store.append([await verificationMailWrite(ctx, account, callbackURL, now, eventMetadata(request, now, account.userId))]);
   }
   throw new DomainError('EMAIL_NOT_VERIFIED');
 }

@@ -127,8 +127,8 @@ export function credentialsRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
-      const { userId, user } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
-      await enforceVerifiedEmail(ctx, request, userId, body.callbackURL);
+      const { account, user } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
+      await enforceVerifiedEmail(ctx, request, account, body.callbackURL);
       return openSignInSession(ctx, request, reply, user, { ...body, method: 'email-password' });
     });
   };

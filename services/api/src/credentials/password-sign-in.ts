@@ -8,7 +8,7 @@ import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts'
 import { newSession } from './new-session.ts';
 import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { foldStream, foldTimedStream, loadTimedStream, streamWrite, type Loaded } from '../write-model.ts';
+import { foldStream, foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
@@ -103,7 +103,7 @@ export class ReservationHints {
 async function readSignInStreams(
   ctx: ApiContext,
   identity: SignInIdentity,
-): Promise<{ guard: StreamRead; userId: string | null; found: Loaded<SignInAccount> | null }> {
+): Promise<{ guard: StreamRead; userId: string | null; found: SignInAccount | null }> {
   const hinted = ctx.reservationHints.get(identity.reservationStream);
   const hintedStream = hinted === undefined ? null : streams.user(hinted);
   const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream, ...(hintedStream ? [hintedStream] : [])]);
@@ -111,7 +111,7 @@ async function readSignInStreams(
   ctx.reservationHints.remember(identity.reservationStream, userId);
   if (userId === null) return { guard: reads.get(identity.guardStream)!, userId, found: null };
   const userStream = userId === hinted ? reads.get(hintedStream!)! : await ctx.store.readStream(streams.user(userId));
-  return { guard: reads.get(identity.guardStream)!, userId, found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount) };
+  return { guard: reads.get(identity.guardStream)!, userId, found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount).state };
 }
 
 /** better-auth's X-Retry-After (its rate limiter's header), and the standard Retry-After beside it. */
@@ -133,13 +133,13 @@ export async function verifyPasswordSignIn(
   reply: FastifyReply,
   identity: SignInIdentity,
   password: string,
-): Promise<{ userId: string; account: ActiveAccount; user: User }> {
+): Promise<{ account: ActiveAccount; user: User }> {
   const now = ctx.clock();
   const policy = ctx.config.bruteForce;
   const read = await readSignInStreams(ctx, identity);
   const guard = foldTimedStream(read.guard, evolveSignInGuard, initialSignInGuard);
   const userId = read.userId;
-  const found = read.found?.state ?? null;
+  const found = read.found;
   const attempt: SignInAttempt = {
     identifier: identity.identifier,
     userId,
@@ -187,7 +187,7 @@ export async function verifyPasswordSignIn(
     return fail('credential_account_not_found');
   }
   if (!(await verifyPassword(account.credential.passwordHash, password))) return fail('invalid_password');
-  return { userId: account.userId, account, user: found.user };
+  return { account, user: found.user };
 }
 
 /**

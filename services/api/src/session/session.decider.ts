@@ -30,11 +30,11 @@ export type SessionCommand =
  * (expiresAt - expiresIn is that moment). Cheap enough to ask on every read before loading any stream.
  */
 export function refreshDue(
-  expiresAt: string | number,
+  expiresAtMs: number,
   now: Date,
   policy: { expiresInSeconds: number; updateAgeSeconds: number },
 ): boolean {
-  const lastSetAt = (typeof expiresAt === 'number' ? expiresAt : Date.parse(expiresAt)) - policy.expiresInSeconds * 1000;
+  const lastSetAt = expiresAtMs - policy.expiresInSeconds * 1000;
   return lastSetAt + policy.updateAgeSeconds * 1000 <= now.getTime();
 }
 
@@ -51,7 +51,7 @@ export function decideSession(command: SessionCommand, state: SessionState): Ses
       const expiresAt = Date.parse(state.expiresAt);
       const now = command.now.getTime();
       if (expiresAt <= now) throw new DomainError('SESSION_EXPIRED');
-      if (!refreshDue(state.expiresAt, command.now, command)) return [];
+      if (!refreshDue(expiresAt, command.now, command)) return [];
       return [
         SessionRefreshed({
           sessionId: state.sessionId,

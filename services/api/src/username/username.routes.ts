@@ -40,9 +40,9 @@ export function usernameRoutes(ctx: ApiContext) {
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
       const username = normalizeUsername(body.username);
 
-      const { userId, user } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
+      const { account, user } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
       // After the password, as better-auth: only the account's owner learns that its email is unverified.
-      await enforceVerifiedEmail(ctx, request, userId, body.callbackURL).catch((error: unknown) => {
+      await enforceVerifiedEmail(ctx, request, account, body.callbackURL).catch((error: unknown) => {
         if (isDomainError(error) && error.code === 'EMAIL_NOT_VERIFIED') throw new DomainError('USERNAME_EMAIL_NOT_VERIFIED');
         throw error;
       });

@@ -41,8 +41,8 @@ export class EventLogMailBus implements MailBus {
       readonly batchSize?: number;
       readonly pollIntervalMs?: number;
       readonly standbyIntervalMs?: number;
-      /** The process's shared listener for rebuild requests; without it each consumer's lock connection listens. */
-      readonly control?: ProjectionControl;
+      /** Where the process hears rebuild requests (see ProjectionRunner). */
+      readonly control: ProjectionControl;
     },
   ) {}
 
@@ -70,7 +70,7 @@ export class EventLogMailBus implements MailBus {
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
       standbyIntervalMs: this.options.standbyIntervalMs ?? 500,
       log: this.options.log,
-      ...(this.options.control ? { control: this.options.control } : {}),
+      control: this.options.control,
     });
     this.consumers.add(runner);
     runner.start();

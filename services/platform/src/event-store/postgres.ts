@@ -57,11 +57,10 @@ const eventColumns = sql.fragment`position, event_id, stream_id, stream_version,
 export interface PostgresEventStoreOptions {
   readonly pool: DatabasePool;
   /**
-   * Where followers hear of appends: a process's shared listener (started and closed by its owner), or a
-   * database URL for a LISTEN connection of the store's own. Without either, followers fall back to polling.
+   * Where followers hear of appends: the process's listener, started and closed by its owner. Without it
+   * (a process that only appends, like the api) followers fall back to polling.
    */
   readonly notifications?: NotificationListener;
-  readonly databaseUrl?: string;
   readonly log?: (message: string, error?: unknown) => void;
 }
 
@@ -74,17 +73,11 @@ export interface PostgresEventStoreOptions {
 export class PostgresEventStore implements EventStore {
   private readonly pool: DatabasePool;
   private readonly signal = new AppendSignal();
-  /** A listener the store started itself, and so closes. */
-  private readonly ownListener: NotificationListener | null = null;
 
   constructor(options: PostgresEventStoreOptions) {
     this.pool = options.pool;
     const log = options.log ?? (() => {});
-    if (options.notifications === undefined && options.databaseUrl !== undefined) {
-      this.ownListener = new NotificationListener(options.databaseUrl);
-    }
-    const listener = options.notifications ?? this.ownListener;
-    void listener?.listen(EVENT_LOG_CHANNEL, {
+    void options.notifications?.listen(EVENT_LOG_CHANNEL, {
       onNotification: () => this.signal.notify(),
       onLost: (error) => {
         log('event log listener lost; polling until it reconnects', error);
@@ -92,7 +85,6 @@ export class PostgresEventStore implements EventStore {
         this.signal.notify();
       },
     });
-    void this.ownListener?.start();
   }
 
   async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
@@ -194,7 +186,6 @@ export class PostgresEventStore implements EventStore {
     };
   }
 
-  async close(): Promise<void> {
-    await this.ownListener?.close();
-  }
+  /** Nothing of its own to release: the pool and the listener belong to whoever passed them in. */
+  async close(): Promise<void> {}
 }

@@ -14,8 +14,8 @@ export interface RedisBatch {
   setString(key: string, value: string, expireAtMs?: number): void;
   delete(key: string): void;
   members(key: string): Promise<Set<string>>;
-  addMember(key: string, member: string): Promise<void>;
-  removeMember(key: string, member: string): Promise<void>;
+  addMember(key: string, member: string): void;
+  removeMember(key: string, member: string): void;
 }
 
 export interface RedisProjection {
@@ -176,12 +176,12 @@ class OverlayBatch implements RedisBatch {
     return members;
   }
 
-  async addMember(key: string, member: string): Promise<void> {
+  addMember(key: string, member: string): void {
     this.changeMember(key, member, true);
     this.writes.push({ command: 'SADD', key, args: [member] });
   }
 
-  async removeMember(key: string, member: string): Promise<void> {
+  removeMember(key: string, member: string): void {
     this.changeMember(key, member, false);
     this.writes.push({ command: 'SREM', key, args: [member] });
   }

@@ -4,10 +4,8 @@ import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contrac
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql } from '../database/pool.ts';
-import { NotificationListener } from '../database/notification-listener.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
 import type { PostgresProjection, ProjectionTarget } from './projection.ts';
-import { ProjectionControl } from './control.ts';
 import { resetProjection } from './rebuild.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
 
@@ -51,6 +49,7 @@ describe('ProjectionRunner: one holder per projection, standby takeover', () => 
       store: db.store,
       target: new PostgresProjectionTarget(db.pool, recordingProjection(label)),
       databaseUrl: db.url,
+      control: db.control,
       // Small batches so a takeover lands between batches of one catch-up, not after it.
       batchSize: 15,
       pollIntervalMs: 200,
@@ -210,6 +209,7 @@ describe('ProjectionRunner: a checkpoint that moved under the holder', () => {
       store: db.store,
       target: racedTarget,
       databaseUrl: db.url,
+      control: db.control,
       batchSize: 10,
       pollIntervalMs: 200,
       standbyIntervalMs: 100,
@@ -337,6 +337,7 @@ describe('ProjectionRunner: only the events a projection is built from', () => {
       },
       target: new PostgresProjectionTarget(db.pool, projection),
       databaseUrl: db.url,
+      control: db.control,
       batchSize: 50,
       pollIntervalMs: 200,
       checkpointDeferMs,
@@ -387,8 +388,6 @@ describe('ProjectionRunner: only the events a projection is built from', () => {
 
 describe('ProjectionControl: one listener for the runners of a process', () => {
   let db: EventLogDatabase;
-  let notifications: NotificationListener;
-  let control: ProjectionControl;
   const runners: ProjectionRunner[] = [];
 
   beforeAll(async () => {
@@ -396,14 +395,10 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
     for (const table of ['control_a', 'control_b']) {
       await db.pool.query(sql.unsafe`CREATE TABLE ${sql.identifier([table])} (position bigint NOT NULL)`);
     }
-    notifications = new NotificationListener(db.url);
-    control = new ProjectionControl(notifications);
-    await notifications.start();
   });
 
   afterAll(async () => {
     await Promise.all(runners.map((r) => r.stop()));
-    await notifications?.close();
     await db?.close();
   });
 
@@ -419,7 +414,7 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
   it('hands a rebuild request to the runner it names, which steps aside and replays; the others keep going', async () => {
     const [a, b] = [target('control_a'), target('control_b')];
     for (const t of [a, b]) {
-      const runner = new ProjectionRunner({ store: db.store, target: t, databaseUrl: db.url, batchSize: 50, pollIntervalMs: 200, control, log: quietLog });
+      const runner = new ProjectionRunner({ store: db.store, target: t, databaseUrl: db.url, batchSize: 50, pollIntervalMs: 200, control: db.control, log: quietLog });
       runners.push(runner);
       runner.start();
     }
@@ -475,7 +470,7 @@ describe('ProjectionRunner: lingering under a burst of appends', () => {
       },
     };
     // Long enough that the whole burst below comes in within one wait, however slow the machine.
-    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, batchSize: 500, pollIntervalMs: 200, lingerMs: 1000, log: quietLog });
+    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, lingerMs: 1000, log: quietLog });
     runner.start();
     await waitFor(() => runner!.isHolder, { timeoutMs: 10_000, message: 'the runner to take the lock' });
 

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { parseDomainEvent } from '@portcullis/contracts';
 import type { EventStore } from '../event-store/event-store.ts';
-import { PROJECTION_CONTROL_CHANNEL, releaseRequest, type ProjectionControl } from './control.ts';
+import type { ProjectionControl } from './control.ts';
 import { LingerPolicy } from './linger.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
@@ -22,8 +22,8 @@ export interface ProjectionRunnerOptions {
   readonly standbyIntervalMs?: number;
   /** How long a checkpoint may be held back while only batches with nothing for the projection come in. */
   readonly checkpointDeferMs?: number;
-  /** The process's shared listener for rebuild requests; without it the lock's connection listens itself. */
-  readonly control?: ProjectionControl;
+  /** Where the process hears rebuild requests (one listener for all its runners). */
+  readonly control: ProjectionControl;
   /** How long a caught-up runner may wait to batch appends arriving close together (see LingerPolicy); 0: never. */
   readonly lingerMs?: number;
 }
@@ -185,17 +185,9 @@ export class ProjectionRunner {
         return false;
       }
       // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
-      const requestRelease = (): void => {
+      this.unwatchControl = this.options.control.watch(this.name, () => {
         this.releaseRequested = true;
-      };
-      if (this.options.control) {
-        this.unwatchControl = this.options.control.watch(this.name, requestRelease);
-      } else {
-        client.on('notification', (message) => {
-          if (message.payload === releaseRequest(this.name)) requestRelease();
-        });
-        await client.query(`LISTEN ${PROJECTION_CONTROL_CHANNEL}`);
-      }
+      });
       this.lockClient = client;
       this.holding = true;
       return true;

@@ -121,6 +121,7 @@ describe('organizations projection (organization, member, invitation, team, team
       store: db.store,
       target,
       databaseUrl: db.url,
+      control: db.control,
       // Small batches, so a scenario's events are split across batches and a replay splits them differently.
       batchSize: 5,
       pollIntervalMs: 200,

@@ -29,7 +29,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     for (const tokenHash of await batch.members(userSessions)) {
       const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
       if (!cached) {
-        await batch.removeMember(userSessions, tokenHash);
+        batch.removeMember(userSessions, tokenHash);
         continue;
       }
       batch.setJson(keys.session(tokenHash), { ...cached, user }, Date.parse(cached.session.expiresAt));
@@ -37,20 +37,20 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
   }
 
   /** Moves a session's entry from the index sets of its old selection to those of its new one. */
-  async function reindex(batch: RedisBatch, tokenHash: string, before: ActiveSelection, after: ActiveSelection): Promise<void> {
+  function reindex(batch: RedisBatch, tokenHash: string, before: ActiveSelection, after: ActiveSelection): void {
     if (before.activeOrganizationId !== after.activeOrganizationId) {
-      if (before.activeOrganizationId !== null) await batch.removeMember(keys.organizationSessions(before.activeOrganizationId), tokenHash);
-      if (after.activeOrganizationId !== null) await batch.addMember(keys.organizationSessions(after.activeOrganizationId), tokenHash);
+      if (before.activeOrganizationId !== null) batch.removeMember(keys.organizationSessions(before.activeOrganizationId), tokenHash);
+      if (after.activeOrganizationId !== null) batch.addMember(keys.organizationSessions(after.activeOrganizationId), tokenHash);
     }
     if (before.activeTeamId !== after.activeTeamId) {
-      if (before.activeTeamId !== null) await batch.removeMember(keys.teamSessions(before.activeTeamId), tokenHash);
-      if (after.activeTeamId !== null) await batch.addMember(keys.teamSessions(after.activeTeamId), tokenHash);
+      if (before.activeTeamId !== null) batch.removeMember(keys.teamSessions(before.activeTeamId), tokenHash);
+      if (after.activeTeamId !== null) batch.addMember(keys.teamSessions(after.activeTeamId), tokenHash);
     }
   }
 
   /** A change of selection is an update of the session, so it moves updatedAt (better-auth's onUpdate). */
-  async function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection, at: string): Promise<void> {
-    await reindex(batch, tokenHash, selectionOf(cached), selection);
+  function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection, at: string): void {
+    reindex(batch, tokenHash, selectionOf(cached), selection);
     const session = { ...cached.session, ...selection, updatedAt: at };
     batch.setJson(keys.session(tokenHash), { ...cached, session }, Date.parse(cached.session.expiresAt));
   }
@@ -68,11 +68,11 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     for (const tokenHash of await batch.members(setKey)) {
       const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
       if (!cached) {
-        await batch.removeMember(setKey, tokenHash);
+        batch.removeMember(setKey, tokenHash);
         continue;
       }
       const next = change(selectionOf(cached));
-      if (next !== null) await select(batch, tokenHash, cached, next, at);
+      if (next !== null) select(batch, tokenHash, cached, next, at);
     }
   }
 
@@ -80,10 +80,10 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
     const tokenHash = await batch.getString(keys.sessionToken(sessionId));
     if (tokenHash === null) return;
     const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
-    if (cached) await reindex(batch, tokenHash, selectionOf(cached), noSelection);
+    if (cached) reindex(batch, tokenHash, selectionOf(cached), noSelection);
     batch.delete(keys.session(tokenHash));
     batch.delete(keys.sessionToken(sessionId));
-    await batch.removeMember(keys.userSessions(userId), tokenHash);
+    batch.removeMember(keys.userSessions(userId), tokenHash);
   }
 
   return {
@@ -143,7 +143,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           };
           batch.setJson(keys.session(s.tokenHash), cached, expireAt);
           batch.setString(keys.sessionToken(s.sessionId), s.tokenHash, expireAt);
-          await batch.addMember(keys.userSessions(s.userId), s.tokenHash);
+          batch.addMember(keys.userSessions(s.userId), s.tokenHash);
           return;
         }
         case 'session.refreshed.v1':
@@ -167,7 +167,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           if (tokenHash === null) return;
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
-          await select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId }, at);
+          select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId }, at);
           return;
         }
         case 'organization.member_removed.v1': {
@@ -205,7 +205,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
             const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
             if (cached) {
               batch.delete(keys.sessionToken(cached.session.id));
-              await reindex(batch, tokenHash, selectionOf(cached), noSelection);
+              reindex(batch, tokenHash, selectionOf(cached), noSelection);
             }
             batch.delete(keys.session(tokenHash));
           }
