@@ -1,7 +1,9 @@
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { runner } from 'node-pg-migrate';
 
-const migrationsDir = fileURLToPath(new URL('../../migrations', import.meta.url));
+// Found through the package rather than beside this file: a service built into one file lives elsewhere.
+const migrationsDir = path.join(path.dirname(createRequire(import.meta.url).resolve('@portcullis/platform/package.json')), 'migrations');
 
 /**
  * Brings the schema up to date. node-pg-migrate takes an advisory lock, so api and projector processes that
