@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, ConfigError, migrate } from '@portcullis/platform';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
+import { buildServices, serviceEntries } from './build.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env: Record<string, string | undefined> = { ...process.env };
@@ -54,23 +55,26 @@ try {
   process.exit(78);
 }
 await migrate(config.databaseUrl);
+// Always from the sources in front of us: a stale build would run code that is no longer there.
+await buildServices();
 
 interface Supervised {
   readonly name: string;
+  /** The built module (see scripts/build.ts). */
   readonly entry: string;
   child: ChildProcess | null;
   restarts: number[];
 }
 
 const services: Supervised[] = [
-  { name: 'projector', entry: 'services/projector/src/main.ts', child: null, restarts: [] },
-  { name: 'api', entry: 'services/api/src/server.ts', child: null, restarts: [] },
-  { name: 'mailer', entry: 'services/mailer/src/main.ts', child: null, restarts: [] },
+  { name: 'projector', entry: serviceEntries.projector.built, child: null, restarts: [] },
+  { name: 'api', entry: serviceEntries.api.built, child: null, restarts: [] },
+  { name: 'mailer', entry: serviceEntries.mailer.built, child: null, restarts: [] },
 ];
 let stopping = false;
 
 function launch(service: Supervised): void {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, service.entry)], {
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, service.entry)], {
     cwd: root,
     env: env as NodeJS.ProcessEnv,
     stdio: 'inherit',

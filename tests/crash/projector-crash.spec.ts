@@ -38,9 +38,10 @@ import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase 
 import { spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from '../support/redis.ts';
 import { seededRandom, testSeed, type SeededRandom } from '../support/seeded-random.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
-const PROJECTOR_ENTRY = 'services/projector/src/main.ts';
-const REBUILD_ENTRY = 'services/projector/src/rebuild.ts';
+const PROJECTOR_ENTRY = serviceEntries.projector.built;
+const REBUILD_ENTRY = serviceEntries.rebuildProjection.built;
 const TOTAL_EVENTS = 3000;
 const WRITERS = 3;
 const KILLS = 8;

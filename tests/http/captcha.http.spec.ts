@@ -5,6 +5,7 @@ import { DEFAULT_PASSWORD, expectCatalogueError, uniqueEmail } from '../support/
 import { FakeCaptchaVendor } from '../support/captcha-vendor.ts';
 import { spawnService } from '../support/processes.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 const SECRET = 'captcha-secret-for-tests';
 const TIMEOUT_MS = 600;
@@ -199,7 +200,7 @@ describe('username, brute-force and captcha settings at start', () => {
   it('refuses bad values, naming each variable, without echoing the captcha secret', async () => {
     const api = spawnService({
       name: 'api-bad-captcha-config',
-      entry: 'services/api/src/server.ts',
+      entry: serviceEntries.api.built,
       env: {
         NODE_ENV: 'test',
         PORT: '0',
@@ -235,7 +236,7 @@ describe('username, brute-force and captcha settings at start', () => {
   it('refuses a captcha provider without a secret key, and username bounds the wrong way round', async () => {
     const api = spawnService({
       name: 'api-captcha-without-secret',
-      entry: 'services/api/src/server.ts',
+      entry: serviceEntries.api.built,
       env: {
         NODE_ENV: 'test',
         PORT: '0',

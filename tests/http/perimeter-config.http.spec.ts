@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { spawnService, type ServiceExit } from '../support/processes.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 /** Perimeter settings are checked at start: a bad one stops the api, naming the variable (never a value). */
 async function startApi(env: Record<string, string>): Promise<{ exit: ServiceExit; output: string }> {
   const api = spawnService({
     name: 'api-perimeter-config',
-    entry: 'services/api/src/server.ts',
+    entry: serviceEntries.api.built,
     env: {
       NODE_ENV: 'test',
       HOST: '127.0.0.1',

@@ -5,6 +5,7 @@ import { expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } fro
 import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 /**
  * Rate limiting with better-auth's default limits, over real HTTP, counted in the store every replica
@@ -118,7 +119,7 @@ function acrossTwoReplicas(storage: 'redis' | 'postgres'): void {
   beforeAll(async () => {
     const port = await freePort();
     // A second replica of the api behind the same public URL: same database, same Redis, same secret.
-    second = spawnService({ name: 'api-2', entry: 'services/api/src/server.ts', env: { ...system().env, PORT: String(port) } });
+    second = spawnService({ name: 'api-2', entry: serviceEntries.api.built, env: { ...system().env, PORT: String(port) } });
     secondUrl = `http://127.0.0.1:${port}`;
     let exited = false;
     void second.exited.then(() => (exited = true));

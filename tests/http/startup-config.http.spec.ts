@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawnService, type ServiceExit } from '../support/processes.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 /**
  * A bad deployment must fail at start, loudly and completely: every invalid variable named in one go, the
@@ -8,7 +9,7 @@ import { spawnService, type ServiceExit } from '../support/processes.ts';
 async function startApiExpectingRefusal(env: Record<string, string>): Promise<{ exit: ServiceExit; output: string }> {
   const api = spawnService({
     name: 'api-bad-config',
-    entry: 'services/api/src/server.ts',
+    entry: serviceEntries.api.built,
     env: {
       NODE_ENV: 'test',
       HOST: '127.0.0.1',

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/platform/src/embedded-postgres.ts';
+import { buildServices } from '../../scripts/build.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,6 +23,8 @@ export async function setup(project: TestProject): Promise<void> {
   // Redis first: under CI it can fail the run, and that should not leave an embedded cluster behind.
   const redisUrl = await resolveRedisUrl();
   const postgresAdminUrl = await resolvePostgresAdminUrl();
+  // System tests run the services as production does: built, from the sources of this run.
+  await buildServices();
 
   project.provide('postgresAdminUrl', postgresAdminUrl);
   project.provide('redisUrl', redisUrl);

@@ -1,6 +1,7 @@
 import { spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { TestSmtpServer } from './smtp.ts';
 import { startSystem, type StartSystemOptions, type System } from './system.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 export interface MailSystem extends System {
   readonly mailer: ServiceProcess;
@@ -32,7 +33,7 @@ export async function startMailSystem(options: StartSystemOptions & { smtp?: boo
     await smtp?.close();
     throw error;
   }
-  const mailer = spawnService({ name: 'mailer', entry: 'services/mailer/src/main.ts', env: { ...system.env } });
+  const mailer = spawnService({ name: 'mailer', entry: serviceEntries.mailer.built, env: { ...system.env } });
   try {
     // Ready once it follows the log: its consumer group's checkpoint exists.
     const died = mailer.exited.then((exit) => {

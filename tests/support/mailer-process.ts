@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MailJob } from '@portcullis/contracts';
 import { createTokenSealer } from '@portcullis/platform';
 import { spawnService, type ServiceProcess } from './processes.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 /** The environment a mailer process needs, for specs that run it without the api and the projector. */
 export function mailerEnv(databaseUrl: string, smtpUrl: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -22,7 +23,7 @@ export function mailerEnv(databaseUrl: string, smtpUrl: string, extra: Record<st
 let started = 0;
 export function startMailer(env: Record<string, string>): ServiceProcess {
   started += 1;
-  return spawnService({ name: `mailer-${started}`, entry: 'services/mailer/src/main.ts', env });
+  return spawnService({ name: `mailer-${started}`, entry: serviceEntries.mailer.built, env });
 }
 
 /** A job as the api would queue it: its token sealed with the environment's AUTH_SECRET, bound to its id. */

@@ -27,7 +27,7 @@ export interface ServiceProcess {
 
 export interface SpawnServiceOptions {
   name: string;
-  /** Path of a .ts entry file, relative to the repo root. */
+  /** Path of the entry, relative to the repo root: a built service (`serviceEntries`) or a .ts script. */
   entry: string;
   env: Record<string, string>;
   args?: string[];
@@ -57,7 +57,9 @@ process.once('exit', () => {
  */
 export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   const entry = path.resolve(repoRoot, opts.entry);
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...(opts.args ?? [])], {
+  // Built services (see scripts/build.ts) run on plain node as in production; scripts through tsx.
+  const runner = entry.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...runner, entry, ...(opts.args ?? [])], {
     cwd: repoRoot,
     env: { ...inheritedEnv(), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from './redis.ts';
+import { serviceEntries } from '../../scripts/build.ts';
 
 export interface StartSystemOptions {
   /** Run with the Redis session cache (the caller must skip when Redis is unreachable: describeWithRedis). */
@@ -73,9 +74,9 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   };
 
   try {
-    const projector = spawnService({ name: 'projector', entry: 'services/projector/src/main.ts', env });
+    const projector = spawnService({ name: 'projector', entry: serviceEntries.projector.built, env });
     started.push(projector);
-    const api = spawnService({ name: 'api', entry: 'services/api/src/server.ts', env });
+    const api = spawnService({ name: 'api', entry: serviceEntries.api.built, env });
     started.push(api);
 
     // A process that dies while starting will never become ready: fail at once, with its output, rather

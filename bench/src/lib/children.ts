@@ -27,7 +27,8 @@ process.once('exit', () => {
 });
 
 /**
- * Runs a .ts entry (relative to the repo root) as production does: `node --import tsx <entry>`. `profiled`
+ * Runs an entry (relative to the repo root): a built `.js` module as `npm start` does, with plain `node`; a
+ * `.ts` one (the ceilings) through tsx. `profiled`
  * entries (the api and the projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run
  * still compares against an unprofiled ceiling.
  */
@@ -35,7 +36,8 @@ export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, 
   // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
   // which NODE_OPTIONS does not accept.
   const nodeFlags = options.profiled ? (process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []) : [];
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.resolve(repoRoot, entry)], {
+  const runner = entry.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeFlags, ...runner, path.resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,8 @@
 import { answersOk, freePort, spawnEntry, waitUntil, type Child } from './children.ts';
+import { buildServices, serviceEntries } from '../../../scripts/build.ts';
+
+// Built once per bench run, then measured as `npm start` runs it.
+let built: Promise<void> | undefined;
 
 export interface Deployment {
   readonly baseUrl: string;
@@ -64,8 +68,10 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     ...(options.redis ? { REDIS_URL: options.redis.url, REDIS_KEY_PREFIX: options.redis.keyPrefix } : {}),
   });
 
-  const projector = spawnEntry('projector', 'services/projector/src/main.ts', env, { profiled: true });
-  const api = spawnEntry('api', 'services/api/src/server.ts', env, { profiled: true });
+  built ??= buildServices();
+  await built;
+  const projector = spawnEntry('projector', serviceEntries.projector.built, env, { profiled: true });
+  const api = spawnEntry('api', serviceEntries.api.built, env, { profiled: true });
   const deployment: Deployment = {
     baseUrl,
     authUrl: `${baseUrl}/api/auth`,
