@@ -1,6 +1,6 @@
 /**
  * Builds each service into one ES module (`services/<service>/dist/<entry>.js`, with a source map) that plain
- * `node` runs. `npm start` and the bench run these; the tests run the sources through tsx.
+ * `node` runs. `npm start`, the bench and the system tests run these.
  *
  * Why not tsx in production: its esbuild transform keeps function names (`keepNames`), which wraps every
  * named closure created at run time in an `Object.defineProperty`, on every request; and it transforms
