@@ -6,6 +6,7 @@
  * named closure created at run time in an `Object.defineProperty`, on every request; and it transforms
  * every module again at each start.
  */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -41,8 +42,8 @@ const dependenciesStayExternal: Plugin = {
 
 export async function buildServices(): Promise<void> {
   await Promise.all(
-    Object.values(serviceEntries).map((service) =>
-      build({
+    Object.values(serviceEntries).map(async (service) => {
+      const { outputFiles } = await build({
         absWorkingDir: root,
         entryPoints: [service.source],
         outfile: service.built,
@@ -53,8 +54,17 @@ export async function buildServices(): Promise<void> {
         sourcemap: true,
         logLevel: 'warning',
         plugins: [dependenciesStayExternal],
-      }),
-    ),
+        write: false,
+      });
+      // Renamed into place, so a service starting while another build runs (a second `npm start`, a
+      // supervisor's restart) loads a whole file, old or new, never a half-written one.
+      for (const file of outputFiles) {
+        await mkdir(path.dirname(file.path), { recursive: true });
+        const partial = `${file.path}.${process.pid}.partial`;
+        await writeFile(partial, file.contents);
+        await rename(partial, file.path);
+      }
+    }),
   );
 }
 
