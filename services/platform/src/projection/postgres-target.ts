@@ -14,6 +14,25 @@ export function checkpointNotice(name: string, position: number): string {
   return `${name}:${position}`;
 }
 
+type WriteQuery = Parameters<ProjectionSql['query']>[0];
+
+/**
+ * Whether a statement may share one statement with the checkpoint's move, inside a WITH: a plain INSERT,
+ * UPDATE or DELETE. Not one with a WITH of its own (a data-modifying WITH must be at the top level), and
+ * not the rest (TRUNCATE, LOCK, SET and the like are not allowed in a WITH at all).
+ */
+function combinesWithMove(query: WriteQuery): boolean {
+  return /^\s*(INSERT|UPDATE|DELETE)\s/i.test(query.sql);
+}
+
+/** `portcullis_move_checkpoint` refused: the checkpoint is no longer where the batch was read from. */
+function checkpointMovedAway(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if ((cause as { code?: unknown }).code === 'PC412') return true;
+  }
+  return false;
+}
+
 export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
@@ -35,41 +54,54 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
+    const moveCheckpoint = sql.unsafe`
+      SELECT portcullis_move_checkpoint(${this.name}, ${from}, ${to}, ${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`;
     await this.pool.connect(async (connection) => {
+      // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
+      // statement (no BEGIN, no COMMIT); a second statement opens a transaction and sends it first.
+      let held: WriteQuery | null = null;
       let open = false;
-      // The transaction starts with the first statement a handler runs. The fence is the checkpoint's
-      // compare-and-set at the end, in the same transaction: a holder that died with a COMMIT in flight, or a
-      // rebuild, has moved the checkpoint, so the CAS finds nothing and every row written here rolls back with
-      // it (or a row collides with what that holder wrote first, and the batch fails the same way).
-      const begin = async (): Promise<void> => {
+      const openTransaction = async (): Promise<void> => {
         if (open) return;
         await connection.query(sql.unsafe`BEGIN`);
         open = true;
+        // The move comes first, in every kind of batch and in reset: the checkpoint's row is always locked
+        // before the projection's tables, so a batch and a rebuild cannot deadlock.
+        await connection.query(moveCheckpoint);
+        if (held) {
+          const first = held;
+          held = null;
+          await connection.query(first);
+        }
       };
-      const inTransaction: ProjectionSql = {
+      const batch: ProjectionSql = {
         query: async (query) => {
-          await begin();
-          return connection.query(query);
+          if (!open && held === null && combinesWithMove(query)) {
+            held = query;
+            return;
+          }
+          await openTransaction();
+          await connection.query(query);
         },
         maybeOneFirst: async (query) => {
-          await begin();
+          await openTransaction();
           return connection.maybeOneFirst(query);
         },
-      } as ProjectionSql;
+      };
       try {
-        if (this.projection.applyAll) await this.projection.applyAll(inTransaction, events);
-        else for (const projected of events) await this.projection.apply(inTransaction, projected);
-        // Moving the checkpoint is one compare-and-set statement, with the notice sent when it commits: on its
-        // own for a batch nothing was written for, else as the transaction's last statement.
-        const moved = await connection.maybeOne(sql.unsafe`
-          WITH moved AS (
-            UPDATE projection_checkpoints SET position = ${to}, updated_at = now()
-            WHERE name = ${this.name} AND position = ${from}
-            RETURNING position)
-          SELECT position, pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)}) FROM moved`);
-        if (moved === null) throw new CheckpointFencedError(this.name, from);
-        if (open) await connection.query(sql.unsafe`COMMIT`);
-        open = false;
+        if (this.projection.applyAll) await this.projection.applyAll(batch, events);
+        else for (const projected of events) await this.projection.apply(batch, projected);
+        if (open) {
+          await connection.query(sql.unsafe`COMMIT`);
+          open = false;
+        } else {
+          // An unreferenced data-modifying WITH runs after the main query, so the move (and its row lock)
+          // still comes first, and a refused move aborts the statement before the write runs.
+          await connection.query(held ? sql.unsafe`WITH written AS (${held}) ${moveCheckpoint}` : moveCheckpoint);
+        }
+      } catch (error) {
+        if (checkpointMovedAway(error)) throw new CheckpointFencedError(this.name, from);
+        throw error;
       } finally {
         if (open) await connection.query(sql.unsafe`ROLLBACK`).catch(() => {});
       }
@@ -78,13 +110,13 @@ export class PostgresProjectionTarget implements ProjectionTarget {
 
   async reset(): Promise<void> {
     await this.pool.transaction(async (tx) => {
-      // Truncating first takes the tables' locks before the checkpoint row, the same order a batch uses.
-      for (const table of this.projection.tables) {
-        await tx.query(sql.unsafe`TRUNCATE ${sql.identifier([table])}`);
-      }
+      // The checkpoint's row before the tables' locks, the same order a batch takes them in.
       await tx.query(sql.unsafe`
         INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0)
         ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
+      for (const table of this.projection.tables) {
+        await tx.query(sql.unsafe`TRUNCATE ${sql.identifier([table])}`);
+      }
       await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
     });
   }

@@ -27,10 +27,16 @@ export interface ProjectedEvent {
 }
 
 /**
- * What a projection handler may run: its statements join the batch's transaction, which is opened at the
- * first one (a batch no handler writes for costs one statement, the checkpoint's move).
+ * What a projection handler may run. Its statements are atomic with the batch's checkpoint move: a batch no
+ * handler writes for costs one statement (the move), a batch of one INSERT, UPDATE or DELETE one statement
+ * too (the write and the move together), and anything more a transaction. So a write's result is not
+ * available: it may not have run yet when `query` returns. `maybeOneFirst` runs at once and sees every
+ * write before it.
  */
-export type ProjectionSql = Pick<CommonQueryMethods, 'query' | 'maybeOneFirst'>;
+export interface ProjectionSql {
+  query(query: Parameters<CommonQueryMethods['query']>[0]): Promise<void>;
+  maybeOneFirst: CommonQueryMethods['maybeOneFirst'];
+}
 
 /** A Postgres read-model projection: one handler per event, run inside the batch's transaction. */
 export interface PostgresProjection {

@@ -1,11 +1,12 @@
 import pg from 'pg';
+import { UniqueIntegrityConstraintViolationError, type DatabasePoolConnection } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contracts';
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
-import { sql } from '../database/pool.ts';
+import { sql, type DatabasePool } from '../database/pool.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
-import type { PostgresProjection, ProjectionTarget } from './projection.ts';
+import { CheckpointFencedError, type PostgresProjection, type ProjectionTarget } from './projection.ts';
 import { resetProjection } from './rebuild.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
 
@@ -289,6 +290,117 @@ describe('PostgresProjectionTarget: batches with nothing to write', () => {
     expect(await checkpoint()).toBe(3);
     expect((await db.pool.anyFirst(sql.unsafe`SELECT position FROM written`)).map(Number)).toEqual([2]);
     expect(notices).toEqual([checkpointNotice(NAME, 1), checkpointNotice(NAME, 2)]);
+  });
+});
+
+/**
+ * A batch's only write goes out with the checkpoint's move as one statement; more, or a statement that cannot
+ * sit in a WITH, take a transaction with the move first. Either way the rows and the checkpoint land together.
+ */
+describe('PostgresProjectionTarget: statements per batch', () => {
+  let db: EventLogDatabase;
+  const NAME = 'statements-per-batch';
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_statements');
+    await db.pool.query(sql.unsafe`CREATE TABLE noted (position bigint PRIMARY KEY, copy int NOT NULL)`);
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  /** The statements the target sends to Postgres, in order, as their first word. */
+  function countingPool(sent: string[]): DatabasePool {
+    return new Proxy(db.pool, {
+      get(pool, property, receiver) {
+        if (property !== 'connect') return Reflect.get(pool, property, receiver) as unknown;
+        return (handler: (connection: DatabasePoolConnection) => Promise<unknown>) =>
+          pool.connect((connection) =>
+            handler(
+              new Proxy(connection, {
+                get(target, name, inner) {
+                  const method = Reflect.get(target, name, inner) as unknown;
+                  if (typeof method !== 'function') return method;
+                  return (query: { sql: string }, ...rest: unknown[]) => {
+                    sent.push(query.sql.trim().split(/\s+/)[0]!.toUpperCase());
+                    return (method as (...args: unknown[]) => unknown).call(target, query, ...rest);
+                  };
+                },
+              }),
+            ),
+          );
+      },
+    });
+  }
+
+  /** Writes `copies` rows per event, the first of them as a WITH statement when `withClause` is set. */
+  function noting(copies: number, withClause = false): PostgresProjection {
+    return {
+      name: NAME,
+      tables: ['noted'],
+      async apply(tx, { recorded }) {
+        for (let copy = 0; copy < copies; copy += 1) {
+          const position = recorded.position * 10 + copy;
+          await tx.query(
+            withClause && copy === 0
+              ? sql.unsafe`WITH row AS (SELECT ${position}::bigint AS position) INSERT INTO noted SELECT position, ${copy} FROM row`
+              : sql.unsafe`INSERT INTO noted (position, copy) VALUES (${position}, ${copy})`,
+          );
+        }
+      },
+    };
+  }
+
+  it('sends a lone write with the move as one statement, and anything more in a transaction that moves first', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      await db.store.append([domainWrite(streams.signIn(`s${i}@example.com`), 'any', [SignInFailed({ email: `s${i}@example.com`, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+    }
+    const [first, second, third] = toProjected(await db.store.readAll({ after: 0, limit: 10 }));
+    const checkpoint = async (): Promise<number> =>
+      Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`));
+    const rows = async (): Promise<number[]> => (await db.pool.anyFirst(sql.unsafe`SELECT position FROM noted ORDER BY position`)).map(Number);
+
+    const lone: string[] = [];
+    const loneTarget = new PostgresProjectionTarget(countingPool(lone), noting(1));
+    expect(await loneTarget.readCheckpoint()).toBe(0);
+    lone.length = 0;
+    await loneTarget.applyBatch([first!], 0, 1);
+    expect(lone).toEqual(['WITH']);
+    expect(await checkpoint()).toBe(1);
+    expect(await rows()).toEqual([10]);
+
+    const two: string[] = [];
+    await new PostgresProjectionTarget(countingPool(two), noting(2)).applyBatch([second!], 1, 2);
+    expect(two).toEqual(['BEGIN', 'SELECT', 'INSERT', 'INSERT', 'COMMIT']);
+    expect(await checkpoint()).toBe(2);
+    expect(await rows()).toEqual([10, 20, 21]);
+
+    // A WITH of its own cannot go inside another: a transaction, even for one write.
+    const nested: string[] = [];
+    await new PostgresProjectionTarget(countingPool(nested), noting(1, true)).applyBatch([third!], 2, 3);
+    expect(nested).toEqual(['BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    expect(await checkpoint()).toBe(3);
+    expect(await rows()).toEqual([10, 20, 21, 30]);
+  });
+
+  it('writes nothing of a lone-write batch whose checkpoint moved, nor of one that fails after the move', async () => {
+    const target = new PostgresProjectionTarget(db.pool, noting(1));
+    await target.readCheckpoint();
+    const head = await db.store.append([domainWrite(streams.signIn('late@example.com'), 'any', [SignInFailed({ email: 'late@example.com', userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+    const [late] = toProjected(await db.store.readAll({ after: head.position - 1, limit: 1 }));
+    const noted = async (): Promise<number[]> => (await db.pool.anyFirst(sql.unsafe`SELECT position FROM noted ORDER BY position`)).map(Number);
+    const before = await noted();
+
+    const stale = Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`)) + 1;
+    await expect(target.applyBatch([late!], stale, head.position)).rejects.toBeInstanceOf(CheckpointFencedError);
+    // The move succeeds but the write collides with a row already there: the move is undone with it.
+    await db.pool.query(sql.unsafe`INSERT INTO noted (position, copy) VALUES (${head.position * 10}, 9)`);
+    const current = Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`));
+    await expect(target.applyBatch([late!], current, head.position)).rejects.toBeInstanceOf(UniqueIntegrityConstraintViolationError);
+
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`))).toBe(current);
+    expect(await noted()).toEqual([...before, head.position * 10]);
   });
 });
 
