@@ -6,8 +6,8 @@ import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } f
 import { ProjectionWaiter } from './projection-waiter.ts';
 
 /**
- * The waiter hears Postgres projections by LISTEN and the Redis projection on its pub/sub channel, and
- * a wait names the projections it needs. Timeouts are long: a wait that depended on the 200 ms re-read of
+ * Without Redis the waiter hears projections by LISTEN; with it, every projection on Redis pub/sub. A wait
+ * names the projections it needs. Timeouts are long: a wait that depended on the 200 ms re-read of
  * the stored checkpoints instead would still pass, so these notices carry positions no checkpoint holds.
  */
 describe('ProjectionWaiter', () => {
@@ -62,6 +62,13 @@ describeWithRedis('ProjectionWaiter with the Redis session cache', () => {
   it('hears the session cache move on its Redis channel', async () => {
     const caughtUp = waiter.waitFor(17, [projectionNames.sessionCache]);
     await redis.publish(keys.checkpointChannel, checkpointNotice(projectionNames.sessionCache, 17));
+    expect(await caughtUp).toBe(true);
+  });
+
+  it('hears the Postgres projections on the Redis channel too, where their projector announces them', async () => {
+    const caughtUp = waiter.waitFor(23, [projectionNames.sessions, projectionNames.identity]);
+    await redis.publish(keys.checkpointChannel, checkpointNotice(projectionNames.sessions, 23));
+    await redis.publish(keys.checkpointChannel, checkpointNotice(projectionNames.identity, 23));
     expect(await caughtUp).toBe(true);
   });
 });

@@ -10,13 +10,15 @@ interface Waiter {
 
 /**
  * Read-your-writes: lets a handler wait until the projections its answer depends on have applied the
- * position it appended. Projectors announce progress over LISTEN/NOTIFY; while anyone waits, the stored
- * checkpoints are also re-read on a short interval, so a lost notification costs latency, not correctness.
+ * position it appended. Projectors announce progress on Redis pub/sub when the deployment has Redis, else
+ * over LISTEN/NOTIFY; while anyone waits, the stored checkpoints are also re-read on a short interval, so a
+ * lost notice costs latency, not correctness.
  */
 export class ProjectionWaiter {
   private readonly positions = new Map<ProjectionName, number>();
   private readonly waiters = new Set<Waiter>();
-  private readonly listener: NotificationListener;
+  /** Only without Redis: a LISTENing backend is woken by every NOTIFY in the database, each append's too. */
+  private readonly listener: NotificationListener | null;
   private redisListener: Redis | null = null;
   private poller: NodeJS.Timeout | null = null;
   private closed = false;
@@ -37,13 +39,12 @@ export class ProjectionWaiter {
       projectionNames.organizations,
       ...(options.redis ? [projectionNames.sessionCache] : []),
     ];
-    // A lost notification costs latency only: while anyone waits, the checkpoints are re-read anyway.
-    this.listener = new NotificationListener(options.databaseUrl);
-    void this.listener.listen(CHECKPOINT_CHANNEL, { onNotification: (payload) => this.advanceFromNotice(payload) });
+    this.listener = options.redis ? null : new NotificationListener(options.databaseUrl);
+    void this.listener?.listen(CHECKPOINT_CHANNEL, { onNotification: (payload) => this.advanceFromNotice(payload) });
   }
 
   async start(): Promise<void> {
-    await this.listener.start();
+    await this.listener?.start();
     await this.listenToRedis();
     await this.refresh();
   }
@@ -89,13 +90,13 @@ export class ProjectionWaiter {
       waiter.resolve(false);
     }
     this.waiters.clear();
-    await this.listener.close();
+    await this.listener?.close();
     this.redisListener?.disconnect();
   }
 
   /**
-   * The Redis projection publishes each move of its checkpoint once the move is made. Pub/sub delivers at
-   * most once, so a message lost to a reconnect costs one poll interval, not correctness.
+   * With Redis, every projection publishes each move of its checkpoint once the move is made. Pub/sub
+   * delivers at most once, so a message lost to a reconnect costs one poll interval, not correctness.
    */
   private async listenToRedis(): Promise<void> {
     if (!this.options.redis) return;

@@ -24,17 +24,19 @@ export interface ProjectionSet {
  * the mail relay to Kafka when KAFKA_BROKERS is set (without it the mailer follows the log itself).
  */
 export function createProjectionTargets(config: Config, pool: DatabasePool): ProjectionSet {
-  const targets: ProjectionTarget[] = [
-    new PostgresProjectionTarget(pool, identityProjection),
-    new PostgresProjectionTarget(pool, sessionsProjection),
-    new PostgresProjectionTarget(pool, organizationsProjection),
-  ];
   const redisClients: Redis[] = [];
-  if (config.redis) {
-    const redis = createRedisClient(config.redis.url, { name: 'portcullis-projector' });
-    redisClients.push(redis);
-    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(sessionCacheKeys(config.redis.keyPrefix))));
-  }
+  const redis = config.redis ? createRedisClient(config.redis.url, { name: 'portcullis-projector' }) : null;
+  const keys = config.redis ? sessionCacheKeys(config.redis.keyPrefix) : null;
+  if (redis) redisClients.push(redis);
+  // With Redis, every checkpoint is announced on its channel, where the api hears the session cache's too;
+  // the api then holds no LISTEN, which every append's NOTIFY would wake.
+  const announce = redis && keys ? { announce: (notice: string) => redis.publish(keys.checkpointChannel, notice) } : {};
+  const targets: ProjectionTarget[] = [
+    new PostgresProjectionTarget(pool, identityProjection, announce),
+    new PostgresProjectionTarget(pool, sessionsProjection, announce),
+    new PostgresProjectionTarget(pool, organizationsProjection, announce),
+  ];
+  if (redis && keys) targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(keys)));
   let bus: MailBus | null = null;
   if (config.kafka) {
     bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel }) });

@@ -33,16 +33,30 @@ function checkpointMovedAway(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Publishes a checkpoint notice somewhere other than Postgres (Redis pub/sub), once the move has committed.
+ * Without one, the notice is a NOTIFY on CHECKPOINT_CHANNEL sent by the commit itself.
+ */
+export type CheckpointAnnouncer = (notice: string) => Promise<unknown>;
+
 export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
+  private readonly announce: CheckpointAnnouncer | null;
 
   constructor(
     private readonly pool: DatabasePool,
     private readonly projection: PostgresProjection,
+    options: { announce?: CheckpointAnnouncer } = {},
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
+    this.announce = options.announce ?? null;
+  }
+
+  /** After a committed move: a lost notice costs waiting api processes their re-read interval, nothing more. */
+  private async announced(position: number): Promise<void> {
+    await this.announce?.(checkpointNotice(this.name, position)).catch(() => {});
   }
 
   async readCheckpoint(): Promise<number> {
@@ -55,7 +69,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
     const moveCheckpoint = sql.unsafe`
-      SELECT portcullis_move_checkpoint(${this.name}, ${from}, ${to}, ${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`;
+      SELECT portcullis_move_checkpoint(${this.name}, ${from}, ${to}, ${this.announce ? null : CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`;
     await this.pool.connect(async (connection) => {
       // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
       // statement (no BEGIN, no COMMIT); a second statement opens a transaction and sends it first.
@@ -106,6 +120,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         if (open) await connection.query(sql.unsafe`ROLLBACK`).catch(() => {});
       }
     });
+    await this.announced(to);
   }
 
   async reset(): Promise<void> {
@@ -117,7 +132,8 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       for (const table of this.projection.tables) {
         await tx.query(sql.unsafe`TRUNCATE ${sql.identifier([table])}`);
       }
-      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
+      if (!this.announce) await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
     });
+    await this.announced(0);
   }
 }

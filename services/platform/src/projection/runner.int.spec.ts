@@ -384,6 +384,31 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     expect(await rows()).toEqual([10, 20, 21, 30]);
   });
 
+  it('with an announcer, announces each committed move through it and sends no NOTIFY', async () => {
+    const announced: string[] = [];
+    const target = new PostgresProjectionTarget(db.pool, noting(2), { announce: async (notice) => announced.push(notice) });
+    const from = await target.readCheckpoint();
+    const { position } = await db.store.append([domainWrite(streams.signIn('announced@example.com'), 'any', [SignInFailed({ email: 'announced@example.com', userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+    const [event] = toProjected(await db.store.readAll({ after: position - 1, limit: 1 }));
+
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: db.url });
+    listener.on('error', () => {});
+    onTestFinished(() => listener.end().catch(() => {}));
+    await listener.connect();
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+
+    await target.applyBatch([event!], from, position);
+    await expect(target.applyBatch([event!], from, position)).rejects.toBeInstanceOf(CheckpointFencedError);
+    await target.reset();
+    expect(announced).toEqual([checkpointNotice(NAME, position), checkpointNotice(NAME, 0)]);
+    // Notices are delivered in commit order: once this one is heard, any the batch or the reset sent would have been.
+    await db.pool.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, 'sentinel')`);
+    await waitFor(() => heard.includes('sentinel'), { timeoutMs: 5000, message: 'the sentinel notice' });
+    expect(heard).toEqual(['sentinel']);
+  });
+
   it('writes nothing of a lone-write batch whose checkpoint moved, nor of one that fails after the move', async () => {
     const target = new PostgresProjectionTarget(db.pool, noting(1));
     await target.readCheckpoint();
