@@ -27,6 +27,16 @@ function recordingProjection(appliedBy: string): PostgresProjection {
   };
 }
 
+/** LISTENs on the checkpoint channel until the test ends, pushing each notice's payload onto `heard`. */
+async function hearCheckpointNotices(databaseUrl: string, heard: string[]): Promise<void> {
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  listener.on('error', () => {});
+  onTestFinished(() => listener.end().catch(() => {}));
+  await listener.connect();
+  listener.on('notification', (message) => heard.push(message.payload ?? ''));
+  await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+}
+
 const quietLog: RunnerLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 describe('ProjectionRunner: one holder per projection, standby takeover', () => {
@@ -268,12 +278,7 @@ describe('PostgresProjectionTarget: batches with nothing to write', () => {
     const checkpoint = async (): Promise<number> =>
       Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`));
 
-    const listener = new pg.Client({ connectionString: db.url });
-    listener.on('error', () => {});
-    onTestFinished(() => listener.end().catch(() => {}));
-    await listener.connect();
-    listener.on('notification', (message) => notices.push(message.payload ?? ''));
-    await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+    await hearCheckpointNotices(db.url, notices);
 
     await target.applyBatch(events.slice(0, 1), 0, 1);
     expect(await checkpoint()).toBe(1);
@@ -392,12 +397,7 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     const [event] = toProjected(await db.store.readAll({ after: position - 1, limit: 1 }));
 
     const heard: string[] = [];
-    const listener = new pg.Client({ connectionString: db.url });
-    listener.on('error', () => {});
-    onTestFinished(() => listener.end().catch(() => {}));
-    await listener.connect();
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+    await hearCheckpointNotices(db.url, heard);
 
     await target.applyBatch([event!], from, position);
     await expect(target.applyBatch([event!], from, position)).rejects.toBeInstanceOf(CheckpointFencedError);
