@@ -79,9 +79,6 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         if (open) return;
         await connection.query(sql.unsafe`BEGIN`);
         open = true;
-        // The move comes first, in every kind of batch and in reset: the checkpoint's row is always locked
-        // before the projection's tables, so a batch and a rebuild cannot deadlock.
-        await connection.query(moveCheckpoint);
         if (held) {
           const first = held;
           held = null;
@@ -105,12 +102,14 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       try {
         if (this.projection.applyAll) await this.projection.applyAll(batch, events);
         else for (const projected of events) await this.projection.apply(batch, projected);
+        // The move comes last, so every batch, like reset, locks the projection's tables before the
+        // checkpoint's row (a statement takes its tables' locks as it starts), and the two cannot deadlock.
+        // It fences the batch: a refused move aborts the statement, and the transaction, with every write.
         if (open) {
+          await connection.query(moveCheckpoint);
           await connection.query(sql.unsafe`COMMIT`);
           open = false;
         } else {
-          // An unreferenced data-modifying WITH runs after the main query, so the move (and its row lock)
-          // still comes first, and a refused move aborts the statement before the write runs.
           await connection.query(held ? sql.unsafe`WITH written AS (${held}) ${moveCheckpoint}` : moveCheckpoint);
         }
       } catch (error) {
@@ -125,13 +124,13 @@ export class PostgresProjectionTarget implements ProjectionTarget {
 
   async reset(): Promise<void> {
     await this.pool.transaction(async (tx) => {
-      // The checkpoint's row before the tables' locks, the same order a batch takes them in.
-      await tx.query(sql.unsafe`
-        INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0)
-        ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
+      // Truncating first takes the tables' locks before the checkpoint row, the same order a batch uses.
       for (const table of this.projection.tables) {
         await tx.query(sql.unsafe`TRUNCATE ${sql.identifier([table])}`);
       }
+      await tx.query(sql.unsafe`
+        INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0)
+        ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
       if (!this.announce) await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
     });
     await this.announced(0);

@@ -300,7 +300,7 @@ describe('PostgresProjectionTarget: batches with nothing to write', () => {
 
 /**
  * A batch's only write goes out with the checkpoint's move as one statement; more, or a statement that cannot
- * sit in a WITH, take a transaction with the move first. Either way the rows and the checkpoint land together.
+ * sit in a WITH, take a transaction with the move last. Either way the rows and the checkpoint land together.
  */
 describe('PostgresProjectionTarget: statements per batch', () => {
   let db: EventLogDatabase;
@@ -357,7 +357,7 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     };
   }
 
-  it('sends a lone write with the move as one statement, and anything more in a transaction that moves first', async () => {
+  it('sends a lone write with the move as one statement, and anything more in a transaction that moves last', async () => {
     for (let i = 0; i < 3; i += 1) {
       await db.store.append([domainWrite(streams.signIn(`s${i}@example.com`), 'any', [SignInFailed({ email: `s${i}@example.com`, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
     }
@@ -377,14 +377,14 @@ describe('PostgresProjectionTarget: statements per batch', () => {
 
     const two: string[] = [];
     await new PostgresProjectionTarget(countingPool(two), noting(2)).applyBatch([second!], 1, 2);
-    expect(two).toEqual(['BEGIN', 'SELECT', 'INSERT', 'INSERT', 'COMMIT']);
+    expect(two).toEqual(['BEGIN', 'INSERT', 'INSERT', 'SELECT', 'COMMIT']);
     expect(await checkpoint()).toBe(2);
     expect(await rows()).toEqual([10, 20, 21]);
 
     // A WITH of its own cannot go inside another: a transaction, even for one write.
     const nested: string[] = [];
     await new PostgresProjectionTarget(countingPool(nested), noting(1, true)).applyBatch([third!], 2, 3);
-    expect(nested).toEqual(['BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    expect(nested).toEqual(['BEGIN', 'WITH', 'SELECT', 'COMMIT']);
     expect(await checkpoint()).toBe(3);
     expect(await rows()).toEqual([10, 20, 21, 30]);
   });
@@ -400,7 +400,9 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     await hearCheckpointNotices(db.url, heard);
 
     await target.applyBatch([event!], from, position);
-    await expect(target.applyBatch([event!], from, position)).rejects.toBeInstanceOf(CheckpointFencedError);
+    const next = await db.store.append([domainWrite(streams.signIn('announced@example.com'), 'any', [SignInFailed({ email: 'announced@example.com', userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+    const [later] = toProjected(await db.store.readAll({ after: position, limit: 1 }));
+    await expect(target.applyBatch([later!], from, next.position)).rejects.toBeInstanceOf(CheckpointFencedError);
     await target.reset();
     expect(announced).toEqual([checkpointNotice(NAME, position), checkpointNotice(NAME, 0)]);
     // Notices are delivered in commit order: once this one is heard, any the batch or the reset sent would have been.
@@ -409,7 +411,7 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     expect(heard).toEqual(['sentinel']);
   });
 
-  it('writes nothing of a lone-write batch whose checkpoint moved, nor of one that fails after the move', async () => {
+  it('writes nothing of a lone-write batch whose checkpoint moved, nor moves the checkpoint of one whose write fails', async () => {
     const target = new PostgresProjectionTarget(db.pool, noting(1));
     await target.readCheckpoint();
     const head = await db.store.append([domainWrite(streams.signIn('late@example.com'), 'any', [SignInFailed({ email: 'late@example.com', userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
@@ -419,7 +421,7 @@ describe('PostgresProjectionTarget: statements per batch', () => {
 
     const stale = Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`)) + 1;
     await expect(target.applyBatch([late!], stale, head.position)).rejects.toBeInstanceOf(CheckpointFencedError);
-    // The move succeeds but the write collides with a row already there: the move is undone with it.
+    // The checkpoint is where the batch expects it, but the write collides with a row already there: the move is undone with it.
     await db.pool.query(sql.unsafe`INSERT INTO noted (position, copy) VALUES (${head.position * 10}, 9)`);
     const current = Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${NAME}`));
     await expect(target.applyBatch([late!], current, head.position)).rejects.toBeInstanceOf(UniqueIntegrityConstraintViolationError);
