@@ -6,7 +6,7 @@ import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type Even
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
-import { CheckpointFencedError, type PostgresProjection, type ProjectionTarget } from './projection.ts';
+import { CheckpointFencedError, type PostgresProjection, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 import { resetProjection } from './rebuild.ts';
 import { ProjectionRunner, projectionLockKey, type RunnerLogger } from './runner.ts';
 
@@ -387,6 +387,43 @@ describe('PostgresProjectionTarget: statements per batch', () => {
     expect(nested).toEqual(['BEGIN', 'WITH', 'SELECT', 'COMMIT']);
     expect(await checkpoint()).toBe(3);
     expect(await rows()).toEqual([10, 20, 21, 30]);
+  });
+
+  it("locks the projection's tables before the checkpoint's row, in batches of both shapes and in reset", async () => {
+    // Another transaction holds the checkpoint's row; whatever then waits for it must already hold the table.
+    // Every path taking the same order is what keeps a batch and a rebuild from deadlocking.
+    const holdsTableWhileWaitingForRow = async (run: () => Promise<unknown>): Promise<boolean> => {
+      const holder = new pg.Client({ connectionString: db.url });
+      holder.on('error', () => {});
+      onTestFinished(() => holder.end().catch(() => {}));
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [NAME]);
+      const running = run().catch(() => {});
+      const waiting = sql.unsafe`
+        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      await waitFor(async () => (await db.pool.maybeOneFirst(waiting)) !== null, { timeoutMs: 10_000, message: 'the batch to wait for the row' });
+      const holdsTable = await db.pool.oneFirst(sql.unsafe`
+        SELECT EXISTS (
+          SELECT 1 FROM pg_locks WHERE pid = (${waiting}) AND relation = 'noted'::regclass AND granted)`);
+      await holder.query('ROLLBACK');
+      await running;
+      return holdsTable === true;
+    };
+    const eventAt = async (round: number): Promise<{ event: ProjectedEvent; position: number }> => {
+      const { position } = await db.store.append([domainWrite(streams.signIn(`order${round}@example.com`), 'any', [SignInFailed({ email: `order${round}@example.com`, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+      const [event] = toProjected(await db.store.readAll({ after: position - 1, limit: 1 }));
+      return { event: event!, position };
+    };
+
+    for (const copies of [1, 2]) {
+      const target = new PostgresProjectionTarget(db.pool, noting(copies));
+      const from = await target.readCheckpoint();
+      const { event, position } = await eventAt(copies);
+      expect(await holdsTableWhileWaitingForRow(() => target.applyBatch([event], from, position))).toBe(true);
+    }
+    const target = new PostgresProjectionTarget(db.pool, noting(1));
+    expect(await holdsTableWhileWaitingForRow(() => target.reset())).toBe(true);
   });
 
   it('with an announcer, announces each committed move through it and sends no NOTIFY', async () => {
