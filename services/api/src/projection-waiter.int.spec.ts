@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { projectionNames } from '@portcullis/contracts';
-import { CHECKPOINT_CHANNEL, checkpointNotice, createRedisClient, sessionCacheKeys, sql, type Redis } from '@portcullis/platform';
+import { CHECKPOINT_CHANNEL, checkpointNotice, createLogger, createRedisClient, sessionCacheKeys, sql, type Redis } from '@portcullis/platform';
 import { createEventLogDatabase, type EventLogDatabase } from '../../../tests/support/event-log.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
+import { LocalSessionCache } from './session/local-session-cache.ts';
 
 /**
  * Without Redis the waiter hears projections by LISTEN; with it, every projection on Redis pub/sub. A wait
@@ -63,6 +64,23 @@ describeWithRedis('ProjectionWaiter with the Redis session cache', () => {
     const caughtUp = waiter.waitFor(17, [projectionNames.sessionCache]);
     await redis.publish(keys.checkpointChannel, checkpointNotice(projectionNames.sessionCache, 17));
     expect(await caughtUp).toBe(true);
+  });
+
+  it('hears them on the local session cache’s subscriber when given it, not on a connection of its own', async () => {
+    const local = new LocalSessionCache({ redisUrl, keyPrefix: keys.session(''), maxEntries: 10, ttlMs: 60_000, log: createLogger({ name: 'spec', level: 'silent' }) });
+    const shared = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: { client: redis, url: redisUrl, keys, notices: local }, timeoutMs: 10_000, onTimeout: () => {} });
+    onTestFinished(async () => {
+      await shared.close();
+      await local.close();
+    });
+    const ownConnections = async (): Promise<number> =>
+      String(await redis.call('CLIENT', 'LIST')).split('\n').filter((line) => line.includes(' name=portcullis-api-checkpoints ')).length;
+    const before = await ownConnections();
+    await shared.start();
+    const caughtUp = shared.waitFor(31, [projectionNames.sessions]);
+    await redis.publish(keys.checkpointChannel, checkpointNotice(projectionNames.sessions, 31));
+    expect(await caughtUp).toBe(true);
+    expect(await ownConnections()).toBe(before);
   });
 
   it('hears the Postgres projections on the Redis channel too, where their projector announces them', async () => {

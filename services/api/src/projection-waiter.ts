@@ -1,6 +1,11 @@
 import { CHECKPOINT_CHANNEL, createRedisClient, NotificationListener, sql, type DatabasePool, type Redis, type SessionCacheKeys } from '@portcullis/platform';
 import { projectionNames, type ProjectionName } from '@portcullis/contracts';
 
+/** A pub/sub connection already open for something else, that can hear one more channel. */
+export interface NoticeSource {
+  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+}
+
 interface Waiter {
   readonly position: number;
   readonly projections: readonly ProjectionName[];
@@ -28,7 +33,13 @@ export class ProjectionWaiter {
     private readonly options: {
       pool: DatabasePool;
       databaseUrl: string;
-      redis: { client: Redis; url: string; keys: SessionCacheKeys } | null;
+      redis: {
+        client: Redis;
+        url: string;
+        keys: SessionCacheKeys;
+        /** A subscriber to hear the notices on (the local session cache's); absent, the waiter opens its own. */
+        notices?: NoticeSource | undefined;
+      } | null;
       timeoutMs: number;
       onTimeout: (position: number, positions: Record<string, number>) => void;
     },
@@ -100,7 +111,11 @@ export class ProjectionWaiter {
    */
   private async listenToRedis(): Promise<void> {
     if (!this.options.redis) return;
-    const { url, keys } = this.options.redis;
+    const { url, keys, notices } = this.options.redis;
+    if (notices) {
+      await notices.listen(keys.checkpointChannel, (payload) => this.advanceFromNotice(payload));
+      return;
+    }
     // RESP2: ioredis hands pub/sub messages on as events there.
     const subscriber = createRedisClient(url, { name: 'portcullis-api-checkpoints', protocol: 2 });
     subscriber.on('error', () => {});

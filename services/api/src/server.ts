@@ -45,7 +45,7 @@ const cache = config.redis
 const waiter = new ProjectionWaiter({
   pool,
   databaseUrl: config.databaseUrl,
-  redis: cache && config.redis ? { client: cache.redis, url: config.redis.url, keys: cache.keys } : null,
+  redis: cache && config.redis ? { client: cache.redis, url: config.redis.url, keys: cache.keys, notices: cache.local ?? undefined } : null,
   timeoutMs: config.readYourWritesTimeoutMs,
   onTimeout: (position, positions) =>
     log.warn({ position, positions }, 'projections did not catch up in time; answering without read-your-writes'),

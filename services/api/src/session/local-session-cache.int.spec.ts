@@ -74,6 +74,26 @@ describeWithRedis('local session cache (real Redis, tracking invalidations)', ()
     expect(loads).toEqual([key, key, key]);
   });
 
+  it('hears a notice published after a write only once that write has dropped the entry', async () => {
+    const key = `${keyPrefix}ordered`;
+    const channel = `${prefix}checkpoints`;
+    const invalidated = cache.invalidationsReceived;
+    await writer.set(key, JSON.stringify(cachedSession('Before')));
+    // This write's own invalidation first, so that the read below is kept.
+    await waitFor(() => cache.invalidationsReceived > invalidated, { timeoutMs: 5000, message: 'the first invalidation' });
+    await cache.lookup(key, load, decode);
+    expect(cache.size).toBeGreaterThan(0);
+
+    // What the entry looked like to the waiter at the moment each notice arrived.
+    const seen: { notice: string; cached: boolean }[] = [];
+    await cache.listen(channel, (notice) => seen.push({ notice, cached: cache.size > 0 }));
+    // As the projector does: its batch's write, then, once Redis has answered it, the checkpoint notice.
+    await writer.set(key, JSON.stringify(cachedSession('After')));
+    await writer.publish(channel, 'session-cache:7');
+    await waitFor(() => seen.length === 1, { timeoutMs: 5000, message: 'the notice to arrive' });
+    expect(seen).toEqual([{ notice: 'session-cache:7', cached: false }]);
+  });
+
   it('keeps nothing read while the key was being changed, and no misses', async () => {
     loads = [];
     const key = `${keyPrefix}b`;

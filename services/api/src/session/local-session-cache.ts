@@ -35,6 +35,8 @@ export interface LocalSessionCacheOptions {
  * The push channel is two connections: one subscribed to the invalidation channel (RESP2, where ioredis
  * delivers them), one that turns tracking on and redirects it there. Unless both are up and tracking is
  * known to be armed, nothing is served from or kept in the process: every read goes to Redis as before.
+ * The projector's checkpoint notices are heard on the subscriber connection too (`listen`), so that they
+ * arrive in order with the invalidations.
  */
 export class LocalSessionCache {
   private readonly entries = new Map<string, Entry>();
@@ -48,12 +50,17 @@ export class LocalSessionCache {
   readonly subscriberName = `portcullis-api-invalidations-${randomBytes(6).toString('hex')}`;
   private readonly subscriber: Redis;
   private readonly tracker: Redis;
+  private readonly listeners = new Map<string, (payload: string) => void>();
 
   constructor(private readonly options: LocalSessionCacheOptions) {
     this.subscriber = createRedisClient(options.redisUrl, { name: this.subscriberName, protocol: 2 });
     this.tracker = createRedisClient(options.redisUrl, { name: 'portcullis-api-tracking' });
     this.subscriber.on('messageBuffer', (channel: Buffer, message: unknown) => {
-      if (channel.toString() !== INVALIDATION_CHANNEL) return;
+      const name = channel.toString();
+      if (name !== INVALIDATION_CHANNEL) {
+        this.listeners.get(name)?.(String(message));
+        return;
+      }
       // A null message means Redis dropped everything (FLUSHALL/FLUSHDB) or the tracking table overflowed.
       if (!Array.isArray(message)) this.forgetAll();
       else for (const key of message) this.invalidate(String(key));
@@ -66,6 +73,17 @@ export class LocalSessionCache {
     this.subscriber.subscribe(INVALIDATION_CHANNEL).catch((error: unknown) => {
       options.log.warn({ err: error }, 'session cache invalidations: subscribe failed');
     });
+  }
+
+  /**
+   * Hears another pub/sub channel on the invalidation connection. Redis queues a write's invalidations
+   * before it answers the write, so whatever the writer publishes after that answer (the projector's
+   * checkpoint notice) arrives behind them on this one connection: a notice can never overtake the
+   * invalidations of the batch it announces, which two connections would not promise.
+   */
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<void> {
+    this.listeners.set(channel, onMessage);
+    await this.subscriber.subscribe(channel);
   }
 
   /** The cached answer for `key`, read through to `load` (Redis) and `decode` on a miss. */
