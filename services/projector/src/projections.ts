@@ -1,4 +1,4 @@
-import type { Config, DatabasePool, ProjectionTarget, Redis } from '@portcullis/platform';
+import type { Config, DatabasePool, ProjectionTarget } from '@portcullis/platform';
 import {
   KafkaMailBus,
   PostgresProjectionTarget,
@@ -24,10 +24,8 @@ export interface ProjectionSet {
  * the mail relay to Kafka when KAFKA_BROKERS is set (without it the mailer follows the log itself).
  */
 export function createProjectionTargets(config: Config, pool: DatabasePool): ProjectionSet {
-  const redisClients: Redis[] = [];
   const redis = config.redis ? createRedisClient(config.redis.url, { name: 'portcullis-projector' }) : null;
   const keys = config.redis ? sessionCacheKeys(config.redis.keyPrefix) : null;
-  if (redis) redisClients.push(redis);
   // With Redis, every checkpoint is announced on its channel, where the api hears the session cache's too;
   // the api then holds no LISTEN, which every append's NOTIFY would wake.
   const announce = redis && keys ? { announce: (notice: string) => redis.publish(keys.checkpointChannel, notice) } : {};
@@ -45,7 +43,7 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
   return {
     targets,
     close: async () => {
-      await Promise.all(redisClients.map((r) => r.quit().catch(() => r.disconnect())));
+      await redis?.quit().catch(() => redis.disconnect());
       await bus?.close();
     },
   };

@@ -136,10 +136,8 @@ export async function verifyPasswordSignIn(
 ): Promise<{ account: ActiveAccount; user: User }> {
   const now = ctx.clock();
   const policy = ctx.config.bruteForce;
-  const read = await readSignInStreams(ctx, identity);
-  const guard = foldTimedStream(read.guard, evolveSignInGuard, initialSignInGuard);
-  const userId = read.userId;
-  const found = read.found;
+  const { guard: guardStream, userId, found } = await readSignInStreams(ctx, identity);
+  const guard = foldTimedStream(guardStream, evolveSignInGuard, initialSignInGuard);
   const attempt: SignInAttempt = {
     identifier: identity.identifier,
     userId,

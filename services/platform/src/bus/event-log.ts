@@ -1,7 +1,7 @@
 import { MailJobQueued, streams, type MailJob } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
-import { CHECKPOINT_CHANNEL, checkpointNotice } from '../projection/postgres-target.ts';
+import { CHECKPOINT_CHANNEL, fencedOr, moveStoredCheckpoint, readStoredCheckpoint } from '../projection/postgres-target.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from '../projection/projection.ts';
 import type { ProjectionControl } from '../projection/control.ts';
 import { ProjectionRunner, type RunnerLogger } from '../projection/runner.ts';
@@ -97,10 +97,8 @@ class ConsumerTarget implements ProjectionTarget {
     private readonly handle: (job: MailJob) => Promise<void>,
   ) {}
 
-  async readCheckpoint(): Promise<number> {
-    await this.pool.query(sql.unsafe`
-      INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0) ON CONFLICT (name) DO NOTHING`);
-    return Number(await this.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`));
+  readCheckpoint(): Promise<number> {
+    return readStoredCheckpoint(this.pool, this.name);
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
@@ -113,13 +111,8 @@ class ConsumerTarget implements ProjectionTarget {
       const job = mailJobFromEvent(projected);
       if (job) await this.handle(job);
     }
-    await this.pool.transaction(async (tx) => {
-      const stored = await tx.maybeOneFirst(sql.unsafe`
-        SELECT position FROM projection_checkpoints WHERE name = ${this.name} FOR UPDATE`);
-      if (stored === null || Number(stored) !== from) throw new CheckpointFencedError(this.name, from);
-      await tx.query(sql.unsafe`
-        UPDATE projection_checkpoints SET position = ${to}, updated_at = now() WHERE name = ${this.name}`);
-      await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`);
+    await this.pool.query(moveStoredCheckpoint(this.name, from, to, CHECKPOINT_CHANNEL)).catch((error: unknown) => {
+      throw fencedOr(error, this.name, from);
     });
   }
 

@@ -25,12 +25,27 @@ function combinesWithMove(query: WriteQuery): boolean {
   return /^\s*(INSERT|UPDATE|DELETE)\s/i.test(query.sql);
 }
 
-/** `portcullis_move_checkpoint` refused: the checkpoint is no longer where the batch was read from. */
-function checkpointMovedAway(error: unknown): boolean {
+/** A checkpoint kept in `projection_checkpoints`, created at 0 the first time it is asked for. */
+export async function readStoredCheckpoint(pool: DatabasePool, name: string): Promise<number> {
+  await pool.query(sql.unsafe`
+    INSERT INTO projection_checkpoints (name, position) VALUES (${name}, 0) ON CONFLICT (name) DO NOTHING`);
+  return Number(await pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${name}`));
+}
+
+/**
+ * The statement that moves a stored checkpoint from `from` to `to` and, with a channel, announces it by
+ * NOTIFY at commit. Refused (PC412, see `fencedOr`) when the checkpoint is no longer at `from`.
+ */
+export function moveStoredCheckpoint(name: string, from: number, to: number, channel: string | null) {
+  return sql.unsafe`SELECT portcullis_move_checkpoint(${name}, ${from}, ${to}, ${channel}, ${checkpointNotice(name, to)})`;
+}
+
+/** `error` as a CheckpointFencedError when it is `portcullis_move_checkpoint`'s refusal, else unchanged. */
+export function fencedOr(error: unknown, name: string, from: number): unknown {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if ((cause as { code?: unknown }).code === 'PC412') return true;
+    if ((cause as { code?: unknown }).code === 'PC412') return new CheckpointFencedError(name, from);
   }
-  return false;
+  return error;
 }
 
 /**
@@ -59,17 +74,12 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     await this.announce?.(checkpointNotice(this.name, position)).catch(() => {});
   }
 
-  async readCheckpoint(): Promise<number> {
-    await this.pool.query(sql.unsafe`
-      INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0) ON CONFLICT (name) DO NOTHING`);
-    return Number(
-      await this.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`),
-    );
+  readCheckpoint(): Promise<number> {
+    return readStoredCheckpoint(this.pool, this.name);
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const moveCheckpoint = sql.unsafe`
-      SELECT portcullis_move_checkpoint(${this.name}, ${from}, ${to}, ${this.announce ? null : CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, to)})`;
+    const moveCheckpoint = moveStoredCheckpoint(this.name, from, to, this.announce ? null : CHECKPOINT_CHANNEL);
     await this.pool.connect(async (connection) => {
       // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
       // statement (no BEGIN, no COMMIT); a second statement opens a transaction and sends it first.
@@ -113,8 +123,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
           await connection.query(held ? sql.unsafe`WITH written AS (${held}) ${moveCheckpoint}` : moveCheckpoint);
         }
       } catch (error) {
-        if (checkpointMovedAway(error)) throw new CheckpointFencedError(this.name, from);
-        throw error;
+        throw fencedOr(error, this.name, from);
       } finally {
         if (open) await connection.query(sql.unsafe`ROLLBACK`).catch(() => {});
       }
