@@ -493,7 +493,10 @@ function printReport(r: {
 const teardown = new Teardown();
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  // Ctrl-C reaches the whole process group, and tsx passes its own copy on: a second signal must not kill
+  // the teardown it would interrupt (that left the database and the bare-fastify child behind).
+  process.on(signal, () => {
+    if (interrupted) return log(`${signal}: already tearing down`);
     interrupted = true;
     log(`${signal}: tearing down`);
     void teardown.run().finally(() => process.exit(130));
