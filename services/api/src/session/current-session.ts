@@ -33,17 +33,41 @@ export function sessionAnswer(current: CurrentSession): SessionAnswer {
  * session cache hands the same object back until Redis reports it changed, and building and serialising
  * the answer was the largest part of a cached get-session after the socket write.
  */
-const answerJsonParts = new WeakMap<CurrentSession['session'], { readonly sessionOpen: string; readonly user: string }>();
+const answerJsonParts = new WeakMap<
+  CurrentSession['session'],
+  { readonly sessionOpen: string; readonly user: string; token: string; tokenJson: string }
+>();
 
 /** `JSON.stringify(sessionAnswer(current))`, byte for byte, with the session's part serialised once. */
 export function sessionAnswerJson(current: CurrentSession): string {
   let parts = answerJsonParts.get(current.session);
   if (!parts) {
     // The session object without its closing brace: the token goes last, as in `sessionAnswer`.
-    parts = { sessionOpen: JSON.stringify(answeredSession(current.session)).slice(0, -1), user: JSON.stringify(current.user) };
+    parts = {
+      sessionOpen: JSON.stringify(answeredSession(current.session)).slice(0, -1),
+      user: JSON.stringify(current.user),
+      token: current.token,
+      tokenJson: JSON.stringify(current.token),
+    };
     answerJsonParts.set(current.session, parts);
+  } else if (parts.token !== current.token) {
+    // Only one token hashes to a session, so this is for safety's sake; JSON.stringify is a runtime call.
+    parts.token = current.token;
+    parts.tokenJson = JSON.stringify(current.token);
   }
-  return `{"session":${parts.sessionOpen},"token":${JSON.stringify(current.token)}},"user":${parts.user}}`;
+  return `{"session":${parts.sessionOpen},"token":${parts.tokenJson}},"user":${parts.user}}`;
+}
+
+/** A cached session's expiry in epoch ms, parsed once per cached value (`Date.parse` is a runtime call). */
+const expiryMs = new WeakMap<CurrentSession['session'], number>();
+
+function expiresAtMsOf(session: CurrentSession['session']): number {
+  let ms = expiryMs.get(session);
+  if (ms === undefined) {
+    ms = Date.parse(session.expiresAt);
+    expiryMs.set(session, ms);
+  }
+  return ms;
 }
 
 /** Decides one command on a session stream and commits what it produces. */
@@ -81,8 +105,8 @@ export async function resolveSession(
     return null;
   }
   const now = ctx.clock();
-  // Parsed once: the expiry check and the refresh rule both need it, on every request.
-  const expiresAtMs = Date.parse(found.session.expiresAt);
+  // The expiry check and the refresh rule both need it, on every request.
+  const expiresAtMs = expiresAtMsOf(found.session);
   if (expiresAtMs <= now.getTime()) {
     await runSessionCommand(ctx, request, found.session.id, { type: 'expire', now }, null).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
