@@ -30,6 +30,14 @@ export const serviceEntries = {
 } as const;
 
 /**
+ * The `node` flags that run an entry: a built service (`.js`, with its source map) as `npm start` runs it in
+ * production; a TypeScript script (a bench ceiling, a test helper) through tsx.
+ */
+export function nodeArgumentsFor(entry: string): string[] {
+  return entry.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
+}
+
+/**
  * The workspace packages are compiled into each bundle; every other package stays an import resolved from
  * node_modules at run time, as installed (native addons such as argon2 cannot be bundled anyway).
  */

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, ConfigError, migrate } from '@portcullis/platform';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
-import { buildServices, serviceEntries } from './build.ts';
+import { buildServices, nodeArgumentsFor, serviceEntries } from './build.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env: Record<string, string | undefined> = { ...process.env };
@@ -74,7 +74,7 @@ const services: Supervised[] = [
 let stopping = false;
 
 function launch(service: Supervised): void {
-  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, service.entry)], {
+  const child = spawn(process.execPath, [...nodeArgumentsFor(service.entry), path.join(root, service.entry)], {
     cwd: root,
     env: env as NodeJS.ProcessEnv,
     stdio: 'inherit',

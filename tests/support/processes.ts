@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeArgumentsFor } from '../../scripts/build.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -57,9 +58,7 @@ process.once('exit', () => {
  */
 export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   const entry = path.resolve(repoRoot, opts.entry);
-  // Built services (see scripts/build.ts) run on plain node as in production; scripts through tsx.
-  const runner = entry.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...runner, entry, ...(opts.args ?? [])], {
+  const child = spawn(process.execPath, [...nodeArgumentsFor(entry), entry, ...(opts.args ?? [])], {
     cwd: repoRoot,
     env: { ...inheritedEnv(), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

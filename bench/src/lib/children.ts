@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeArgumentsFor } from '../../../scripts/build.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -27,17 +28,15 @@ process.once('exit', () => {
 });
 
 /**
- * Runs an entry (relative to the repo root): a built `.js` module as `npm start` does, with plain `node`; a
- * `.ts` one (the ceilings) through tsx. `profiled`
- * entries (the api and the projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run
- * still compares against an unprofiled ceiling.
+ * Runs an entry (relative to the repo root) as `nodeArgumentsFor` says. `profiled` entries (the api and the
+ * projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run still compares against an
+ * unprofiled ceiling.
  */
 export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, options: { profiled?: boolean } = {}): Child {
   // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
   // which NODE_OPTIONS does not accept.
   const nodeFlags = options.profiled ? (process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []) : [];
-  const runner = entry.endsWith('.js') ? ['--enable-source-maps'] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeFlags, ...runner, path.resolve(repoRoot, entry)], {
+  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgumentsFor(entry), path.resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -29,45 +29,34 @@ export function sessionAnswer(current: CurrentSession): SessionAnswer {
 }
 
 /**
- * A cached session's answer as JSON without the caller's token, kept per cached value: the in-process
- * session cache hands the same object back until Redis reports it changed, and building and serialising
- * the answer was the largest part of a cached get-session after the socket write.
+ * What every request with a cached session needs from it and would otherwise recompute: its expiry in epoch
+ * ms, and its answer serialised. Kept per cached value: the in-process session cache hands the same object
+ * back until Redis reports it changed. `Date.parse` and `JSON.stringify` are runtime calls, and building and
+ * serialising the answer was the largest part of a cached get-session after the socket write.
  */
-const answerJsonParts = new WeakMap<
-  CurrentSession['session'],
-  { readonly sessionOpen: string; readonly user: string; token: string; tokenJson: string }
->();
-
-/** `JSON.stringify(sessionAnswer(current))`, byte for byte, with the session's part serialised once. */
-export function sessionAnswerJson(current: CurrentSession): string {
-  let parts = answerJsonParts.get(current.session);
-  if (!parts) {
-    // The session object without its closing brace: the token goes last, as in `sessionAnswer`.
-    parts = {
-      sessionOpen: JSON.stringify(answeredSession(current.session)).slice(0, -1),
-      user: JSON.stringify(current.user),
-      token: current.token,
-      tokenJson: JSON.stringify(current.token),
-    };
-    answerJsonParts.set(current.session, parts);
-  } else if (parts.token !== current.token) {
-    // Only one token hashes to a session, so this is for safety's sake; JSON.stringify is a runtime call.
-    parts.token = current.token;
-    parts.tokenJson = JSON.stringify(current.token);
-  }
-  return `{"session":${parts.sessionOpen},"token":${parts.tokenJson}},"user":${parts.user}}`;
+interface SessionFacts {
+  readonly expiresAtMs: number;
+  /** The answer as JSON, and the token it was built for (see `sessionAnswerJson`); built on the first answer. */
+  answer?: { readonly token: string; readonly json: string };
 }
 
-/** A cached session's expiry in epoch ms, parsed once per cached value (`Date.parse` is a runtime call). */
-const expiryMs = new WeakMap<CurrentSession['session'], number>();
+const factsBySession = new WeakMap<CurrentSession['session'], SessionFacts>();
 
-function expiresAtMsOf(session: CurrentSession['session']): number {
-  let ms = expiryMs.get(session);
-  if (ms === undefined) {
-    ms = Date.parse(session.expiresAt);
-    expiryMs.set(session, ms);
+function factsOf(session: CurrentSession['session']): SessionFacts {
+  let facts = factsBySession.get(session);
+  if (!facts) {
+    facts = { expiresAtMs: Date.parse(session.expiresAt) };
+    factsBySession.set(session, facts);
   }
-  return ms;
+  return facts;
+}
+
+/** `JSON.stringify(sessionAnswer(current))`, serialised once per cached session. */
+export function sessionAnswerJson(current: CurrentSession): string {
+  const facts = factsOf(current.session);
+  // Only one token hashes to a session; another one here gets an answer of its own rather than a stale one.
+  if (facts.answer?.token !== current.token) facts.answer = { token: current.token, json: JSON.stringify(sessionAnswer(current)) };
+  return facts.answer.json;
 }
 
 /** Decides one command on a session stream and commits what it produces. */
@@ -106,7 +95,7 @@ export async function resolveSession(
   }
   const now = ctx.clock();
   // The expiry check and the refresh rule both need it, on every request.
-  const expiresAtMs = expiresAtMsOf(found.session);
+  const { expiresAtMs } = factsOf(found.session);
   if (expiresAtMs <= now.getTime()) {
     await runSessionCommand(ctx, request, found.session.id, { type: 'expire', now }, null).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;

@@ -58,6 +58,8 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
   private readonly announce: CheckpointAnnouncer | null;
+  /** Where the commit itself NOTIFYs a checkpoint's move: nowhere when it is announced after the commit. */
+  private readonly notifyChannel: string | null;
 
   constructor(
     private readonly pool: DatabasePool,
@@ -67,6 +69,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     this.name = projection.name;
     this.handles = projection.handles;
     this.announce = options.announce ?? null;
+    this.notifyChannel = this.announce ? null : CHECKPOINT_CHANNEL;
   }
 
   /** After a committed move: a lost notice costs waiting api processes their re-read interval, nothing more. */
@@ -79,7 +82,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const moveCheckpoint = moveStoredCheckpoint(this.name, from, to, this.announce ? null : CHECKPOINT_CHANNEL);
+    const moveCheckpoint = moveStoredCheckpoint(this.name, from, to, this.notifyChannel);
     await this.pool.connect(async (connection) => {
       // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
       // statement (no BEGIN, no COMMIT); a second statement opens a transaction and sends it first.
@@ -140,7 +143,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       await tx.query(sql.unsafe`
         INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, 0)
         ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
-      if (!this.announce) await tx.query(sql.unsafe`SELECT pg_notify(${CHECKPOINT_CHANNEL}, ${checkpointNotice(this.name, 0)})`);
+      if (this.notifyChannel) await tx.query(sql.unsafe`SELECT pg_notify(${this.notifyChannel}, ${checkpointNotice(this.name, 0)})`);
     });
     await this.announced(0);
   }
