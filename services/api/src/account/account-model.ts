@@ -21,7 +21,6 @@ import {
 import type { ApiContext } from '../context.ts';
 import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
 import { eventMetadata } from '../http/request-context.ts';
-import { sessionCookieNames } from '../http/session-cookies.ts';
 import { decideSession, evolveSession, initialSessionState } from '../session/session.decider.ts';
 import { userSessionIds } from '../session/session-queries.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
@@ -200,7 +199,7 @@ export async function enforceVerifiedEmail(
  * stale user, so it is expired and the next get-session reads the store (better-auth rewrites it instead).
  */
 export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
-  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const name = ctx.cookies.names.sessionData;
   if (request.cookies[name] === undefined) return;
   reply.setCookie(name, '', { path: '/', httpOnly: true, sameSite: 'lax', secure: ctx.cookies.secure, maxAge: 0 });
 }

@@ -2,31 +2,44 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import { signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
 
+export interface SessionCookieNames {
+  readonly sessionToken: string;
+  readonly sessionData: string;
+  readonly dontRemember: string;
+}
+
 export interface SessionCookieSettings {
   readonly prefix: string;
   readonly secure: boolean;
   readonly secret: string;
   readonly expiresInSeconds: number;
+  /**
+   * Named once: every request looks its cookies up by these, and a name built per request is a new string
+   * that V8 has to hash again for each lookup.
+   */
+  readonly names: SessionCookieNames;
 }
 
 /** Cookie settings follow the configuration: secure (and `__Secure-` names) when the public URL is https. */
 export function sessionCookieSettings(config: Config): SessionCookieSettings {
+  const secure = config.baseUrl.startsWith('https://');
   return {
     prefix: config.cookiePrefix,
-    secure: config.baseUrl.startsWith('https://'),
+    secure,
     secret: config.secret,
     expiresInSeconds: config.session.expiresInSeconds,
+    names: sessionCookieNames(config.cookiePrefix, secure),
   };
 }
 
 /** better-auth's cookie names: `<prefix>.<name>`, with `__Secure-` in front when served over https. */
-export function sessionCookieNames(settings: Pick<SessionCookieSettings, 'prefix' | 'secure'>) {
-  const base = `${settings.secure ? '__Secure-' : ''}${settings.prefix}`;
+function sessionCookieNames(prefix: string, secure: boolean): SessionCookieNames {
+  const base = `${secure ? '__Secure-' : ''}${prefix}`;
   return {
     sessionToken: `${base}.session_token`,
     sessionData: `${base}.session_data`,
     dontRemember: `${base}.dont_remember`,
-  } as const;
+  };
 }
 
 export interface PresentedToken {
@@ -41,7 +54,7 @@ export interface PresentedToken {
  * the signed value (as better-auth's bearer plugin hands out in `set-auth-token`) or the bare token.
  */
 export function presentedToken(request: FastifyRequest, settings: SessionCookieSettings): PresentedToken | null {
-  const names = sessionCookieNames(settings);
+  const { names } = settings;
   const dontRemember = unsignCookieValue(request.cookies[names.dontRemember] ?? '', settings.secret) === 'true';
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string' && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
@@ -76,7 +89,7 @@ export function setSessionCookie(
   token: string,
   options: { dontRemember: boolean },
 ): void {
-  const names = sessionCookieNames(settings);
+  const { names } = settings;
   const signed = signCookieValue(token, settings.secret);
   reply.setCookie(names.sessionToken, signed, {
     ...attributes(settings),
@@ -91,7 +104,7 @@ export function setSessionCookie(
 
 /** Expires every session cookie (max age 0), as better-auth does on sign-out and for dead sessions. */
 export function clearSessionCookies(reply: FastifyReply, settings: SessionCookieSettings): void {
-  const names = sessionCookieNames(settings);
+  const { names } = settings;
   for (const name of [names.sessionToken, names.sessionData, names.dontRemember]) {
     reply.setCookie(name, '', { ...attributes(settings), maxAge: 0 });
   }
@@ -99,7 +112,7 @@ export function clearSessionCookies(reply: FastifyReply, settings: SessionCookie
 
 /** A later sign-in that wants to be remembered drops a dont_remember cookie left from an earlier one. */
 export function clearDontRemember(request: FastifyRequest, reply: FastifyReply, settings: SessionCookieSettings): void {
-  const names = sessionCookieNames(settings);
+  const { names } = settings;
   if (request.cookies[names.dontRemember] !== undefined) {
     reply.setCookie(names.dontRemember, '', { ...attributes(settings), maxAge: 0 });
   }

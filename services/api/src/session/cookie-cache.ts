@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, sessionAnswerSchema, type SessionAnswer } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
-import { presentedToken, sessionCookieNames } from '../http/session-cookies.ts';
+import { presentedToken } from '../http/session-cookies.ts';
 
 /**
  * Browsers keep at most about 4096 bytes per cookie (Safari's floor is the lowest); the spec refuses the
@@ -73,7 +73,7 @@ function cookieAttributes(ctx: ApiContext) {
 
 /** get-session's fast path: the answer from a valid cookie cache, with no store read; null to go to the store. */
 export function answerFromCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): SessionAnswer | null {
-  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const name = ctx.cookies.names.sessionData;
   const value = request.cookies[name];
   if (value === undefined) return null;
   const presented = presentedToken(request, ctx.cookies);
@@ -97,7 +97,7 @@ export function storeCookieCache(
   answer: SessionAnswer,
   options: { dontRemember: boolean },
 ): void {
-  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const name = ctx.cookies.names.sessionData;
   const { maxAgeSeconds } = ctx.config.cookieCache;
   try {
     const value = encodeCookieCache(answer, ctx.cookies.secret, ctx.clock(), maxAgeSeconds);
@@ -114,6 +114,6 @@ export function storeCookieCache(
  * expired and the next get-session reads the store and writes a fresh one.
  */
 export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
-  const name = sessionCookieNames(ctx.cookies).sessionData;
+  const name = ctx.cookies.names.sessionData;
   if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
 }
