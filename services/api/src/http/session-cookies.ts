@@ -9,7 +9,6 @@ export interface SessionCookieNames {
 }
 
 export interface SessionCookieSettings {
-  readonly prefix: string;
   readonly secure: boolean;
   readonly secret: string;
   readonly expiresInSeconds: number;
@@ -24,7 +23,6 @@ export interface SessionCookieSettings {
 export function sessionCookieSettings(config: Config): SessionCookieSettings {
   const secure = config.baseUrl.startsWith('https://');
   return {
-    prefix: config.cookiePrefix,
     secure,
     secret: config.secret,
     expiresInSeconds: config.session.expiresInSeconds,
@@ -55,7 +53,8 @@ export interface PresentedToken {
  */
 export function presentedToken(request: FastifyRequest, settings: SessionCookieSettings): PresentedToken | null {
   const { names } = settings;
-  const dontRemember = unsignCookieValue(request.cookies[names.dontRemember] ?? '', settings.secret) === 'true';
+  const dontRememberCookie = request.cookies[names.dontRemember];
+  const dontRemember = dontRememberCookie !== undefined && unsignCookieValue(dontRememberCookie, settings.secret) === 'true';
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string' && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
     let credential = authorization.slice(7).trim();
