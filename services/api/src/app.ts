@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import fastifyCookie from '@fastify/cookie';
 import { redactedPaths } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
+import { cookies } from './http/cookies.ts';
 import { installErrorHandling } from './http/error-handler.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { organizationRoutes } from './organization/routes.ts';
-import { registerPerimeter } from './perimeter/perimeter.ts';
-import { captcha } from './perimeter/captcha.ts';
+import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
 import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
@@ -42,20 +41,20 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
   installErrorHandling(app);
-  await app.register(fastifyCookie);
+  await app.register(cookies);
   // better-auth accepts HTML form posts on sign-in and sign-up.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
-  // Synchronous and early: an async hook per response costs a promise on the hottest path.
+  // One hook per phase: fastify sets up a hook runner per request for each. The request id goes out on
+  // every answer, the perimeter's refusals (429 from the rate limit first of all) included.
+  const perimeter = createPerimeter(ctx);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    perimeter.admit(request, reply, done);
   });
-
-  await registerPerimeter(app, ctx);
-  // An onRequest hook after the rate limiter's (better-auth runs plugins' onRequest after its rate limit).
-  await app.register(captcha(ctx));
+  app.addHook('preValidation', perimeter.inspect);
+  app.addHook('onClose', () => perimeter.close());
 
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import {
   DomainError,
   MailJobQueued,
@@ -192,16 +192,6 @@ export async function enforceVerifiedEmail(
     await ctx.store.append([await verificationMailWrite(ctx, account, callbackURL, now, eventMetadata(request, now, account.userId))]);
   }
   throw new DomainError('EMAIL_NOT_VERIFIED');
-}
-
-/**
- * The user changed (email verified or changed): a session_data cookie cache the request carries now holds a
- * stale user, so it is expired and the next get-session reads the store (better-auth rewrites it instead).
- */
-export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
-  const name = ctx.cookies.names.sessionData;
-  if (request.cookies[name] === undefined) return;
-  reply.setCookie(name, '', { path: '/', httpOnly: true, sameSite: 'lax', secure: ctx.cookies.secure, maxAge: 0 });
 }
 
 /**

@@ -7,7 +7,8 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { parseBody } from '../http/validation.ts';
 import { requireSession } from '../session/current-session.ts';
-import { emailMoveWrites, expireCookieCache, loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
+import { emailMoveWrites, loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
+import { expireCookieCache } from '../session/cookie-cache.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /**

@@ -15,7 +15,8 @@ import { resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { streamWrite } from '../write-model.ts';
 import { decideAccount } from './account.decider.ts';
-import { emailMoveWrites, expireCookieCache, loadAccount, loadAccountByEmail, verificationMailWrite } from './account-model.ts';
+import { emailMoveWrites, loadAccount, loadAccountByEmail, verificationMailWrite } from './account-model.ts';
+import { expireCookieCache } from '../session/cookie-cache.ts';
 import { trustedOrigins } from './trusted-origins.ts';
 
 /** better-auth's floor on send-verification-email for callers without a session. */

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CookieSerializeOptions } from '@fastify/cookie';
 import { signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
+import type { CookieAttributes } from './cookies.ts';
 
 export interface SessionCookieNames {
   readonly sessionToken: string;
@@ -74,7 +74,7 @@ export function presentedToken(request: FastifyRequest, settings: SessionCookieS
   return token ? { token, dontRemember, via: 'cookie' } : null;
 }
 
-function attributes(settings: SessionCookieSettings): CookieSerializeOptions {
+function attributes(settings: SessionCookieSettings): CookieAttributes {
   return { path: '/', httpOnly: true, sameSite: 'lax', secure: settings.secure, encode: encodeURIComponent };
 }
 

@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
+import type { AdmissionCheck } from './perimeter.ts';
 
 /**
  * A glob over auth paths, as better-auth's captcha endpoints: `*` within one segment, `**` across segments,
@@ -37,36 +37,37 @@ function endpointPath(request: FastifyRequest, basePath: string): string | null 
  * reCAPTCHA v3 score under the threshold): 403; the vendor failing or not answering within the time-out:
  * 500, so an outage fails closed rather than opening the endpoints to bots.
  *
- * An onRequest hook registered after the rate limiter's: better-auth's order (rate limit, then plugins'
- * onRequest, then the body, the origin check and the handler), so a flood is limited before it can make
- * the api call the vendor, and a bot never gets its body parsed.
+ * The perimeter runs it right after the rate limit, before the body is read: better-auth's order (rate
+ * limit, then plugins' onRequest, then the body, the origin check and the handler), so a flood is limited
+ * before it can make the api call the vendor, and a bot never gets its body parsed.
  */
-export function captcha(ctx: ApiContext) {
+export function captcha(ctx: ApiContext): AdmissionCheck | null {
   const settings: CaptchaSettings | null = ctx.config.captcha;
-  return fp(
-    async function captchaPlugin(app: FastifyInstance): Promise<void> {
-      if (!settings) return;
-      const endpoints = settings.endpoints.map(endpointMatcher);
-      app.addHook('onRequest', async (request) => {
-        const path = endpointPath(request, ctx.config.basePath);
-        if (path === null || !endpoints.some((endpoint) => endpoint.test(path))) return;
-        const token = request.headers['x-captcha-response'];
-        if (typeof token !== 'string' || token === '') throw new DomainError('MISSING_RESPONSE');
+  if (!settings) return null;
+  const endpoints = settings.endpoints.map(endpointMatcher);
 
-        let answer;
-        try {
-          answer = await siteVerify(settings, token, request.ip);
-        } catch (error) {
-          // Never the token or the secret: the vendor's failure only.
-          request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');
-          throw new DomainError('UNKNOWN_ERROR');
-        }
-        const verdict = captchaVerdict(settings, answer);
-        if (verdict.passed) return;
-        request.log.warn({ provider: settings.provider, reason: verdict.reason, path }, 'captcha verification failed');
-        throw new DomainError('VERIFICATION_FAILED');
-      });
-    },
-    { name: 'portcullis-captcha', fastify: '5.x' },
-  );
+  const verify = async (request: FastifyRequest, path: string): Promise<void> => {
+    const token = request.headers['x-captcha-response'];
+    if (typeof token !== 'string' || token === '') throw new DomainError('MISSING_RESPONSE');
+
+    let answer;
+    try {
+      answer = await siteVerify(settings, token, request.ip);
+    } catch (error) {
+      // Never the token or the secret: the vendor's failure only.
+      request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');
+      throw new DomainError('UNKNOWN_ERROR');
+    }
+    const verdict = captchaVerdict(settings, answer);
+    if (verdict.passed) return;
+    request.log.warn({ provider: settings.provider, reason: verdict.reason, path }, 'captcha verification failed');
+    throw new DomainError('VERIFICATION_FAILED');
+  };
+
+  // Synchronous for every request that is not on a captcha endpoint: no promise for those.
+  return (request) => {
+    const path = endpointPath(request, ctx.config.basePath);
+    if (path === null || !endpoints.some((endpoint) => endpoint.test(path))) return;
+    return verify(request, path);
+  };
 }

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
+import type { InputCheck } from './perimeter.ts';
 import { authPath, authRoute } from './request-path.ts';
 
 /** No route takes anything nested this deep; deeper input only costs the walkers that follow. */
@@ -71,22 +71,15 @@ export function inspectInput(where: 'body' | 'query', input: unknown): void {
  * The hostile-input perimeter: JSON bodies, and form bodies only where better-auth takes them; then
  * {@link inspectInput} on the body and the query.
  */
-export function hostileInput(ctx: ApiContext) {
+export function hostileInput(ctx: ApiContext): InputCheck {
   const { basePath } = ctx.config;
-  return fp(
-    async function hostileInputPlugin(app: FastifyInstance): Promise<void> {
-      // Synchronous, so callback style: no promise per request. A throw reaches fastify's error handling.
-      app.addHook('preValidation', (request, _reply, done) => {
-        if (authPath(request, basePath) === null) return done();
-        // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
-        const type = mediaType(request);
-        const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));
-        if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
-        inspectInput('body', request.body);
-        inspectInput('query', request.query);
-        done();
-      });
-    },
-    { name: 'portcullis-hostile-input', fastify: '5.x' },
-  );
+  return (request) => {
+    if (authPath(request, basePath) === null) return;
+    // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
+    const type = mediaType(request);
+    const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));
+    if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
+    inspectInput('body', request.body);
+    inspectInput('query', request.query);
+  };
 }

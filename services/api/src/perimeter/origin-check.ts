@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
+import type { InputCheck } from './perimeter.ts';
 import { authPath, authRoute } from './request-path.ts';
 import { isTrustedOrigin, isTrustedRedirect } from './trusted-origins.ts';
 
@@ -41,7 +41,7 @@ function asRecord(value: unknown): Record<string, unknown> | null {
  *   method, must be relative paths or on a trusted origin, or the answer becomes an open redirect.
  * It runs before body validation, as better-auth's does, so a forged request learns nothing about the schema.
  */
-export function originCheck(ctx: ApiContext) {
+export function originCheck(ctx: ApiContext): InputCheck {
   const { basePath, trustedOrigins } = ctx.config;
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
@@ -87,31 +87,24 @@ export function originCheck(ctx: ApiContext) {
     }
   }
 
-  return fp(
-    async function originCheckPlugin(app: FastifyInstance): Promise<void> {
-      // Synchronous, so callback style: no promise per request. A throw reaches fastify's error handling.
-      app.addHook('preValidation', (request, _reply, done) => {
-        if (authPath(request, basePath) === null) return done();
-        if (!SAFE_METHODS.has(request.method)) {
-          // What the checks below decide on; never the cookie itself, only whether there is one.
-          request.log.debug(
-            {
-              origin: header(request, 'origin').slice(0, 200) || null,
-              referer: header(request, 'referer') ? 'present' : null,
-              secFetchSite: header(request, 'sec-fetch-site') || null,
-              secFetchMode: header(request, 'sec-fetch-mode') || null,
-              cookies: request.headers.cookie !== undefined,
-            },
-            'origin check',
-          );
-          if (request.headers.cookie !== undefined) requireTrustedOrigin(request);
-          else if (FORM_CSRF_ROUTES.has(authRoute(request, basePath) ?? '')) checkLoginCsrf(request);
-        }
-        checkRedirects('body', asRecord(request.body));
-        checkRedirects('query', asRecord(request.query));
-        done();
-      });
-    },
-    { name: 'portcullis-origin-check', fastify: '5.x' },
-  );
+  return (request) => {
+    if (authPath(request, basePath) === null) return;
+    if (!SAFE_METHODS.has(request.method)) {
+      // What the checks below decide on; never the cookie itself, only whether there is one.
+      request.log.debug(
+        {
+          origin: header(request, 'origin').slice(0, 200) || null,
+          referer: header(request, 'referer') ? 'present' : null,
+          secFetchSite: header(request, 'sec-fetch-site') || null,
+          secFetchMode: header(request, 'sec-fetch-mode') || null,
+          cookies: request.headers.cookie !== undefined,
+        },
+        'origin check',
+      );
+      if (request.headers.cookie !== undefined) requireTrustedOrigin(request);
+      else if (FORM_CSRF_ROUTES.has(authRoute(request, basePath) ?? '')) checkLoginCsrf(request);
+    }
+    checkRedirects('body', asRecord(request.body));
+    checkRedirects('query', asRecord(request.query));
+  };
 }

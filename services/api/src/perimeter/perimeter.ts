@@ -1,16 +1,65 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiContext } from '../context.ts';
+import { captcha } from './captcha.ts';
 import { hostileInput } from './hostile-input.ts';
 import { originCheck } from './origin-check.ts';
-import { rateLimit } from './rate-limit.ts';
+import { rateLimiter } from './rate-limit.ts';
+
+/** A check before the body is read: returns to let the request on, or a promise of that; a refusal throws. */
+export type AdmissionCheck = (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
+/** A check of the parsed body and query; a refusal throws. */
+export type InputCheck = (request: FastifyRequest) => void;
+
+type Done = (error?: Error) => void;
 
 /**
- * The security perimeter of the auth API, in better-auth's order: the rate limit first (onRequest, before
- * the body is read), then, once the body is parsed, the origin and redirect checks, then hostile input.
- * Registered before the routes, so every route gets it; the probes outside the base path do not.
+ * The security perimeter of the auth API, in better-auth's order: the rate limit, then captcha, before the
+ * body is read (`admit`, for the onRequest phase); once it is parsed, the origin and redirect checks, then
+ * hostile input (`inspect`, for preValidation). The probes outside the base path pass untouched.
+ *
+ * Each phase is one hook however many checks it holds: fastify sets up a hook runner per request for every
+ * hook, and on a cached get-session that machinery cost more than the checks themselves.
  */
-export async function registerPerimeter(app: FastifyInstance, ctx: ApiContext): Promise<void> {
-  await app.register(rateLimit(ctx));
-  await app.register(originCheck(ctx));
-  await app.register(hostileInput(ctx));
+export interface Perimeter {
+  admit(request: FastifyRequest, reply: FastifyReply, done: Done): void;
+  inspect(request: FastifyRequest, reply: FastifyReply, done: Done): void;
+  close(): Promise<void>;
+}
+
+export function perimeter(ctx: ApiContext): Perimeter {
+  const limiter = rateLimiter(ctx);
+  const admissions = [limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
+  const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput(ctx)];
+
+  // Synchronous until a check answers with a promise, so most requests cost no promise here.
+  function admitFrom(first: number, request: FastifyRequest, reply: FastifyReply, done: Done): void {
+    for (let i = first; i < admissions.length; i += 1) {
+      let pending: void | Promise<void>;
+      try {
+        pending = admissions[i]!(request, reply);
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (pending) {
+        pending.then(() => admitFrom(i + 1, request, reply, done), done);
+        return;
+      }
+    }
+    done();
+  }
+
+  return {
+    admit: (request, reply, done) => admitFrom(0, request, reply, done),
+    inspect: (request, _reply, done) => {
+      try {
+        for (const check of inspections) check(request);
+      } catch (error) {
+        return done(error as Error);
+      }
+      done();
+    },
+    close: async () => {
+      await limiter?.close();
+    },
+  };
 }

@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import {
   BatchedRateLimitCounter,
@@ -12,6 +11,7 @@ import {
 } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { clientBucket } from './client-address.ts';
+import type { AdmissionCheck } from './perimeter.ts';
 import { authPath, authRoute } from './request-path.ts';
 
 /**
@@ -29,21 +29,20 @@ export function limitFor(config: ApiContext['config']['rateLimit'], path: string
   return rule ? rule.limit : { window: config.window, max: config.max };
 }
 
-/** Lets the request through, or answers 429 with better-auth's X-Retry-After (and Retry-After) once over the limit. */
-function settle(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-  bucketPath: string,
-  limit: RateLimit,
-  counted: RateLimitCount | null,
-): void {
+/** Lets the request through, or refuses it with 429 and better-auth's X-Retry-After (and Retry-After) once over the limit. */
+function settle(request: FastifyRequest, reply: FastifyReply, bucketPath: string, limit: RateLimit, counted: RateLimitCount | null): void {
   if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
-  if (!counted || counted.count <= limit.max) return done();
+  if (!counted || counted.count <= limit.max) return;
   const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
   reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
   request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
-  done(new DomainError('TOO_MANY_REQUESTS'));
+  throw new DomainError('TOO_MANY_REQUESTS');
+}
+
+export interface RateLimiter {
+  readonly check: AdmissionCheck;
+  /** Sends the counts still held in the process. */
+  close(): Promise<void>;
 }
 
 /**
@@ -55,8 +54,9 @@ function settle(
  * The client is the socket's peer, or the address forwarded by a trusted proxy (AUTH_TRUSTED_PROXIES):
  * a client cannot pick its own bucket with a header.
  */
-export function rateLimit(ctx: ApiContext) {
+export function rateLimiter(ctx: ApiContext): RateLimiter | null {
   const { basePath, rateLimit: settings } = ctx.config;
+  if (!settings.enabled) return null;
   const postgres = new PostgresRateLimitStore(ctx.pool, (error) => ctx.log.warn({ err: error }, 'pruning rate-limit rows failed'));
   const redis: RateLimitStore | null =
     settings.storage === 'redis' && ctx.cache && ctx.config.redis ? new RedisRateLimitStore(ctx.cache.redis, ctx.config.redis.keyPrefix) : null;
@@ -100,27 +100,23 @@ export function rateLimit(ctx: ApiContext) {
     return limit;
   }
 
-  return fp(
-    async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
-      if (!settings.enabled) return;
-      if (batched) app.addHook('onClose', () => batched.close());
-      // Callback style: a lenient limit is counted in the process, synchronously, and an async hook would
-      // cost every request a promise and a turn of the microtask queue for nothing.
-      app.addHook('onRequest', (request, reply, done) => {
-        const path = authPath(request, basePath);
-        if (path === null) return done();
-        const limit = limitOf(path);
-        if (!limit) return done();
-        // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
-        // bucket for all unrouted paths, so random paths cannot mint buckets.
-        const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
-        const key = `${clientBucket(request.ip)}|${bucketPath}`;
-        const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
-        // No named closure per request: under tsx every one costs an Object.defineProperty (its kept name).
-        if (counted instanceof Promise) counted.then((c) => settle(request, reply, done, bucketPath, limit, c), done);
-        else settle(request, reply, done, bucketPath, limit, counted);
-      });
+  return {
+    // A lenient limit is counted in the process, synchronously: no promise for the request to wait on.
+    check(request, reply) {
+      const path = authPath(request, basePath);
+      if (path === null) return;
+      const limit = limitOf(path);
+      if (!limit) return;
+      // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
+      // bucket for all unrouted paths, so random paths cannot mint buckets.
+      const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
+      const key = `${clientBucket(request.ip)}|${bucketPath}`;
+      const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
+      if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c));
+      settle(request, reply, bucketPath, limit, counted);
     },
-    { name: 'portcullis-rate-limit', fastify: '5.x' },
-  );
+    close: async () => {
+      await batched?.close();
+    },
+  };
 }

@@ -110,8 +110,8 @@ export function storeCookieCache(
 }
 
 /**
- * The user just changed (update-user): a session_data cookie the request carries holds the old user, so it is
- * expired and the next get-session reads the store and writes a fresh one.
+ * The user just changed (update-user, email verified or changed): a session_data cookie the request carries
+ * holds the old user, so it is expired and the next get-session reads the store and writes a fresh one.
  */
 export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
   const name = ctx.cookies.names.sessionData;
