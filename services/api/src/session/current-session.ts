@@ -7,7 +7,7 @@ import { eventMetadata } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
 import { streamWrite, loadStream } from '../write-model.ts';
 import { decideSession, evolveSession, initialSessionState, refreshDue, type SessionCommand } from './session.decider.ts';
-import { findSessionByTokenHash } from './session-queries.ts';
+import { findSessionByTokenHash, heldSessionByTokenHash } from './session-queries.ts';
 
 export interface CurrentSession {
   readonly token: string;
@@ -74,20 +74,50 @@ export async function runSessionCommand(
   return events;
 }
 
+type ResolveOptions = { readonly refresh: boolean };
+
+/** No refresh due: the rule asked first, since deciding a refresh means reading the session's stream. */
+function refreshWanted(ctx: ApiContext, presented: PresentedToken, session: CurrentSession['session'], expiresAtMs: number, now: Date, options: ResolveOptions): boolean {
+  const dontRemember = presented.dontRemember || !session.rememberMe;
+  return options.refresh && !dontRemember && refreshDue(expiresAtMs, now, ctx.config.session);
+}
+
 /**
  * The session the request presents, or null. An expired session is ended (better-auth deletes it) and its
  * cookies cleared; a live one past its update age gets a new lifetime unless the caller asked not to, or
  * it was created with rememberMe false.
+ *
+ * Answered at once, without a promise, when this process holds the session, live and with no refresh due:
+ * most get-session calls. Everything else waits on the store.
  */
-export async function resolveSession(
+export function resolveSession(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { refresh: boolean },
-): Promise<CurrentSession | null> {
+  options: ResolveOptions,
+): CurrentSession | null | Promise<CurrentSession | null> {
   const presented = presentedToken(request, ctx.cookies);
   if (!presented) return null;
   const tokenHash = hashToken(presented.token);
+  const held = heldSessionByTokenHash(ctx, tokenHash);
+  if (held) {
+    const now = ctx.clock();
+    const { expiresAtMs } = factsOf(held.session);
+    if (expiresAtMs > now.getTime() && !refreshWanted(ctx, presented, held.session, expiresAtMs, now, options)) {
+      return { token: presented.token, tokenHash, presented, session: held.session, user: held.user };
+    }
+  }
+  return resolveFromStore(ctx, request, reply, options, presented, tokenHash);
+}
+
+async function resolveFromStore(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: ResolveOptions,
+  presented: PresentedToken,
+  tokenHash: string,
+): Promise<CurrentSession | null> {
   const found = await findSessionByTokenHash(ctx, tokenHash);
   if (!found) {
     if (presented.via === 'cookie') clearSessionCookies(reply, ctx.cookies);
@@ -104,9 +134,7 @@ export async function resolveSession(
     return null;
   }
   let session = found.session;
-  const dontRemember = presented.dontRemember || !session.rememberMe;
-  // Deciding a refresh means reading the session's stream; most reads need none, so ask the rule first.
-  if (options.refresh && !dontRemember && refreshDue(expiresAtMs, now, ctx.config.session)) {
+  if (refreshWanted(ctx, presented, session, expiresAtMs, now, options)) {
     try {
       const events = await runSessionCommand(
         ctx,

@@ -86,6 +86,12 @@ export class LocalSessionCache {
     await this.subscriber.subscribe(channel);
   }
 
+  /** The answer held in the process for `key`, if it holds a fresh one; never a read of Redis. */
+  held(key: string): CachedSession | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.staleAt > Date.now() ? entry.value : undefined;
+  }
+
   /** The cached answer for `key`, read through to `load` (Redis) and `decode` on a miss. */
   async lookup(
     key: string,

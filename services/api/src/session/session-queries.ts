@@ -59,6 +59,11 @@ function withSelection(cached: CachedSession): CachedSession {
   return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
 }
 
+/** The `{session, user}` for a token hash if this process holds it (the in-process session cache), else undefined. */
+export function heldSessionByTokenHash(ctx: ApiContext, tokenHash: string): CachedSession | undefined {
+  return ctx.cache?.local?.held(ctx.cache.keys.session(tokenHash));
+}
+
 /**
  * The `{session, user}` for a token hash: from the Redis cache when there is one, else from the read model.
  * A cache miss or a cache failure falls through to Postgres, which is always complete.

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   DomainError,
   getSessionQuerySchema,
+  type GetSessionQuery,
+  type SessionAnswer,
   revokeSessionBodySchema,
   streams,
   updateSessionBodySchema,
@@ -27,6 +29,15 @@ import { decideSession, evolveSession, initialSessionState } from './session.dec
 import { listUserSessions, sessionIdByTokenHash, userSessionIds } from './session-queries.ts';
 
 type EndReason = EventData<'session.revoked.v1'>['reason'];
+
+/** get-session without query flags, the usual call: nothing for the schema to check. */
+const NO_FLAGS: GetSessionQuery = {};
+
+function hasKeys(source: unknown): boolean {
+  if (typeof source !== 'object' || source === null) return source !== undefined;
+  for (const _key in source) return true;
+  return false;
+}
 
 /** Ends several sessions of one user in one atomic append. */
 async function endSessions(
@@ -61,27 +72,31 @@ function requireFresh(ctx: ApiContext, current: CurrentSession): void {
 
 export function sessionRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    const getSession = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = (request: FastifyRequest, reply: FastifyReply, current: CurrentSession | null): SessionAnswer | string | null => {
+      if (!current) return null;
+      if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
+        const answered = sessionAnswer(current);
+        storeCookieCache(ctx, request, reply, answered, {
+          dontRemember: current.presented.dontRemember || !current.session.rememberMe,
+        });
+        return answered;
+      }
+      // Already JSON: fastify sends a string with a JSON content type as it is.
+      reply.header('content-type', 'application/json; charset=utf-8');
+      return sessionAnswerJson(current);
+    };
+    // Not async: a session this process holds is answered without a promise (see resolveSession).
+    const getSession = (request: FastifyRequest, reply: FastifyReply) => {
       const source = request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) };
-      const query = parseQuery(getSessionQuerySchema, source);
+      const query = hasKeys(source) ? parseQuery(getSessionQuerySchema, source) : NO_FLAGS;
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       // The signed session_data cookie cache (when enabled): a valid one answers without reading the store.
       if (query.disableCookieCache !== true) {
         const cached = answerFromCookieCache(ctx, request, reply);
         if (cached) return cached;
       }
-      const current = await resolveSession(ctx, request, reply, { refresh: query.disableRefresh !== true });
-      if (!current) return null;
-      if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
-        const answer = sessionAnswer(current);
-        storeCookieCache(ctx, request, reply, answer, {
-          dontRemember: current.presented.dontRemember || !current.session.rememberMe,
-        });
-        return answer;
-      }
-      // Already JSON: fastify sends a string with a JSON content type as it is.
-      reply.header('content-type', 'application/json; charset=utf-8');
-      return sessionAnswerJson(current);
+      const current = resolveSession(ctx, request, reply, { refresh: query.disableRefresh !== true });
+      return current instanceof Promise ? current.then((resolved) => answer(request, reply, resolved)) : answer(request, reply, current);
     };
     app.get('/get-session', getSession);
     app.post('/get-session', getSession);
