@@ -33,6 +33,24 @@ export type CaptchaProvider = (typeof captchaProviders)[number];
 /** better-auth's default captcha endpoints, plus the spec's /forget-password. */
 const defaultCaptchaEndpoints = ['/sign-up/email', '/sign-in/email', '/forget-password', '/request-password-reset'];
 
+/**
+ * What slonik would get wrong about a postgres:// URL. It reads the user, password, host and port from the
+ * URL's authority only: libpq's `?host=/socket&user=…` form parses without complaint and connects as the
+ * OS user, and a socket path left unencoded in the authority is no URL at all.
+ */
+function databaseUrlProblem(value: string): string | null {
+  const supportedForms = 'postgres://user:password@host:5432/db, or for a Unix socket postgres://user@%2Fvar%2Frun%2Fpostgresql/db';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `is not a valid URL; use ${supportedForms}`;
+  }
+  const ignored = ['host', 'hostaddr', 'port', 'user', 'password'].filter((name) => url.searchParams.has(name));
+  if (ignored.length > 0) return `takes ${ignored.join(', ')} in the URL itself, not as query parameters: ${supportedForms}`;
+  return null;
+}
+
 const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -44,7 +62,13 @@ const configSchema = z
       .regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /')
       .default('/api/auth'),
     AUTH_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .superRefine((value, context) => {
+        const problem = databaseUrlProblem(value);
+        if (problem) context.addIssue({ code: 'custom', message: problem });
+      }),
     REDIS_URL: z
       .string()
       .regex(/^rediss?:\/\//, 'must be a redis:// URL')
