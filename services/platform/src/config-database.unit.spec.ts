@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { configProblems } from './config.test-support.ts';
 
-function problems(databaseUrl: string): string[] {
-  try {
-    loadConfig({ DATABASE_URL: databaseUrl, AUTH_SECRET: 'x'.repeat(32) });
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problems = (databaseUrl: string): string[] => configProblems({ DATABASE_URL: databaseUrl });
 
 describe('DATABASE_URL', () => {
   it('takes a TCP address and a Unix socket as a percent-encoded host', () => {

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
-
-const base = { DATABASE_URL: 'postgres://localhost/db', AUTH_SECRET: 'x'.repeat(32) };
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ ...base, ...env });
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+import { loadConfig } from './config.ts';
+import { configProblems as problems, minimalEnv as base } from './config.test-support.ts';
 
 describe('configuration of the email lifecycle and the mailer', () => {
   it("defaults to better-auth's behaviour, with mail on and the dev mailbox", () => {
