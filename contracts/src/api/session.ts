@@ -26,7 +26,6 @@ export const getSessionQuerySchema = z.object({
   disableCookieCache: flag,
   disableRefresh: flag,
 });
-export type GetSessionQuery = z.output<typeof getSessionQuerySchema>;
 
 export const revokeSessionBodySchema = z.object({ token: z.string().min(1).max(512) });
 

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import type { InputCheck } from './perimeter.ts';
-import { authPath, authRoute } from './request-path.ts';
+import { authRoute } from './request-path.ts';
 
 /** No route takes anything nested this deep; deeper input only costs the walkers that follow. */
 const MAX_DEPTH = 8;
@@ -74,7 +74,6 @@ export function inspectInput(where: 'body' | 'query', input: unknown): void {
 export function hostileInput(ctx: ApiContext): InputCheck {
   const { basePath } = ctx.config;
   return (request) => {
-    if (authPath(request, basePath) === null) return;
     // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
     const type = mediaType(request);
     const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import type { InputCheck } from './perimeter.ts';
-import { authPath, authRoute } from './request-path.ts';
+import { authRoute } from './request-path.ts';
 import { isTrustedOrigin, isTrustedRedirect } from './trusted-origins.ts';
 
 /**
@@ -88,7 +88,6 @@ export function originCheck(ctx: ApiContext): InputCheck {
   }
 
   return (request) => {
-    if (authPath(request, basePath) === null) return;
     if (!SAFE_METHODS.has(request.method)) {
       // What the checks below decide on; never the cookie itself, only whether there is one.
       request.log.debug(

@@ -12,7 +12,7 @@ import {
 import type { ApiContext } from '../context.ts';
 import { clientBucket } from './client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
-import { authPath, authRoute } from './request-path.ts';
+import { authRoute } from './request-path.ts';
 
 /**
  * Limits this lenient are counted in the process between batched sends to the shared store (see
@@ -102,8 +102,7 @@ export function rateLimiter(ctx: ApiContext): RateLimiter | null {
 
   return {
     // A lenient limit is counted in the process, synchronously: no promise for the request to wait on.
-    check(request, reply) {
-      const path = authPath(request, basePath);
+    check(request, reply, path) {
       if (path === null) return;
       const limit = limitOf(path);
       if (!limit) return;

@@ -76,8 +76,15 @@ export async function runSessionCommand(
 
 type ResolveOptions = { readonly refresh: boolean };
 
-/** No refresh due: the rule asked first, since deciding a refresh means reading the session's stream. */
-function refreshWanted(ctx: ApiContext, presented: PresentedToken, session: CurrentSession['session'], expiresAtMs: number, now: Date, options: ResolveOptions): boolean {
+/** Whether the refresh rule asks for one: deciding a refresh means reading the session's stream, so the rule goes first. */
+function refreshWanted(
+  ctx: ApiContext,
+  presented: PresentedToken,
+  session: CurrentSession['session'],
+  expiresAtMs: number,
+  now: Date,
+  options: ResolveOptions,
+): boolean {
   const dontRemember = presented.dontRemember || !session.rememberMe;
   return options.refresh && !dontRemember && refreshDue(expiresAtMs, now, ctx.config.session);
 }
@@ -107,18 +114,20 @@ export function resolveSession(
       return { token: presented.token, tokenHash, presented, session: held.session, user: held.user };
     }
   }
-  return resolveFromStore(ctx, request, reply, options, presented, tokenHash);
+  return settleSession(ctx, request, reply, options, presented, tokenHash, held);
 }
 
-async function resolveFromStore(
+/** The rest of resolveSession: the store read (unless the process holds the session), the expiry, the refresh. */
+async function settleSession(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
   options: ResolveOptions,
   presented: PresentedToken,
   tokenHash: string,
+  held: CachedSession | undefined,
 ): Promise<CurrentSession | null> {
-  const found = await findSessionByTokenHash(ctx, tokenHash);
+  const found = held ?? (await findSessionByTokenHash(ctx, tokenHash));
   if (!found) {
     if (presented.via === 'cookie') clearSessionCookies(reply, ctx.cookies);
     return null;

@@ -86,10 +86,13 @@ export class LocalSessionCache {
     await this.subscriber.subscribe(channel);
   }
 
-  /** The answer held in the process for `key`, if it holds a fresh one; never a read of Redis. */
+  /** The answer held in the process for `key`, if it holds a fresh one (a stale one is dropped); never a read of Redis. */
   held(key: string): CachedSession | undefined {
     const entry = this.entries.get(key);
-    return entry !== undefined && entry.staleAt > Date.now() ? entry.value : undefined;
+    if (entry === undefined) return undefined;
+    if (entry.staleAt > Date.now()) return entry.value;
+    this.entries.delete(key);
+    return undefined;
   }
 
   /** The cached answer for `key`, read through to `load` (Redis) and `decode` on a miss. */
@@ -98,13 +101,11 @@ export class LocalSessionCache {
     load: (key: string) => Promise<string | null>,
     decode: (raw: string | null) => CachedSession | null,
   ): Promise<CachedSession | null> {
-    const now = Date.now();
-    const entry = this.entries.get(key);
-    if (entry) {
-      if (entry.staleAt > now) return entry.value;
-      this.entries.delete(key);
-    }
+    const held = this.held(key);
+    if (held) return held;
     if (!this.live) return decode(await load(key));
+    // Taken before the read, so a kept entry's ttl counts from before Redis answered.
+    const now = Date.now();
     const read: Read = { invalidated: false, epoch: this.epoch };
     let inFlight = this.reads.get(key);
     if (!inFlight) this.reads.set(key, (inFlight = new Set()));

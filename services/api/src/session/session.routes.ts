@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   DomainError,
   getSessionQuerySchema,
-  type GetSessionQuery,
   type SessionAnswer,
   revokeSessionBodySchema,
   streams,
@@ -29,15 +28,6 @@ import { decideSession, evolveSession, initialSessionState } from './session.dec
 import { listUserSessions, sessionIdByTokenHash, userSessionIds } from './session-queries.ts';
 
 type EndReason = EventData<'session.revoked.v1'>['reason'];
-
-/** get-session without query flags, the usual call: nothing for the schema to check. */
-const NO_FLAGS: GetSessionQuery = {};
-
-function hasKeys(source: unknown): boolean {
-  if (typeof source !== 'object' || source === null) return source !== undefined;
-  for (const _key in source) return true;
-  return false;
-}
 
 /** Ends several sessions of one user in one atomic append. */
 async function endSessions(
@@ -88,7 +78,7 @@ export function sessionRoutes(ctx: ApiContext) {
     // Not async: a session this process holds is answered without a promise (see resolveSession).
     const getSession = (request: FastifyRequest, reply: FastifyReply) => {
       const source = request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) };
-      const query = hasKeys(source) ? parseQuery(getSessionQuerySchema, source) : NO_FLAGS;
+      const query = parseQuery(getSessionQuerySchema, source);
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       // The signed session_data cookie cache (when enabled): a valid one answers without reading the store.
       if (query.disableCookieCache !== true) {
