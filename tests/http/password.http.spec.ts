@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmailReserved, streams, UserRegistered } from '@portcullis/contracts';
-import { createDatabasePool, generateId, PostgresEventStore } from '@portcullis/platform';
+import { generateId, PostgresEventStore } from '@portcullis/platform';
 import { DEFAULT_PASSWORD, expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson, type UserJson } from '../support/auth.ts';
 import { domainWrite, metadataAt } from '../support/event-log.ts';
 import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
@@ -174,16 +174,15 @@ describe('passwords: reset by mail, change, verify, set; delete-user by password
     // A user without a password, as a social sign-in or an import leaves one: written to the log directly.
     const userId = generateId();
     const email = uniqueEmail('social');
-    const pool = await createDatabasePool(system.env.DATABASE_URL!, { maximumPoolSize: 1 });
+    const store = new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL!, maximumPoolSize: 1 });
     try {
-      const store = new PostgresEventStore({ pool });
       const metadata = metadataAt(new Date());
       await store.append([
         domainWrite(streams.email(email), 'no_stream', [EmailReserved({ email, userId })], metadata),
         domainWrite(streams.user(userId), 'no_stream', [UserRegistered({ userId, email, name: 'Soc', image: null, emailVerified: true })], metadata),
       ]);
     } finally {
-      await pool.end();
+      await store.close();
     }
     await waitFor(async () => (await system.query(`SELECT 1 FROM "user" WHERE id = $1`, [userId])).length === 1, {
       timeoutMs: 10_000,

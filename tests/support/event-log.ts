@@ -30,7 +30,7 @@ export async function createEventLogDatabase(prefix: string): Promise<EventLogDa
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
     // The store listens, so followers in the test wake on appends as they do in production.
     const notifications = new NotificationListener(db.url);
-    const store = new PostgresEventStore({ pool, notifications });
+    const store = new PostgresEventStore({ databaseUrl: db.url, notifications });
     const control = new ProjectionControl(notifications);
     await notifications.start();
     return {
@@ -40,6 +40,7 @@ export async function createEventLogDatabase(prefix: string): Promise<EventLogDa
       control,
       close: async () => {
         await notifications.close();
+        await store.close();
         await pool.end();
         await db.drop();
       },

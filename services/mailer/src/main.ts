@@ -51,7 +51,7 @@ const worker = new DeliveryWorker(
 // On the event log, one listening connection hears appends and rebuild requests: Postgres wakes each
 // listener on every NOTIFY.
 const notifications = config.kafka ? null : new NotificationListener(config.databaseUrl);
-const store = notifications ? new PostgresEventStore({ pool, notifications, log: (m, err) => log.warn({ err }, m) }) : null;
+const store = notifications ? new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }) : null;
 const control = notifications ? new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting')) : null;
 await notifications?.start();
 const bus: MailBus = config.kafka

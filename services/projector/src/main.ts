@@ -19,8 +19,10 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
 // One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
 const notifications = new NotificationListener(config.databaseUrl);
+// It only reads the log, one batch at a time for all its projections (SharedLogReader).
 const store = new PostgresEventStore({
-  pool,
+  databaseUrl: config.databaseUrl,
+  maximumPoolSize: 2,
   notifications,
   log: (message, err) => log.warn({ err }, message),
 });
