@@ -114,13 +114,17 @@ export class CostMeter {
     const named = sources.named ?? [];
     const before = await this.snapshot(pids, sources, named);
     const result = await run();
-    const after = await this.snapshot(pids, sources, named);
+    // A pool opens connections during the run too (one that idled out is reopened under load): all the CPU
+    // of a backend that started in the run is the run's. One that ended in it takes its last ticks along.
+    const lateBackendPids = sources.backends ? (await this.backendPids()).filter((pid) => !backendPids.includes(pid)) : [];
+    const after = await this.snapshot([...pids, ...lateBackendPids], sources, named);
     const ops = result.ok;
     if (ops === 0) return { result, cost: { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] } };
+    const lateTicks = (snapshot: Snapshot): number => lateBackendPids.reduce((sum, pid) => sum + (snapshot.procTicks?.get(pid) ?? 0), 0);
     const cpuS =
       before.procTicks === null || after.procTicks === null
         ? null
-        : tickDelta(before.procTicks, after.procTicks) / clockTicks() + (after.redisCpuS - before.redisCpuS);
+        : (tickDelta(before.procTicks, after.procTicks) + lateTicks(after)) / clockTicks() + (after.redisCpuS - before.redisCpuS);
     return {
       result,
       cost: {
@@ -128,7 +132,10 @@ export class CostMeter {
         // Backends flush their counters at most once a second, so this is right to within about a second's worth.
         pgTransactionsPerOp:
           before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
-        parts: before.procTicks && after.procTicks ? this.parts(before, after, named, backendPids, sources.redis, ops) : [],
+        parts:
+          before.procTicks && after.procTicks
+            ? this.parts(before, after, named, backendPids, lateTicks(after), sources.redis, ops)
+            : [],
       },
     };
   }
@@ -138,6 +145,7 @@ export class CostMeter {
     after: Snapshot,
     named: readonly NamedProcess[],
     backendPids: readonly number[],
+    lateBackendTicks: number,
     redis: boolean,
     ops: number,
   ): { part: string; cpuMsPerOp: number }[] {
@@ -150,10 +158,10 @@ export class CostMeter {
       parts.push({ part: `${label} main thread`, cpuMsPerOp: perOp(main) });
       parts.push({ part: `${label} other threads`, cpuMsPerOp: perOp(delta((s) => s.procTicks, pid) - main) });
     }
-    if (backendPids.length > 0) {
+    if (backendPids.length > 0 || lateBackendTicks > 0) {
       const backends = new Set(backendPids);
       const only = (s: Snapshot): Map<number, number> => new Map([...(s.procTicks ?? [])].filter(([pid]) => backends.has(pid)));
-      parts.push({ part: 'postgres', cpuMsPerOp: perOp(tickDelta(only(before), only(after))) });
+      parts.push({ part: 'postgres', cpuMsPerOp: perOp(tickDelta(only(before), only(after)) + lateBackendTicks) });
     }
     if (redis) parts.push({ part: 'redis', cpuMsPerOp: ((after.redisCpuS - before.redisCpuS) * 1000) / ops });
     return parts;
