@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sql } from '@portcullis/platform';
+import { PostgresEventStore, sql } from '@portcullis/platform';
 import { createEventLogDatabase } from '../support/event-log.ts';
+import { waitFor } from '../support/processes.ts';
 import { eventStoreContract } from './event-store.suite.ts';
 
 eventStoreContract('postgres', async () => {
@@ -20,6 +21,28 @@ describe('PostgresEventStore: the events table', () => {
       await expect(db.pool.query(sql.unsafe`DELETE FROM events`)).rejects.toThrow(/append-only/);
       expect((await db.store.readStream('test-history')).events.map((e) => e.type)).toEqual(['test.happened.v1']);
     } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('PostgresEventStore: its connections', () => {
+  it('survives Postgres dropping its idle connections, and answers on a new one', async () => {
+    const db = await createEventLogDatabase('event_store_dropped');
+    const lost: string[] = [];
+    const store = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 2, log: (message) => lost.push(message) });
+    try {
+      await store.append([
+        { streamId: 'test-survivor', expectedVersion: 'no_stream', events: [{ type: 'test.happened.v1', data: {}, metadata: { occurredAt: new Date().toISOString() } }] },
+      ]);
+      // Every other connection to the database goes, the store's idle one among them (as a restarted
+      // Postgres or a failover would drop it); an 'error' on it unhandled would end this process.
+      await db.pool.query(sql.unsafe`
+        SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      await waitFor(() => lost.includes('event store connection lost'), { timeoutMs: 10_000, message: 'the store to notice its connection went' });
+      expect((await store.readStream('test-survivor')).events.map((e) => e.type)).toEqual(['test.happened.v1']);
+    } finally {
+      await store.close();
       await db.close();
     }
   });
