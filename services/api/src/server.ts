@@ -22,7 +22,7 @@ const log = createLogger({ name: 'api', level: config.logLevel });
 
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 20 });
-const store = new PostgresEventStore({ databaseUrl: config.databaseUrl });
+const store = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
 const cache = config.redis
   ? (() => {
       const keys = sessionCacheKeys(config.redis.keyPrefix);
