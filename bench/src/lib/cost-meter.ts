@@ -120,11 +120,11 @@ export class CostMeter {
     const after = await this.snapshot([...pids, ...lateBackendPids], sources, named);
     const ops = result.ok;
     if (ops === 0) return { result, cost: { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] } };
-    const lateTicks = (snapshot: Snapshot): number => lateBackendPids.reduce((sum, pid) => sum + (snapshot.procTicks?.get(pid) ?? 0), 0);
+    const lateTicks = lateBackendPids.reduce((sum, pid) => sum + (after.procTicks?.get(pid) ?? 0), 0);
     const cpuS =
       before.procTicks === null || after.procTicks === null
         ? null
-        : (tickDelta(before.procTicks, after.procTicks) + lateTicks(after)) / clockTicks() + (after.redisCpuS - before.redisCpuS);
+        : (tickDelta(before.procTicks, after.procTicks) + lateTicks) / clockTicks() + (after.redisCpuS - before.redisCpuS);
     return {
       result,
       cost: {
@@ -134,7 +134,7 @@ export class CostMeter {
           before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
         parts:
           before.procTicks && after.procTicks
-            ? this.parts(before, after, named, backendPids, lateTicks(after), sources.redis, ops)
+            ? this.parts(before, after, named, backendPids, lateTicks, sources.redis, ops)
             : [],
       },
     };

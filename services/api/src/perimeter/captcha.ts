@@ -21,15 +21,6 @@ export function endpointMatcher(pattern: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-/** The path under the auth base path, normalized as better-auth's captcha plugin does; null outside it. */
-function endpointPath(request: FastifyRequest, basePath: string): string | null {
-  const end = request.url.search(/[?#]/);
-  const raw = (end === -1 ? request.url : request.url.slice(0, end)).replace(/\/{2,}/g, '/');
-  if (raw !== basePath && !raw.startsWith(`${basePath}/`)) return null;
-  const path = raw.slice(basePath.length) || '/';
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-}
-
 /**
  * Captcha on the configured endpoints (better-auth's captcha plugin): the token comes in the
  * `x-captcha-response` header, as better-auth's client sends it, and is checked with the vendor's siteverify
@@ -65,8 +56,7 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
   };
 
   // Synchronous for every request that is not on a captcha endpoint: no promise for those.
-  return (request) => {
-    const path = endpointPath(request, ctx.config.basePath);
+  return (request, _reply, path) => {
     if (path === null || !endpoints.some((endpoint) => endpoint.test(path))) return;
     return verify(request, path);
   };

@@ -94,7 +94,7 @@ export function rateLimiter(ctx: ApiContext): RateLimiter | null {
   function limitOf(path: string): RateLimit | null {
     let limit = limitsByPath.get(path);
     if (limit === undefined) {
-      limit = limitFor(settings, path.replace(/\/+$/, '') || '/');
+      limit = limitFor(settings, path);
       if (limitsByPath.size < LIMITS_REMEMBERED) limitsByPath.set(path, limit);
     }
     return limit;

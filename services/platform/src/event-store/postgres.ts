@@ -125,12 +125,8 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  private async rows<Row extends pg.QueryResultRow>(
-    statement: { name: string; text: string },
-    values: readonly unknown[],
-  ): Promise<Row[]> {
-    const result = await this.pool.query<Row>({ name: statement.name, text: statement.text, values: [...values] });
-    return result.rows;
+  private async rows<Row extends pg.QueryResultRow>(statement: { name: string; text: string }, values: unknown[]): Promise<Row[]> {
+    return (await this.pool.query<Row>({ ...statement, values })).rows;
   }
 
   async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
