@@ -241,6 +241,30 @@ export function eventStoreContract(
         });
       }
 
+      it('checks a write without events against its stream, writing nothing to it, and lands or fails whole', async () => {
+        const [checked, written] = [newStreamId('checked'), newStreamId('written')];
+        await store.append([{ streamId: checked, expectedVersion: 'no_stream', events: [testEvent(), testEvent()] }]);
+
+        const landed = await store.append([
+          { streamId: written, expectedVersion: 'no_stream', events: [testEvent()] },
+          { streamId: checked, expectedVersion: 2, events: [] },
+        ]);
+        expect(landed.versions).toEqual({ [written]: 1 });
+        expect((await store.readStream(checked)).version).toBe(2);
+
+        await store.append([{ streamId: checked, expectedVersion: 2, events: [testEvent()] }]);
+        const headBefore = await store.headPosition();
+        await expectWrongVersion(
+          store.append([
+            { streamId: written, expectedVersion: 1, events: [testEvent()] },
+            { streamId: checked, expectedVersion: 2, events: [] },
+          ]),
+          { streamId: checked, expected: 2, actual: 3 },
+        );
+        expect((await store.readStream(written)).version).toBe(1);
+        expect(await store.headPosition()).toBe(headBefore);
+      });
+
       it('lets exactly one of many concurrent appends at the same expected version win', async () => {
         const streamId = newStreamId('race');
         await store.append([{ streamId, expectedVersion: 'no_stream', events: [testEvent()] }]);

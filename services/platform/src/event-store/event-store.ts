@@ -29,6 +29,10 @@ export interface RecordedEvent {
 export interface StreamWrite {
   readonly streamId: string;
   readonly expectedVersion: ExpectedVersion;
+  /**
+   * May be empty when another write of the same append has events: the stream is then only checked, so
+   * the append lands only if the stream is still at the expected version, and nothing is written to it.
+   */
   readonly events: readonly NewEvent[];
 }
 
