@@ -1,6 +1,6 @@
 import type { Config, DatabasePool, EventStore, Logger, Redis, SessionCacheKeys } from '@portcullis/platform';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
-import type { ReservationHints } from './credentials/password-sign-in.ts';
+import type { RememberedSignIns } from './credentials/password-sign-in.ts';
 import type { ProjectionWaiter } from './projection-waiter.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
 
@@ -16,7 +16,7 @@ export interface ApiContext {
     readonly local: LocalSessionCache | null;
   } | null;
   readonly waiter: ProjectionWaiter;
-  readonly reservationHints: ReservationHints;
+  readonly rememberedSignIns: RememberedSignIns;
   readonly log: Logger;
   readonly cookies: SessionCookieSettings;
   readonly clock: () => Date;

@@ -8,7 +8,7 @@ import {
   sessionCacheKeys,
 } from '@portcullis/platform';
 import { buildApp } from './app.ts';
-import { ReservationHints } from './credentials/password-sign-in.ts';
+import { RememberedSignIns } from './credentials/password-sign-in.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import type { ApiContext } from './context.ts';
 import { ProjectionWaiter } from './projection-waiter.ts';
@@ -58,7 +58,7 @@ const ctx: ApiContext = {
   pool,
   cache,
   waiter,
-  reservationHints: new ReservationHints(),
+  rememberedSignIns: new RememberedSignIns(),
   log,
   cookies: sessionCookieSettings(config),
   clock: () => new Date(),

@@ -56,3 +56,11 @@ export function streamWrite(
 ): StreamWrite {
   return { streamId, expectedVersion, events: events.map((e) => ({ type: e.type, data: e.data, metadata })) };
 }
+
+/**
+ * A stream an append does not write to but requires to be at `version`: a write of no events, checked
+ * atomically with the rest of the append.
+ */
+export function unchangedStream(streamId: string, version: number): StreamWrite {
+  return { streamId, expectedVersion: version, events: [] };
+}

@@ -24,7 +24,7 @@ import {
 } from '../username/username-claim.ts';
 import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
-import { openSignInSession, reservationHolder, verifyPasswordSignIn, type SignInIdentity } from './password-sign-in.ts';
+import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from './password-sign-in.ts';
 import { checkNewPassword, normalizeEmail } from './password-policy.ts';
 import { decideRegistration, evolveEmailReservation, initialEmailReservation } from './registration.decider.ts';
 
@@ -127,9 +127,10 @@ export function credentialsRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
-      const { account, user } = await verifyPasswordSignIn(ctx, request, reply, emailSignInIdentity(ctx, email), body.password);
-      await enforceVerifiedEmail(ctx, request, account, body.callbackURL);
-      return openSignInSession(ctx, request, reply, user, { ...body, method: 'email-password' });
+      return signInWithPassword(ctx, request, reply, emailSignInIdentity(ctx, email), body.password, async (signIn) => {
+        await enforceVerifiedEmail(ctx, request, signIn.account, body.callbackURL);
+        return openSignInSession(ctx, request, reply, signIn, { ...body, method: 'email-password' });
+      });
     });
   };
 }

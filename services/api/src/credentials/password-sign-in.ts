@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, evolveUserAnswer, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
-import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead } from '@portcullis/platform';
+import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead, type StreamWrite } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
@@ -8,13 +8,14 @@ import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts'
 import { newSession } from './new-session.ts';
 import { sessionCreated } from './registration.decider.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { foldStream, foldTimedStream, loadTimedStream, streamWrite } from '../write-model.ts';
+import { foldStream, foldTimedStream, loadTimedStream, streamWrite, unchangedStream, type Loaded } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
   initialSignInGuard,
   type PasswordChange,
   type SignInAttempt,
+  type SignInGuardState,
 } from './sign-in-guard.decider.ts';
 
 export type SignInFailureReason = 'user_not_found' | 'credential_account_not_found' | 'invalid_password';
@@ -70,48 +71,81 @@ function evolveSignInAccount(state: SignInAccount, timed: TimedEvent): SignInAcc
   return { account, passwordChange: state.passwordChange, user };
 }
 
-/** Enough for every account signing in within minutes on a busy node; a miss costs one more read. */
-const RESERVATION_HINT_LIMIT = 10_000;
+/**
+ * Everything a password sign-in decides on, folded from the three streams it reads: the identifier's
+ * sign-in stream, its reservation, and the user the reservation names. The versions are what the new
+ * session's append then requires of those streams (see `unchangedSince`), so a sign-in never lands on a
+ * state that changed after it was decided: a password changed, the address released or moved.
+ */
+export interface SignInRead {
+  readonly guard: Loaded<SignInGuardState>;
+  readonly reservationVersion: number;
+  readonly userId: string | null;
+  readonly found: Loaded<SignInAccount> | null;
+}
+
+/** Enough for every account signing in within minutes on a busy node; a miss costs a read. */
+const REMEMBERED_SIGN_IN_LIMIT = 10_000;
 
 /**
- * Which user an email or username was last seen reserved for, so that sign-in can read that user's stream
- * in the same query as the reservation itself. Only a guess: the decision is on the reservation read with
- * it, and a guess it contradicts costs one more read.
+ * The read behind each identifier's latest successful sign-in, so that the next one can skip reading its
+ * streams: it is decided on the remembered read, and the session's append requires the streams to be at
+ * the remembered versions. A change since makes that append fail, and the sign-in is decided again on a
+ * fresh read. Only a successful sign-in is ever decided on a remembered read (see `signInWithPassword`).
  */
-export class ReservationHints {
-  private readonly holders = new Map<string, string>();
+export class RememberedSignIns {
+  private readonly reads = new Map<string, SignInRead>();
 
-  constructor(private readonly limit = RESERVATION_HINT_LIMIT) {}
+  constructor(private readonly limit = REMEMBERED_SIGN_IN_LIMIT) {}
 
-  get(reservationStream: string): string | undefined {
-    return this.holders.get(reservationStream);
+  get(reservationStream: string): SignInRead | undefined {
+    return this.reads.get(reservationStream);
   }
 
-  remember(reservationStream: string, userId: string | null): void {
+  remember(reservationStream: string, read: SignInRead): void {
     // Deleted and re-inserted, so the map's order is least recently used first.
-    this.holders.delete(reservationStream);
-    if (userId === null) return;
-    this.holders.set(reservationStream, userId);
-    if (this.holders.size > this.limit) this.holders.delete(this.holders.keys().next().value!);
+    this.reads.delete(reservationStream);
+    this.reads.set(reservationStream, read);
+    if (this.reads.size > this.limit) this.reads.delete(this.reads.keys().next().value!);
+  }
+
+  forget(reservationStream: string): void {
+    this.reads.delete(reservationStream);
   }
 }
 
 /**
- * The identifier's sign-in stream, its reservation and, when it is reserved, its user's stream folded for
- * sign-in: one query when the reservation still names the user it did last time, two otherwise.
+ * The identifier's sign-in stream, its reservation and, when it is reserved, its user's stream: one query
+ * when the reservation names the user it named before (`hintedUserId`), two otherwise.
  */
-async function readSignInStreams(
-  ctx: ApiContext,
-  identity: SignInIdentity,
-): Promise<{ guard: StreamRead; userId: string | null; found: SignInAccount | null }> {
-  const hinted = ctx.reservationHints.get(identity.reservationStream);
-  const hintedStream = hinted === undefined ? null : streams.user(hinted);
+async function readSignInStreams(ctx: ApiContext, identity: SignInIdentity, hintedUserId: string | null): Promise<SignInRead> {
+  const hintedStream = hintedUserId === null ? null : streams.user(hintedUserId);
   const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream, ...(hintedStream ? [hintedStream] : [])]);
-  const userId = identity.reservedFor(reads.get(identity.reservationStream)!);
-  ctx.reservationHints.remember(identity.reservationStream, userId);
-  if (userId === null) return { guard: reads.get(identity.guardStream)!, userId, found: null };
-  const userStream = userId === hinted ? reads.get(hintedStream!)! : await ctx.store.readStream(streams.user(userId));
-  return { guard: reads.get(identity.guardStream)!, userId, found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount).state };
+  const reservation = reads.get(identity.reservationStream)!;
+  const userId = identity.reservedFor(reservation);
+  const guard = foldTimedStream(reads.get(identity.guardStream)!, evolveSignInGuard, initialSignInGuard);
+  if (userId === null) return { guard, reservationVersion: reservation.version, userId, found: null };
+  const userStream = userId === hintedUserId ? reads.get(hintedStream!)! : await ctx.store.readStream(streams.user(userId));
+  return {
+    guard,
+    reservationVersion: reservation.version,
+    userId,
+    found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount),
+  };
+}
+
+/**
+ * The versions a sign-in decided on `read` requires of its streams when it appends the session. A fresh
+ * read leaves the sign-in stream out: failures others record during the password check do not undo a
+ * correct password, and a storm of them cannot keep a sign-in from landing. A remembered read may be of any
+ * age, so a lock set since must stop it.
+ */
+function unchangedSince(identity: SignInIdentity, read: SignInRead, fresh: boolean): StreamWrite[] {
+  return [
+    ...(fresh ? [] : [unchangedStream(identity.guardStream, read.guard.version)]),
+    unchangedStream(identity.reservationStream, read.reservationVersion),
+    ...(read.userId !== null && read.found ? [unchangedStream(streams.user(read.userId), read.found.version)] : []),
+  ];
 }
 
 /** better-auth's X-Retry-After (its rate limiter's header), and the standard Retry-After beside it. */
@@ -121,35 +155,109 @@ function refuseLocked(reply: FastifyReply, retryAfterSeconds: number): never {
   throw new DomainError('TOO_MANY_FAILED_SIGN_INS');
 }
 
+/** A sign-in decided on a remembered read did not come out as a plain success: decide it on a fresh read. */
+class RememberedReadDoesNotDecide extends Error {}
+
+/** A password sign-in that passed every check, with what its session's append must require. */
+export interface VerifiedSignIn {
+  readonly account: ActiveAccount;
+  readonly user: User;
+  /** The streams the sign-in was decided on, at the versions it read them. */
+  readonly unchanged: readonly StreamWrite[];
+}
+
+/** At most this many fresh reads for one sign-in, when its streams keep changing between read and append. */
+const SIGN_IN_ATTEMPTS = 5;
+
 /**
- * The password check shared by sign-in by email and by username: refuses a locked identifier (429) before
- * spending any work on the password, answers every failure alike (a decoy hash for unknown accounts, so the
- * time taken does not tell either), records each failure on the identifier's sign-in stream, and locks the
- * identifier once the failures within the window reach the limit.
+ * The password sign-in shared by email and username: `open` gets a verified sign-in and appends its session
+ * with `unchanged` beside it (see `openSignInSession`). The sign-in is first decided on the identifier's
+ * remembered read, if there is one, when that decides a success; every other outcome, and every append that
+ * finds a stream moved, is decided again on a fresh read. The password is verified once per hash.
  */
-export async function verifyPasswordSignIn(
+export async function signInWithPassword<T>(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
   identity: SignInIdentity,
   password: string,
-): Promise<{ account: ActiveAccount; user: User }> {
+  open: (signIn: VerifiedSignIn) => Promise<T>,
+): Promise<T> {
+  const check = passwordCheck(password);
+  const remembered = ctx.rememberedSignIns.get(identity.reservationStream);
+  let read = remembered;
+  for (let attempt = 1; ; attempt += 1) {
+    const fresh = read === undefined;
+    read ??= await readSignInStreams(ctx, identity, remembered?.userId ?? null);
+    try {
+      const answer = await open(await decidePasswordSignIn(ctx, request, reply, identity, read, fresh, check));
+      ctx.rememberedSignIns.remember(identity.reservationStream, read);
+      return answer;
+    } catch (error) {
+      // A refusal has written to the sign-in stream, or the read did not decide: either way it is stale.
+      ctx.rememberedSignIns.forget(identity.reservationStream);
+      const moved = error instanceof WrongExpectedVersionError && unchangedSince(identity, read, fresh).some((w) => w.streamId === error.streamId);
+      if (!(error instanceof RememberedReadDoesNotDecide || (moved && attempt < SIGN_IN_ATTEMPTS))) throw error;
+      read = undefined;
+    }
+  }
+}
+
+/** The attempted password, checked against a hash or against the decoy. */
+interface PasswordCheck {
+  /** Verified once per hash: a sign-in decided again on the same hash gets the same answer without argon2. */
+  matches(hash: string): Promise<boolean>;
+  againstDecoy(): Promise<void>;
+}
+
+function passwordCheck(password: string): PasswordCheck {
+  let last: { hash: string; matches: Promise<boolean> } | null = null;
+  return {
+    matches: (hash) => {
+      if (last?.hash !== hash) last = { hash, matches: verifyPassword(hash, password) };
+      return last.matches;
+    },
+    againstDecoy: () => verifyAgainstDecoy(password),
+  };
+}
+
+/**
+ * The password check: refuses a locked identifier (429) before spending any work on the password, answers
+ * every failure alike (a decoy hash for unknown accounts, so the time taken does not tell either), records
+ * each failure on the identifier's sign-in stream, and locks the identifier once the failures within the
+ * window reach the limit. On a remembered read it only ever decides a success: anything else, which may
+ * write or refuse, waits for a fresh read.
+ */
+async function decidePasswordSignIn(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  identity: SignInIdentity,
+  read: SignInRead,
+  fresh: boolean,
+  password: PasswordCheck,
+): Promise<VerifiedSignIn> {
   const now = ctx.clock();
-  const policy = ctx.config.bruteForce;
-  const { guard: guardStream, userId, found } = await readSignInStreams(ctx, identity);
-  const guard = foldTimedStream(guardStream, evolveSignInGuard, initialSignInGuard);
+  const { guard, userId, found } = read;
   const attempt: SignInAttempt = {
     identifier: identity.identifier,
     userId,
-    passwordChange: found?.passwordChange ?? null,
+    passwordChange: found?.state.passwordChange ?? null,
     now,
-    policy,
+    policy: ctx.config.bruteForce,
   };
   const metadata = eventMetadata(request, now, null);
+  const decideOnFreshRead = (): void => {
+    if (!fresh) throw new RememberedReadDoesNotDecide();
+  };
 
   const check = decideSignInGuard({ type: 'check', ...attempt }, guard.state);
-  if (check.outcome === 'locked') refuseLocked(reply, check.retryAfterSeconds);
+  if (check.outcome === 'locked') {
+    decideOnFreshRead();
+    refuseLocked(reply, check.retryAfterSeconds);
+  }
   if (check.outcome === 'open' && check.events.length > 0) {
+    decideOnFreshRead();
     // The lift is a rule, not this write: a writer that got there first only delays its record to the next attempt.
     await ctx.store.append([streamWrite(identity.guardStream, guard.version, check.events, metadata)]).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
@@ -175,42 +283,53 @@ export async function verifyPasswordSignIn(
     throw new DomainError(identity.refusal);
   };
 
-  const account = found?.account;
+  const account = found?.state.account;
+  const user = found?.state.user;
   if (!userId) {
-    await verifyAgainstDecoy(password);
+    decideOnFreshRead();
+    await password.againstDecoy();
     return fail('user_not_found');
   }
-  if (account?.status !== 'active' || !account.credential || !found?.user) {
-    await verifyAgainstDecoy(password);
+  if (account?.status !== 'active' || !account.credential || !user) {
+    decideOnFreshRead();
+    await password.againstDecoy();
     return fail('credential_account_not_found');
   }
-  if (!(await verifyPassword(account.credential.passwordHash, password))) return fail('invalid_password');
-  return { account, user: found.user };
+  if (!(await password.matches(account.credential.passwordHash))) {
+    decideOnFreshRead();
+    return fail('invalid_password');
+  }
+  return { account, user, unchanged: unchangedSince(identity, read, fresh) };
 }
 
 /**
  * The end of every password sign-in: a new session (a day long for rememberMe false, as better-auth), its
- * cookie and bearer header, and better-auth's answer `{redirect, token, url?, user}`.
+ * cookie and bearer header, and better-auth's answer `{redirect, token, url?, user}`. The session is
+ * appended only if the streams the sign-in was decided on are unchanged.
  */
 export async function openSignInSession(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  user: User,
+  { user, unchanged }: VerifiedSignIn,
   options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
 ): Promise<{ redirect: boolean; token: string; url?: string; user: User }> {
   const userId = user.id;
   const now = ctx.clock();
   const rememberMe = options.rememberMe !== false;
   const signIn = newSession(ctx, request, now, rememberMe);
-  await commit(ctx, [
-    streamWrite(
-      streams.session(signIn.session.sessionId),
-      'no_stream',
-      [sessionCreated(userId, signIn.session, options.method)],
-      eventMetadata(request, now, userId),
-    ),
-  ]);
+  await commit(
+    ctx,
+    [
+      streamWrite(
+        streams.session(signIn.session.sessionId),
+        'no_stream',
+        [sessionCreated(userId, signIn.session, options.method)],
+        eventMetadata(request, now, userId),
+      ),
+    ],
+    unchanged,
+  );
   if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
   setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
   if (options.callbackURL) reply.header('location', options.callbackURL);

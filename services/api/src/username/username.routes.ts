@@ -9,7 +9,7 @@ import {
 } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { enforceVerifiedEmail } from '../account/account-model.ts';
-import { openSignInSession, reservationHolder, verifyPasswordSignIn, type SignInIdentity } from '../credentials/password-sign-in.ts';
+import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../credentials/password-sign-in.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { parseBody } from '../http/validation.ts';
 import { checkUsername, loadUsernameReservation, usernameReservationStream } from './username-claim.ts';
@@ -40,14 +40,14 @@ export function usernameRoutes(ctx: ApiContext) {
       if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
       const username = normalizeUsername(body.username);
 
-      const { account, user } = await verifyPasswordSignIn(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password);
-      // After the password, as better-auth: only the account's owner learns that its email is unverified.
-      await enforceVerifiedEmail(ctx, request, account, body.callbackURL).catch((error: unknown) => {
-        if (isDomainError(error) && error.code === 'EMAIL_NOT_VERIFIED') throw new DomainError('USERNAME_EMAIL_NOT_VERIFIED');
-        throw error;
+      return signInWithPassword(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password, async (signIn) => {
+        // After the password, as better-auth: only the account's owner learns that its email is unverified.
+        await enforceVerifiedEmail(ctx, request, signIn.account, body.callbackURL).catch((error: unknown) => {
+          if (isDomainError(error) && error.code === 'EMAIL_NOT_VERIFIED') throw new DomainError('USERNAME_EMAIL_NOT_VERIFIED');
+          throw error;
+        });
+        return openSignInSession(ctx, request, reply, signIn, { ...body, method: 'username-password' });
       });
-
-      return openSignInSession(ctx, request, reply, user, { ...body, method: 'username-password' });
     });
 
     app.post('/is-username-available', async (request) => {
