@@ -6,6 +6,20 @@ import { startInProcessApi, type InProcessApi } from '../../../../tests/support/
 
 const PASSWORD = 'correct horse battery';
 
+/** The real store, telling `onCall` of every method called on it. */
+function observed(store: EventStore, onCall: (method: string | symbol, args: unknown[]) => void): EventStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        onCall(property, args);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 /**
  * Sign-in reads the user stream of the account an email was last seen reserved for in the same query as the
  * reservation, and answers the user folded from that stream. Both must follow the account through its
@@ -95,7 +109,14 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
         AUTH_CHANGE_EMAIL_ENABLED: 'true',
         AUTH_BRUTE_FORCE_MAX_FAILURES: '3',
       },
-      { storeSeenByApi: countingCalls },
+      {
+        // The real store, with the api's reads and appends counted (the second api's included).
+        storeSeenByApi: (store) =>
+          observed(store, (method, args) => {
+            if (method === 'readStream' || method === 'readStreams') calls.reads += 1;
+            if (method === 'append') calls.appends.push(args[0] as readonly StreamWrite[]);
+          }),
+      },
     );
     other = await api.another();
   });
@@ -103,21 +124,6 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
   afterAll(async () => {
     await api?.close();
   });
-
-  /** The real store, with the api's reads and appends counted (the second api's included). */
-  function countingCalls(store: EventStore): EventStore {
-    return new Proxy(store, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          if (property === 'readStream' || property === 'readStreams') calls.reads += 1;
-          if (property === 'append') calls.appends.push(args[0] as readonly StreamWrite[]);
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-  }
 
   async function post(app: FastifyInstance, url: string, body: object, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
     const response = await app.inject({
@@ -205,5 +211,59 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
     expect((await post(api.app, 'sign-in/email', { email, password: 'not the password' })).status).toBe(401);
     expect(await failures(email)).toBe(1);
     expect((await post(api.app, 'sign-in/email', { email, password: PASSWORD })).status).toBe(200);
+  });
+});
+
+describe('password sign-in: what is remembered', () => {
+  let api: InProcessApi;
+  let reads = 0;
+
+  beforeAll(async () => {
+    api = await startInProcessApi(
+      'remembered_sign_in_bounds',
+      {
+        BASE_URL: 'http://localhost:3000',
+        AUTH_SECRET: 'remembered-sign-in-bounds-secret-0123456789',
+        AUTH_RATE_LIMIT_ENABLED: 'false',
+        AUTH_BRUTE_FORCE_MAX_FAILURES: '1000',
+      },
+      {
+        storeSeenByApi: (store) =>
+          observed(store, (method) => {
+            if (method === 'readStream' || method === 'readStreams') reads += 1;
+          }),
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await api?.close();
+  });
+
+  async function signIn(email: string, password: string): Promise<number> {
+    const response = await api.app.inject({
+      method: 'POST',
+      url: '/api/auth/sign-in/email',
+      headers: { origin: 'http://localhost:3000' },
+      payload: { email, password },
+    });
+    return response.statusCode;
+  }
+
+  it('does not hold the read of an identifier crowded with failures, which an attacker could multiply', async () => {
+    const email = 'crowded@example.com';
+    const signedUp = await api.app.inject({
+      method: 'POST',
+      url: '/api/auth/sign-up/email',
+      headers: { origin: 'http://localhost:3000' },
+      payload: { name: 'Crowded', email, password: PASSWORD },
+    });
+    expect(signedUp.statusCode).toBe(200);
+    for (let i = 0; i < 33; i += 1) expect(await signIn(email, 'not the password')).toBe(401);
+
+    expect(await signIn(email, PASSWORD)).toBe(200);
+    reads = 0;
+    expect(await signIn(email, PASSWORD)).toBe(200);
+    expect(reads).toBeGreaterThan(0);
   });
 });

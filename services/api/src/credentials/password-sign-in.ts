@@ -183,15 +183,17 @@ export async function signInWithPassword<T>(
   password: string,
   open: (signIn: VerifiedSignIn) => Promise<T>,
 ): Promise<T> {
-  const check = passwordCheck(password);
-  const remembered = ctx.rememberedSignIns.get(identity.reservationStream);
-  let read = remembered;
+  const attempted = passwordCheck(password);
+  let read = ctx.rememberedSignIns.get(identity.reservationStream);
+  let hintedUserId = read?.userId ?? null;
   for (let attempt = 1; ; attempt += 1) {
     const fresh = read === undefined;
-    read ??= await readSignInStreams(ctx, identity, remembered?.userId ?? null);
+    read ??= await readSignInStreams(ctx, identity, hintedUserId);
+    hintedUserId = read.userId;
     try {
-      const answer = await open(await decidePasswordSignIn(ctx, request, reply, identity, read, fresh, check));
-      ctx.rememberedSignIns.remember(identity.reservationStream, read);
+      const answer = await open(await decidePasswordSignIn(ctx, request, reply, identity, read, fresh, attempted));
+      if (worthRemembering(read)) ctx.rememberedSignIns.remember(identity.reservationStream, read);
+      else ctx.rememberedSignIns.forget(identity.reservationStream);
       return answer;
     } catch (error) {
       // A refusal has written to the sign-in stream, or the read did not decide: either way it is stale.
@@ -201,6 +203,16 @@ export async function signInWithPassword<T>(
       read = undefined;
     }
   }
+}
+
+/**
+ * A sign-in stream keeps up to a thousand failures while an identifier is under attack; remembering such
+ * reads for many accounts would let an attacker fill the api's memory. An ordinary account has a handful.
+ */
+const REMEMBERED_FAILURES_LIMIT = 32;
+
+function worthRemembering(read: SignInRead): boolean {
+  return read.guard.state.failures.length <= REMEMBERED_FAILURES_LIMIT;
 }
 
 /** The attempted password, checked against a hash or against the decoy. */
