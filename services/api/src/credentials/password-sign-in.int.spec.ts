@@ -6,6 +6,25 @@ import { startInProcessApi, type InProcessApi } from '../../../../tests/support/
 
 const PASSWORD = 'correct horse battery';
 
+/** An in-process api for these specs, with rate limiting off (they sign in many times) and `env` on top. */
+function startSignInApi(prefix: string, env: Record<string, string>, storeSeenByApi?: (store: EventStore) => EventStore): Promise<InProcessApi> {
+  return startInProcessApi(
+    prefix,
+    { BASE_URL: 'http://localhost:3000', AUTH_SECRET: `${prefix}-secret-0123456789abcdef`, AUTH_RATE_LIMIT_ENABLED: 'false', ...env },
+    storeSeenByApi ? { storeSeenByApi } : {},
+  );
+}
+
+async function post(app: FastifyInstance, url: string, body: object, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await app.inject({
+    method: 'POST',
+    url: `/api/auth/${url}`,
+    headers: { origin: 'http://localhost:3000', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    payload: body,
+  });
+  return { status: response.statusCode, json: JSON.parse(response.body) as Record<string, unknown> };
+}
+
 /** The real store, telling `onCall` of every method called on it. */
 function observed(store: EventStore, onCall: (method: string | symbol, args: unknown[]) => void): EventStore {
   return new Proxy(store, {
@@ -29,30 +48,15 @@ describe('password sign-in: the user answered and the account read', () => {
   let api: InProcessApi;
 
   beforeAll(async () => {
-    api = await startInProcessApi('password_sign_in', {
-      BASE_URL: 'http://localhost:3000',
-      AUTH_SECRET: 'password-sign-in-secret-0123456789abcdef',
-      AUTH_RATE_LIMIT_ENABLED: 'false',
-      AUTH_CHANGE_EMAIL_ENABLED: 'true',
-    });
+    api = await startSignInApi('password_sign_in', { AUTH_CHANGE_EMAIL_ENABLED: 'true' });
   });
 
   afterAll(async () => {
     await api?.close();
   });
 
-  async function post(url: string, body: object, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
-    const response = await api.app.inject({
-      method: 'POST',
-      url: `/api/auth/${url}`,
-      headers: { origin: 'http://localhost:3000', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      payload: body,
-    });
-    return { status: response.statusCode, json: JSON.parse(response.body) as Record<string, unknown> };
-  }
-
   async function signIn(email: string): Promise<{ token: string; user: User }> {
-    const answer = await post('sign-in/email', { email, password: PASSWORD });
+    const answer = await post(api.app, 'sign-in/email', { email, password: PASSWORD });
     expect(answer.status, JSON.stringify(answer.json)).toBe(200);
     return answer.json as { token: string; user: User };
   }
@@ -63,23 +67,23 @@ describe('password sign-in: the user answered and the account read', () => {
   }
 
   it('answers the user as get-session does, after a change of name', async () => {
-    const signedUp = await post('sign-up/email', { name: 'Ada', email: 'ada@example.com', password: PASSWORD });
+    const signedUp = await post(api.app, 'sign-up/email', { name: 'Ada', email: 'ada@example.com', password: PASSWORD });
     expect(signedUp.status).toBe(200);
     const first = await signIn('ada@example.com');
     expect(first.user).toEqual(await sessionUser(first.token));
 
-    expect((await post('update-user', { name: 'Ada Lovelace', image: 'https://example.com/ada.png' }, first.token)).status).toBe(200);
+    expect((await post(api.app, 'update-user', { name: 'Ada Lovelace', image: 'https://example.com/ada.png' }, first.token)).status).toBe(200);
     const second = await signIn('ada@example.com');
     expect(second.user).toMatchObject({ name: 'Ada Lovelace', image: 'https://example.com/ada.png' });
     expect(second.user).toEqual(await sessionUser(second.token));
   });
 
   it('signs in to the account an email has moved to, not the one it was last seen with', async () => {
-    await post('sign-up/email', { name: 'First', email: 'moving@example.com', password: PASSWORD });
+    await post(api.app, 'sign-up/email', { name: 'First', email: 'moving@example.com', password: PASSWORD });
     const before = await signIn('moving@example.com');
 
-    expect((await post('change-email', { newEmail: 'moved@example.com' }, before.token)).status).toBe(200);
-    const taker = await post('sign-up/email', { name: 'Second', email: 'moving@example.com', password: PASSWORD });
+    expect((await post(api.app, 'change-email', { newEmail: 'moved@example.com' }, before.token)).status).toBe(200);
+    const taker = await post(api.app, 'sign-up/email', { name: 'Second', email: 'moving@example.com', password: PASSWORD });
     expect(taker.status).toBe(200);
 
     const after = await signIn('moving@example.com');
@@ -100,23 +104,12 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
   const calls = { reads: 0, appends: [] as (readonly StreamWrite[])[] };
 
   beforeAll(async () => {
-    api = await startInProcessApi(
-      'remembered_sign_in',
-      {
-        BASE_URL: 'http://localhost:3000',
-        AUTH_SECRET: 'remembered-sign-in-secret-0123456789abcdef',
-        AUTH_RATE_LIMIT_ENABLED: 'false',
-        AUTH_CHANGE_EMAIL_ENABLED: 'true',
-        AUTH_BRUTE_FORCE_MAX_FAILURES: '3',
-      },
-      {
-        // The real store, with the api's reads and appends counted (the second api's included).
-        storeSeenByApi: (store) =>
-          observed(store, (method, args) => {
-            if (method === 'readStream' || method === 'readStreams') calls.reads += 1;
-            if (method === 'append') calls.appends.push(args[0] as readonly StreamWrite[]);
-          }),
-      },
+    // The real store, with the api's reads and appends counted (the second api's included).
+    api = await startSignInApi('remembered_sign_in', { AUTH_CHANGE_EMAIL_ENABLED: 'true', AUTH_BRUTE_FORCE_MAX_FAILURES: '3' }, (store) =>
+      observed(store, (method, args) => {
+        if (method === 'readStream' || method === 'readStreams') calls.reads += 1;
+        if (method === 'append') calls.appends.push(args[0] as readonly StreamWrite[]);
+      }),
     );
     other = await api.another();
   });
@@ -124,16 +117,6 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
   afterAll(async () => {
     await api?.close();
   });
-
-  async function post(app: FastifyInstance, url: string, body: object, token?: string): Promise<{ status: number; json: Record<string, unknown> }> {
-    const response = await app.inject({
-      method: 'POST',
-      url: `/api/auth/${url}`,
-      headers: { origin: 'http://localhost:3000', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      payload: body,
-    });
-    return { status: response.statusCode, json: JSON.parse(response.body) as Record<string, unknown> };
-  }
 
   async function signUp(email: string): Promise<string> {
     const answer = await post(api.app, 'sign-up/email', { name: 'Remembered', email, password: PASSWORD });
@@ -219,20 +202,10 @@ describe('password sign-in: what is remembered', () => {
   let reads = 0;
 
   beforeAll(async () => {
-    api = await startInProcessApi(
-      'remembered_sign_in_bounds',
-      {
-        BASE_URL: 'http://localhost:3000',
-        AUTH_SECRET: 'remembered-sign-in-bounds-secret-0123456789',
-        AUTH_RATE_LIMIT_ENABLED: 'false',
-        AUTH_BRUTE_FORCE_MAX_FAILURES: '1000',
-      },
-      {
-        storeSeenByApi: (store) =>
-          observed(store, (method) => {
-            if (method === 'readStream' || method === 'readStreams') reads += 1;
-          }),
-      },
+    api = await startSignInApi('remembered_sign_in_bounds', { AUTH_BRUTE_FORCE_MAX_FAILURES: '1000' }, (store) =>
+      observed(store, (method) => {
+        if (method === 'readStream' || method === 'readStreams') reads += 1;
+      }),
     );
   });
 
@@ -241,24 +214,12 @@ describe('password sign-in: what is remembered', () => {
   });
 
   async function signIn(email: string, password: string): Promise<number> {
-    const response = await api.app.inject({
-      method: 'POST',
-      url: '/api/auth/sign-in/email',
-      headers: { origin: 'http://localhost:3000' },
-      payload: { email, password },
-    });
-    return response.statusCode;
+    return (await post(api.app, 'sign-in/email', { email, password })).status;
   }
 
   it('does not hold the read of an identifier crowded with failures, which an attacker could multiply', async () => {
     const email = 'crowded@example.com';
-    const signedUp = await api.app.inject({
-      method: 'POST',
-      url: '/api/auth/sign-up/email',
-      headers: { origin: 'http://localhost:3000' },
-      payload: { name: 'Crowded', email, password: PASSWORD },
-    });
-    expect(signedUp.statusCode).toBe(200);
+    expect((await post(api.app, 'sign-up/email', { name: 'Crowded', email, password: PASSWORD })).status).toBe(200);
     for (let i = 0; i < 33; i += 1) expect(await signIn(email, 'not the password')).toBe(401);
 
     expect(await signIn(email, PASSWORD)).toBe(200);
