@@ -1,5 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, evolveUserAnswer, streams, type DomainEvent, type ErrorCode, type TimedEvent, type User } from '@portcullis/contracts';
+import {
+  DomainError,
+  evolveUserAnswer,
+  streams,
+  type DomainEvent,
+  type ErrorCode,
+  type EventMetadata,
+  type TimedEvent,
+  type User,
+} from '@portcullis/contracts';
 import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead, type StreamWrite } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
@@ -193,7 +202,6 @@ export async function signInWithPassword<T>(
     try {
       const answer = await open(await decidePasswordSignIn(ctx, request, reply, identity, read, fresh, attempted));
       if (worthRemembering(read)) ctx.rememberedSignIns.remember(identity.reservationStream, read);
-      else ctx.rememberedSignIns.forget(identity.reservationStream);
       return answer;
     } catch (error) {
       // A refusal has written to the sign-in stream, or the read did not decide: either way it is stale.
@@ -258,7 +266,8 @@ async function decidePasswordSignIn(
     now,
     policy: ctx.config.bruteForce,
   };
-  const metadata = eventMetadata(request, now, null);
+  // Only a lift or a failure writes to the sign-in stream: a successful sign-in does not build its metadata.
+  const metadata = (): EventMetadata => eventMetadata(request, now, null);
   const decideOnFreshRead = (): void => {
     if (!fresh) throw new RememberedReadDoesNotDecide();
   };
@@ -271,7 +280,7 @@ async function decidePasswordSignIn(
   if (check.outcome === 'open' && check.events.length > 0) {
     decideOnFreshRead();
     // The lift is a rule, not this write: a writer that got there first only delays its record to the next attempt.
-    await ctx.store.append([streamWrite(identity.guardStream, guard.version, check.events, metadata)]).catch((error: unknown) => {
+    await ctx.store.append([streamWrite(identity.guardStream, guard.version, check.events, metadata())]).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     });
   }
@@ -284,13 +293,13 @@ async function decidePasswordSignIn(
         const decision = decideSignInGuard({ type: 'record_failure', failure, ...attempt }, state);
         if (decision.outcome !== 'recorded') return;
         // No read model follows sign-in streams, so there is nothing to wait for.
-        await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata)]);
+        await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata())]);
       });
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
       // A storm of attempts on one identifier kept moving the stream: record the failure anyway. The lock is
       // then decided on the next failure, which counts this one; the answer stays the same 401.
-      await ctx.store.append([streamWrite(identity.guardStream, 'any', [failure], metadata)]);
+      await ctx.store.append([streamWrite(identity.guardStream, 'any', [failure], metadata())]);
     }
     throw new DomainError(identity.refusal);
   };
