@@ -6,3 +6,4 @@ export * from './projections.ts';
 export * from './session-cache.ts';
 export * from './organization-access.ts';
 export * from './user-answer.ts';
+export * from './session-answer.ts';

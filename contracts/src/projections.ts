@@ -17,7 +17,7 @@ const sessionLifecycle = [
   'session.created.v1',
   'session.refreshed.v1',
   'session.updated.v1',
-  'session.revoked.v1',
+  'session.revoked.v2',
   'session.active_organization_changed.v1',
 ] as const satisfies readonly DomainEventType[];
 

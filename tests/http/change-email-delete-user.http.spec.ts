@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisClient, sessionCacheKeys, type Redis } from '@portcullis/platform';
+import { createRedisClient, type Redis } from '@portcullis/platform';
 import { DEFAULT_PASSWORD, expectCatalogueError, sha256Hex, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
-import { testRedisUrl } from '../support/redis.ts';
+import { servedSessionCacheKeys, testRedisUrl } from '../support/redis.ts';
 import { linkIn } from '../support/smtp.ts';
 import { HttpClient } from '../support/system.ts';
 
@@ -115,7 +115,9 @@ describe('change email and delete user (mailed links)', () => {
     const { user, token } = await signUp(browser);
     const second = client();
     expect((await second.post('sign-in/email', { email: user.email, password: DEFAULT_PASSWORD })).status).toBe(200);
-    const keys = redis ? sessionCacheKeys(system.env.REDIS_KEY_PREFIX!) : null;
+    const logId = ((await system.query<{ id: string }>('SELECT id FROM event_log_identity'))[0]!).id;
+    const keys = redis ? await servedSessionCacheKeys(redis, system.env.REDIS_KEY_PREFIX!, logId) : null;
+    if (redis) expect(keys).not.toBeNull();
     if (redis && keys) expect(await redis.exists(keys.session(sha256Hex(token)))).toBe(1);
 
     expectCatalogueError(await browser.post('delete-user', { password: 'wrong password!' }), 'INVALID_PASSWORD');

@@ -1,10 +1,12 @@
-import { parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import type { DomainEvent, EventMetadata } from '@portcullis/contracts';
 import {
   createDatabasePool,
   migrate,
   NotificationListener,
   PostgresEventStore,
   ProjectionControl,
+  projectedEvents,
+  replayInto,
   type DatabasePool,
   type ExpectedVersion,
   type ProjectedEvent,
@@ -75,21 +77,9 @@ export async function catchUp(
   target: ProjectionTarget,
   batchSize = 100,
 ): Promise<number> {
-  let checkpoint = await target.readCheckpoint();
-  for (;;) {
-    const recorded = await store.readAll({ after: checkpoint, limit: batchSize });
-    if (recorded.length === 0) return checkpoint;
-    const to = recorded[recorded.length - 1]!.position;
-    await target.applyBatch(toProjected(recorded), checkpoint, to);
-    checkpoint = to;
-  }
+  return replayInto(target, await target.readCheckpoint(), { store, batchSize });
 }
 
 export function toProjected(recorded: Awaited<ReturnType<PostgresEventStore['readAll']>>): ProjectedEvent[] {
-  const projected: ProjectedEvent[] = [];
-  for (const r of recorded) {
-    const event = parseDomainEvent(r.type, r.data);
-    if (event) projected.push({ event, recorded: r });
-  }
-  return projected;
+  return projectedEvents(recorded, undefined);
 }

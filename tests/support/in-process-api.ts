@@ -1,10 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createLogger, loadConfig, ProjectionRunner, type Config, type EventStore } from '@portcullis/platform';
+import { createApiContext, type RunningApiContext } from '../../services/api/src/api-context.ts';
 import { buildApp } from '../../services/api/src/app.ts';
-import type { ApiContext } from '../../services/api/src/context.ts';
-import { sessionCookieSettings } from '../../services/api/src/http/session-cookies.ts';
-import { RememberedSignIns } from '../../services/api/src/credentials/password-sign-in.ts';
-import { ProjectionWaiter } from '../../services/api/src/projection-waiter.ts';
 import { createProjectionTargets } from '../../services/projector/src/projections.ts';
 import { createEventLogDatabase, type EventLogDatabase } from './event-log.ts';
 
@@ -14,7 +11,7 @@ export interface InProcessApi {
   readonly config: Config;
   /**
    * Another api app on the same database and projections, with in-process memory of its own (remembered
-   * sign-ins), as a second api process would have.
+   * sign-ins, kept states), as a second api process would have.
    */
   another(): Promise<FastifyInstance>;
   close(): Promise<void>;
@@ -35,29 +32,18 @@ export async function startInProcessApi(
 ): Promise<InProcessApi> {
   const db = await createEventLogDatabase(prefix);
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
-  const log = createLogger({ name: prefix, level: 'silent' });
-  const projections = createProjectionTargets(config, db.pool);
+  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL as 'silent' | undefined) ?? 'silent' });
+  const projections = await createProjectionTargets(config, db.pool, db.store);
   const runners = projections.targets.map(
     (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),
   );
   for (const runner of runners) runner.start();
-  const waiter = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: null, timeoutMs: 5000, onTimeout: () => {} });
-  await waiter.start();
-  const contextOfOneApi = (): ApiContext => ({
-    config,
-    store: options.storeSeenByApi?.(db.store) ?? db.store,
-    pool: db.pool,
-    cache: null,
-    waiter,
-    rememberedSignIns: new RememberedSignIns(),
-    log,
-    cookies: sessionCookieSettings(config),
-    // A spec about expiry moves this clock instead of waiting for time to pass.
-    clock: options.clock ?? (() => new Date()),
-  });
+  const contexts: RunningApiContext[] = [];
   const apps: FastifyInstance[] = [];
   const startApp = async (): Promise<FastifyInstance> => {
-    const app = await buildApp(contextOfOneApi());
+    const running = await createApiContext(config, { log, poolSize: 4, ...options });
+    contexts.push(running);
+    const app = await buildApp(running.ctx);
     apps.push(app);
     await app.ready();
     return app;
@@ -70,7 +56,7 @@ export async function startInProcessApi(
     another: startApp,
     close: async () => {
       for (const started of apps) await started.close();
-      await waiter.close();
+      for (const running of contexts) await running.close();
       await Promise.all(runners.map((r) => r.stop()));
       await projections.close();
       await db.close();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { deleteKeysWithPrefix } from '@portcullis/platform';
+import { deleteKeysWithPrefix, parsePointer, sessionCacheLayout, type SessionCacheKeys } from '@portcullis/platform';
 import { describe, inject } from 'vitest';
 
 /** The Redis URL global-setup found reachable, or null when Redis-dependent tests must skip. */
@@ -38,4 +38,11 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<numb
   } finally {
     client.disconnect();
   }
+}
+
+/** The keys of the session cache generation readers are pointed at, for a log, or null while none is served. */
+export async function servedSessionCacheKeys(redis: Redis, prefix: string, logId: string): Promise<SessionCacheKeys | null> {
+  const layout = sessionCacheLayout(prefix, logId);
+  const { current } = parsePointer(await redis.get(layout.pointerKey));
+  return current === null ? null : layout.generation(current);
 }

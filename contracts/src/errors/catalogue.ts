@@ -165,6 +165,8 @@ export const errorCatalogue = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type is not allowed. Allowed types: application/json' },
   NOT_FOUND: { status: 404, message: 'Not Found' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
+  // A write that kept meeting concurrent writes to what it decided on (after retries): never a 500.
+  CONFLICT: { status: 409, message: 'The resource was changed by another request. Try again.' },
   INTERNAL_SERVER_ERROR: { status: 500, message: 'Internal Server Error' },
 } as const satisfies Record<string, { status: number; message: string; code?: string }>;
 

@@ -33,3 +33,23 @@ export function defineEvent<Type extends `${string}.${string}.v${number}`, Schem
 }
 
 export type EventOf<D> = D extends EventDefinition<infer T, infer S> ? { type: T; data: z.output<S> } : never;
+
+/**
+ * A published version that a newer one replaced: its schema (to read what the log holds) and how its data
+ * becomes the next version's. Readers only ever see the newest version of an event; a chain of these takes
+ * a stored event there one step at a time.
+ */
+export interface SupersededEvent {
+  readonly type: string;
+  readonly schema: z.ZodType;
+  readonly next: string;
+  upcast(data: unknown): unknown;
+}
+
+export function superseded<OldSchema extends z.ZodType, NextType extends string, NextSchema extends z.ZodType>(
+  old: EventDefinition<`${string}.${string}.v${number}`, OldSchema>,
+  next: EventDefinition<NextType, NextSchema>,
+  upcast: (data: z.output<OldSchema>) => z.input<NextSchema>,
+): SupersededEvent {
+  return { type: old.type, schema: old.schema, next: next.type, upcast: (data) => upcast(data as z.output<OldSchema>) };
+}

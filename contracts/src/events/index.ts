@@ -1,7 +1,16 @@
 import { z } from 'zod';
-import type { EventOf } from './define-event.ts';
+import type { EventOf, SupersededEvent } from './define-event.ts';
 import { CredentialAccountCreated, EmailReserved, SignInFailed, UserRegistered, UserUpdated } from './identity.ts';
-import { SessionCreated, SessionRefreshed, SessionRevoked, SessionUpdated } from './session.ts';
+import {
+  SessionCreated,
+  SessionExtended,
+  sessionEventHistory,
+  SessionOpened,
+  SessionRefreshed,
+  SessionRevoked,
+  SessionsClosed,
+  SessionUpdated,
+} from './session.ts';
 import { SignInLocked, SignInUnlocked, UsernameSignInFailed } from './sign-in-guard.ts';
 import { UsernameChanged, UsernameReleased, UsernameReserved } from './username.ts';
 import {
@@ -25,6 +34,8 @@ import {
   MemberRoleChanged,
   OrganizationCreated,
   OrganizationDeleted,
+  OrganizationJoined,
+  OrganizationLeft,
   OrganizationSlugReleased,
   OrganizationSlugReserved,
   OrganizationUpdated,
@@ -56,6 +67,9 @@ export const eventDefinitions = [
   SessionRefreshed,
   SessionUpdated,
   SessionRevoked,
+  SessionOpened,
+  SessionExtended,
+  SessionsClosed,
   UsernameReserved,
   UsernameReleased,
   UsernameChanged,
@@ -89,6 +103,8 @@ export const eventDefinitions = [
   OrganizationSlugReserved,
   OrganizationSlugReleased,
   SessionActiveOrganizationChanged,
+  OrganizationJoined,
+  OrganizationLeft,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -101,13 +117,37 @@ export interface TimedEvent {
   readonly occurredAt: string;
 }
 
-const schemaByType = new Map<string, z.ZodType>(eventDefinitions.map((d) => [d.type, d.schema]));
+/** Every version a newer one replaced, each with the step that takes its data one version up. */
+export const supersededEvents: readonly SupersededEvent[] = [...sessionEventHistory];
 
-/** Parses stored data into a typed event; unknown types are returned as null so old readers skip new events. */
+const schemaByType = new Map<string, z.ZodType>(eventDefinitions.map((d) => [d.type, d.schema]));
+const supersededByType = new Map(supersededEvents.map((s) => [s.type, s]));
+
+/**
+ * Parses stored data into a typed event of the newest version, upcasting an older version step by step.
+ * A type this reader does not know (a newer version, or an event added since) is returned as null, so an
+ * older process skips what a newer one wrote rather than failing on it.
+ */
 export function parseDomainEvent(type: string, data: unknown): DomainEvent | null {
-  const schema = schemaByType.get(type);
+  let currentType = type;
+  let currentData = data;
+  for (let step = supersededByType.get(currentType); step; step = supersededByType.get(currentType)) {
+    currentData = step.upcast(step.schema.parse(currentData));
+    currentType = step.next;
+  }
+  const schema = schemaByType.get(currentType);
   if (!schema) return null;
-  return { type, data: schema.parse(data) } as DomainEvent;
+  return { type: currentType, data: schema.parse(currentData) } as DomainEvent;
+}
+
+/**
+ * The newest version a stored type reads as (itself, or where its upcasters lead), or null for a type this
+ * reader does not know. Cheap: projections filter on it before parsing anything.
+ */
+export function currentEventType(type: string): string | null {
+  let current = type;
+  for (let step = supersededByType.get(current); step; step = supersededByType.get(current)) current = step.next;
+  return schemaByType.has(current) ? current : null;
 }
 
 export const streams = {
@@ -115,6 +155,8 @@ export const streams = {
   email: (email: string) => `email-${email}`,
   signIn: (email: string) => `sign-in-${email}`,
   session: (sessionId: string) => `session-${sessionId}`,
+  /** The sessions a user opened (see `SessionOpened`). */
+  userSessions: (userId: string) => `user-sessions-${userId}`,
   username: (username: string) => `username-${username}`,
   /** Usernames cannot hold '@', so these never meet an email's `sign-in-<email>` stream. */
   usernameSignIn: (username: string) => `sign-in-username-${username}`,
@@ -122,4 +164,7 @@ export const streams = {
   mail: (jobId: string) => `mail-${jobId}`,
   organization: (organizationId: string) => `organization-${organizationId}`,
   organizationSlug: (slug: string) => `organization-slug-${slug}`,
+  /** The organizations a user belongs to (see `OrganizationJoined`). */
+  userOrganizations: (userId: string) => `user-organizations-${userId}`,
 } as const;
+export * from './stream-model.ts';

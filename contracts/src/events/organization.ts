@@ -159,3 +159,12 @@ export const SessionActiveOrganizationChanged = defineEvent(
     activeTeamId: z.string().nullable(),
   }),
 );
+
+/**
+ * Stream `user-organizations-<userId>`: the organizations a user belongs to, so that a rule counting them
+ * (the organization limit) and a deletion that must leave them all are decided on the log. Each change of
+ * membership is appended here in the same atomic write as the organization's own event.
+ */
+export const OrganizationJoined = defineEvent('organization_index.joined.v1', z.object({ userId: z.string(), organizationId }));
+
+export const OrganizationLeft = defineEvent('organization_index.left.v1', z.object({ userId: z.string(), organizationId }));

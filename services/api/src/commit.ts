@@ -1,5 +1,4 @@
-import { projectionsConcernedWith } from '@portcullis/contracts';
-import { WrongExpectedVersionError, type StreamWrite } from '@portcullis/platform';
+import type { StreamWrite } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
 
 /**
@@ -13,20 +12,8 @@ export async function commit(ctx: ApiContext, writes: readonly StreamWrite[], un
   if (nonEmpty.length === 0) return null;
   const { position } = await ctx.store.append(unchanged.length > 0 ? [...nonEmpty, ...unchanged] : nonEmpty);
   const types = new Set(nonEmpty.flatMap((w) => w.events.map((e) => e.type)));
-  await ctx.waiter.waitFor(position, projectionsConcernedWith(types, ctx.waiter.projections));
+  await ctx.progress.settle(position, types, 'write');
   return position;
 }
 
-/**
- * Runs load-decide-append again when another writer got to a stream first; the second attempt decides on
- * the newer state. Bounded, because persistent conflict means a hot stream, which is a bug to surface.
- */
-export async function withRetryOnConflict<T>(attempt: () => Promise<T>, attempts = 5): Promise<T> {
-  for (let i = 1; ; i += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError) || i >= attempts) throw error;
-    }
-  }
-}
+export { withRetryOnConflict } from './retry-on-conflict.ts';

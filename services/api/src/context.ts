@@ -1,8 +1,9 @@
-import type { Config, DatabasePool, EventStore, Logger, Redis, SessionCacheKeys } from '@portcullis/platform';
+import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Redis, SessionCacheLayout } from '@portcullis/platform';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
 import type { RememberedSignIns } from './credentials/password-sign-in.ts';
-import type { ProjectionWaiter } from './projection-waiter.ts';
+import type { ReadModelProgress } from './read-model-progress.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
+import type { ActiveSelectionCheck } from './session/session-log.ts';
 
 /** What route plugins are built with; assembled once in server.ts (or by a test). */
 export interface ApiContext {
@@ -11,13 +12,18 @@ export interface ApiContext {
   readonly pool: DatabasePool;
   readonly cache: {
     readonly redis: Redis;
-    readonly keys: SessionCacheKeys;
+    readonly layout: SessionCacheLayout;
     /** get-session's answers held in process, coherent through Redis's invalidation pushes. */
     readonly local: LocalSessionCache | null;
   } | null;
-  readonly waiter: ProjectionWaiter;
+  /** How far each read model has got: read-your-writes, and whether a read model may be believed. */
+  readonly progress: ReadModelProgress;
+  /** Every write goes through it. */
+  readonly commands: CommandHandler;
   readonly rememberedSignIns: RememberedSignIns;
   readonly log: Logger;
   readonly cookies: SessionCookieSettings;
   readonly clock: () => Date;
+  /** See `sessionFromLog`; absent where organizations are not served. */
+  readonly activeSelectionCheck?: ActiveSelectionCheck;
 }

@@ -83,6 +83,9 @@ const configSchema = z
     AUTH_COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('better-auth'),
     AUTH_SIGN_UP_AUTO_SIGN_IN: flag(true),
     AUTH_READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+    // How far behind the log a read model (Redis cache, session table) may be and still be believed when
+    // it says a session is live; also how long a revocation waits, at most, when the projector is stuck.
+    AUTH_SESSION_READ_MAX_LAG_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
     AUTH_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(64 * 1024),
     TRUSTED_ORIGINS: list(parseTrustedOrigins),
     AUTH_TRUSTED_PROXIES: list(parseTrustedProxies),
@@ -127,6 +130,8 @@ const configSchema = z
     PROJECTOR_BATCH_SIZE: z.coerce.number().int().positive().default(500),
     PROJECTOR_POLL_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     PROJECTOR_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(50),
+    PROJECTOR_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(5000),
+    PROJECTOR_REBUILD_BATCH_SIZE: z.coerce.number().int().positive().default(2000),
     // Email lifecycle (issue 3). better-auth's defaults, except that sending mail is on: the mailer is always there.
     AUTH_SERVER_API_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
     AUTH_EMAIL_VERIFICATION_ENABLED: flag(true),
@@ -224,6 +229,8 @@ export interface Config {
   readonly cookiePrefix: string;
   readonly signUpAutoSignIn: boolean;
   readonly readYourWritesTimeoutMs: number;
+  /** A read model further behind the log than this is not believed when it says a session is live. */
+  readonly sessionReadMaxLagMs: number;
   readonly bodyLimitBytes: number;
   /** The base URL's origin first, then TRUSTED_ORIGINS (exact origins and wildcard patterns). */
   readonly trustedOrigins: readonly string[];
@@ -266,7 +273,14 @@ export interface Config {
     /** A verify call that takes longer is abandoned and the request refused (fail closed). */
     readonly timeoutMs: number;
   } | null;
-  readonly projector: { readonly batchSize: number; readonly pollIntervalMs: number; readonly lingerMs: number };
+  readonly projector: {
+    readonly batchSize: number;
+    readonly pollIntervalMs: number;
+    readonly lingerMs: number;
+    /** A holder that stops heartbeating loses its projections' locks after this long (failover bound). */
+    readonly leaseMs: number;
+    readonly rebuildBatchSize: number;
+  };
   /** `x-api-key` that makes a request a server call (set-password, ops endpoints in production). */
   readonly serverApiKey: string | null;
   readonly emailVerification: {
@@ -363,6 +377,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cookiePrefix: c.AUTH_COOKIE_PREFIX,
     signUpAutoSignIn: c.AUTH_SIGN_UP_AUTO_SIGN_IN,
     readYourWritesTimeoutMs: c.AUTH_READ_YOUR_WRITES_TIMEOUT_MS,
+    sessionReadMaxLagMs: c.AUTH_SESSION_READ_MAX_LAG_MS,
     bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
     trustedOrigins: Object.freeze([
       ...new Set([new URL(c.BASE_URL ?? `http://localhost:${c.PORT}`).origin, ...c.TRUSTED_ORIGINS]),
@@ -397,7 +412,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             timeoutMs: c.AUTH_CAPTCHA_TIMEOUT_MS,
           }
         : null,
-    projector: { batchSize: c.PROJECTOR_BATCH_SIZE, pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS, lingerMs: c.PROJECTOR_LINGER_MS },
+    projector: {
+      batchSize: c.PROJECTOR_BATCH_SIZE,
+      pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS,
+      lingerMs: c.PROJECTOR_LINGER_MS,
+      leaseMs: c.PROJECTOR_LEASE_MS,
+      rebuildBatchSize: c.PROJECTOR_REBUILD_BATCH_SIZE,
+    },
     serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
     emailVerification: {
       enabled: c.AUTH_EMAIL_VERIFICATION_ENABLED,

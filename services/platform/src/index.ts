@@ -5,6 +5,7 @@ export * from './database/pool.ts';
 export { NotificationListener } from './database/notification-listener.ts';
 export { migrate } from './database/migrate.ts';
 export * from './event-store/index.ts';
+export * from './command/index.ts';
 export * from './crypto/index.ts';
 export * from './projection/index.ts';
 export * from './cache/redis.ts';

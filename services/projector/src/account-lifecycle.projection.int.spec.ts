@@ -20,7 +20,8 @@ import {
   hashToken,
   PostgresProjectionTarget,
   RedisProjectionTarget,
-  sessionCacheKeys,
+  sessionCacheLayout,
+  type SessionCacheKeys,
   sql,
   type Redis,
 } from '@portcullis/platform';
@@ -28,6 +29,7 @@ import { catchUp, createEventLogDatabase, domainWrite, metadataAt, type EventLog
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { sessionCacheProjection } from './session/session-cache.projection.ts';
+import { userHistoryFrom } from './session/user-history.ts';
 import { sessionsProjection } from './session/sessions.projection.ts';
 
 const at = '2026-06-01T10:00:00.000Z';
@@ -167,7 +169,7 @@ describe('read models through the email lifecycle (identity, sessions)', () => {
 describeWithRedis('session cache through the email lifecycle (Redis)', () => {
   const redisUrl = testRedisUrl()!;
   const prefix = uniqueRedisPrefix();
-  const keys = sessionCacheKeys(prefix);
+  let keys: SessionCacheKeys;
   let db: EventLogDatabase;
   let redis: Redis;
   let reader: Redis;
@@ -177,7 +179,10 @@ describeWithRedis('session cache through the email lifecycle (Redis)', () => {
     db = await createEventLogDatabase('lifecycle_cache_projection');
     redis = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-reader' });
-    target = new RedisProjectionTarget(redis, sessionCacheProjection(keys));
+    const layout = sessionCacheLayout(prefix, await db.store.logId());
+    target = new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(db.store)), layout, db.store);
+    await target.readCheckpoint();
+    keys = layout.generation(target.generation!);
   });
 
   afterAll(async () => {

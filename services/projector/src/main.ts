@@ -7,6 +7,7 @@ import {
   PostgresEventStore,
   ProjectionControl,
   ProjectionRunner,
+  sessionCacheEvictionProblem,
   SharedLogReader,
 } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
@@ -26,7 +27,14 @@ const store = new PostgresEventStore({
   notifications,
   log: (message, err) => log.warn({ err }, message),
 });
-const projections = createProjectionTargets(config, pool);
+const projections = await createProjectionTargets(config, pool, store);
+if (projections.redis) {
+  const problem = await sessionCacheEvictionProblem(projections.redis);
+  if (problem) {
+    log.fatal(problem);
+    process.exit(78);
+  }
+}
 const reader = new SharedLogReader(store);
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'projection control listener lost; reconnecting'));
 await notifications.start();
@@ -39,6 +47,7 @@ const runners = projections.targets.map(
       batchSize: config.projector.batchSize,
       pollIntervalMs: config.projector.pollIntervalMs,
       lingerMs: config.projector.lingerMs,
+      leaseMs: config.projector.leaseMs,
       control,
       log,
     }),

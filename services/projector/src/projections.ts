@@ -1,11 +1,11 @@
-import type { Config, DatabasePool, ProjectionTarget } from '@portcullis/platform';
+import type { Config, DatabasePool, EventStore, ProjectionTarget } from '@portcullis/platform';
 import {
   KafkaMailBus,
   PostgresProjectionTarget,
   RedisProjectionTarget,
   createLogger,
   createRedisClient,
-  sessionCacheKeys,
+  sessionCacheLayout,
   type MailBus,
 } from '@portcullis/platform';
 import { identityProjection } from './identity/identity.projection.ts';
@@ -13,9 +13,12 @@ import { MailRelayTarget } from './mail/mail-relay.ts';
 import { organizationsProjection } from './organization/organizations.projection.ts';
 import { sessionCacheProjection } from './session/session-cache.projection.ts';
 import { sessionsProjection } from './session/sessions.projection.ts';
+import { userHistoryFrom } from './session/user-history.ts';
 
 export interface ProjectionSet {
   readonly targets: readonly ProjectionTarget[];
+  /** The Redis connection of the session cache, when there is one. */
+  readonly redis: ReturnType<typeof createRedisClient> | null;
   close(): Promise<void>;
 }
 
@@ -23,18 +26,24 @@ export interface ProjectionSet {
  * Every projection this deployment runs: the Postgres read models, the Redis cache when configured, and
  * the mail relay to Kafka when KAFKA_BROKERS is set (without it the mailer follows the log itself).
  */
-export function createProjectionTargets(config: Config, pool: DatabasePool): ProjectionSet {
+export async function createProjectionTargets(
+  config: Config,
+  pool: DatabasePool,
+  store: Pick<EventStore, 'logId' | 'eventIdAt' | 'readStream'>,
+): Promise<ProjectionSet> {
   const redis = config.redis ? createRedisClient(config.redis.url, { name: 'portcullis-projector' }) : null;
-  const keys = config.redis ? sessionCacheKeys(config.redis.keyPrefix) : null;
+  const layout = config.redis ? sessionCacheLayout(config.redis.keyPrefix, await store.logId()) : null;
   // With Redis, every checkpoint is announced on its channel, where the api hears the session cache's too;
   // the api then holds no LISTEN, which every append's NOTIFY would wake.
-  const announce = redis && keys ? { announce: (notice: string) => redis.publish(keys.checkpointChannel, notice) } : {};
+  const announce = redis && layout ? { announce: (notice: string) => redis.publish(layout.checkpointChannel, notice) } : {};
   const targets: ProjectionTarget[] = [
     new PostgresProjectionTarget(pool, identityProjection, announce),
     new PostgresProjectionTarget(pool, sessionsProjection, announce),
     new PostgresProjectionTarget(pool, organizationsProjection, announce),
   ];
-  if (redis && keys) targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(keys)));
+  if (redis && layout) {
+    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(store)), layout, store));
+  }
   let bus: MailBus | null = null;
   if (config.kafka) {
     bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel }) });
@@ -42,6 +51,7 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
   }
   return {
     targets,
+    redis,
     close: async () => {
       await redis?.quit().catch(() => redis.disconnect());
       await bus?.close();

@@ -1,25 +1,30 @@
-import { createDatabasePool, loadConfigOrExit, migrate, resetProjection } from '@portcullis/platform';
+import { createDatabasePool, loadConfigOrExit, migrate, PostgresEventStore, rebuildAside } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 /**
- * `npm run rebuild-projection -- <name|all>`: empties a projection and replays it from position 0. Running
- * projectors step aside for the reset and then replay it themselves, so the service stays up.
+ * `npm run rebuild-projection -- <name|all>`: replays the log into a fresh copy of a read model beside the
+ * served one and swaps it in once it has reached the head. Readers keep the old state until the swap, so
+ * the service stays up and never serves a half-replayed read model.
  */
 const requested = process.argv[2];
 const config = loadConfigOrExit();
 await migrate(config.databaseUrl);
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2 });
-const projections = createProjectionTargets(config, pool);
-const names = projections.targets.map((t) => t.name);
-const chosen = requested === 'all' ? projections.targets : projections.targets.filter((t) => t.name === requested);
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
+const store = new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 });
+const projections = await createProjectionTargets(config, pool, store);
+const rebuildable = projections.targets.filter((t) => t.createShadow);
+const names = rebuildable.map((t) => t.name);
+const chosen = requested === 'all' ? rebuildable : rebuildable.filter((t) => t.name === requested);
 if (!requested || chosen.length === 0) {
   console.error(`usage: npm run rebuild-projection -- <${[...names, 'all'].join('|')}>`);
   process.exitCode = 64;
 } else {
   for (const target of chosen) {
-    await resetProjection(config.databaseUrl, target);
-    console.log(`${target.name}: reset to position 0; projectors are replaying it`);
+    const startedAt = Date.now();
+    const head = await rebuildAside(target, { databaseUrl: config.databaseUrl, store, batchSize: config.projector.rebuildBatchSize });
+    console.log(`${target.name}: rebuilt to position ${head} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s and swapped in`);
   }
 }
 await projections.close();
+await store.close();
 await pool.end();

@@ -4,7 +4,6 @@ import {
   DomainError,
   MailJobQueued,
   streams,
-  type DomainEvent,
   type EventMetadata,
   type InvitationMailDetails,
   type MailKind,
@@ -21,8 +20,6 @@ import {
 import type { ApiContext } from '../context.ts';
 import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
 import { eventMetadata } from '../http/request-context.ts';
-import { decideSession, evolveSession, initialSessionState } from '../session/session.decider.ts';
-import { userSessionIds } from '../session/session-queries.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
 import {
   decideAccount,
@@ -151,28 +148,6 @@ export async function verificationMailWrite(
     },
     metadata,
   );
-}
-
-/**
- * Writes that end every session of a user (but `keep`), each session stream at the version it was read at,
- * so they go into the same atomic append as the change that ends them.
- */
-export async function endSessionsWrites(
-  ctx: ApiContext,
-  userId: string,
-  reason: 'revoked_all' | 'revoked_others',
-  metadata: EventMetadata,
-  keep?: string,
-): Promise<StreamWrite[]> {
-  const writes: StreamWrite[] = [];
-  for (const sessionId of await userSessionIds(ctx, userId)) {
-    if (sessionId === keep) continue;
-    const streamId = streams.session(sessionId);
-    const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
-    const events: DomainEvent[] = decideSession({ type: 'revoke', byUserId: userId, reason }, state);
-    if (events.length > 0) writes.push(streamWrite(streamId, version, events, metadata));
-  }
-  return writes;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   UserDeleted,
   type DomainEvent,
 } from '@portcullis/contracts';
+import { streamModel } from '@portcullis/contracts';
 import type { EmailReservationState } from '../credentials/registration.decider.ts';
 
 /**
@@ -161,3 +162,6 @@ export function decideEmailRelease(command: { userId: string; email: string }, r
     ? [EmailReleased({ email: command.email, userId: command.userId })]
     : [];
 }
+
+/** The user stream `user-<userId>` as the account's commands fold it. */
+export const accountModel = streamModel('account', 1, initialAccountState, evolveAccount);

@@ -1,21 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deleteUserBodySchema, deleteUserCallbackQuerySchema, DomainError, streams } from '@portcullis/contracts';
-import { hashToken, randomString, verifyPassword, type StreamWrite } from '@portcullis/platform';
-import { commit, withRetryOnConflict } from '../commit.ts';
+import { hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { redirect } from '../http/redirect.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { emailReservationModel } from '../credentials/registration.decider.ts';
+import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { membershipRemovalWrites } from '../organization/user-deletion.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { usernameReleaseWrites } from '../username/username-claim.ts';
-import { loadStream, streamWrite } from '../write-model.ts';
-import { decideAccount, decideEmailRelease } from './account.decider.ts';
-import { loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
+import { streamWrite } from '../write-model.ts';
+import { accountModel, decideAccount, decideEmailRelease } from './account.decider.ts';
+import { loadAccount, mailJobWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
-import { decideVerificationToken, evolveVerificationToken, initialVerificationToken } from './verification-token.decider.ts';
+import { decideVerificationToken, verificationTokenModel } from './verification-token.decider.ts';
 
 /** Spec section 9: 32 characters of lowercase letters and digits (better-auth's generateRandomString(32, '0-9', 'a-z')). */
 const DELETE_TOKEN_LENGTH = 32;
@@ -28,30 +29,25 @@ const DELETE_TOKEN_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
  * works once).
  */
 async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: string, token?: string): Promise<void> {
-  await withRetryOnConflict(async () => {
-    const now = ctx.clock();
-    const metadata = eventMetadata(request, now, userId);
-    const writes: StreamWrite[] = [];
-    if (token !== undefined) {
-      const tokenHash = hashToken(token);
-      const stream = await loadStream(ctx.store, streams.verification(tokenHash), evolveVerificationToken, initialVerificationToken);
-      const consumed = decideVerificationToken({ type: 'consume', purpose: 'delete-account', now, userId }, stream.state);
-      writes.push(streamWrite(streams.verification(tokenHash), stream.version, consumed, metadata));
-    }
-    const account = await loadAccount(ctx, userId);
-    const deleted = decideAccount({ type: 'delete' }, account.state);
-    const email = account.state.status === 'active' ? account.state.email : '';
-    const reservation = await loadReservation(ctx, email);
-    writes.push(
-      streamWrite(streams.user(userId), account.version, deleted, metadata),
-      streamWrite(streams.email(email), reservation.version, decideEmailRelease({ userId, email }, reservation.state), metadata),
-      // Its username too, so the name can be taken again.
-      ...(await usernameReleaseWrites(ctx, userId, metadata)),
-      // And its memberships, each on its organization's stream.
-      ...(await membershipRemovalWrites(ctx, userId, metadata)),
-    );
-    await commit(ctx, writes);
-  });
+  await ctx.commands.handle(
+    { request: requestMetadataOf(request), actorId: userId, serialize: [streams.user(userId)], settle: 'revocation' },
+    async (unit) => {
+      if (token !== undefined) {
+        const tokenStream = await unit.load(streams.verification(hashToken(token)), verificationTokenModel);
+        unit.append(tokenStream.streamId, decideVerificationToken({ type: 'consume', purpose: 'delete-account', now: unit.now, userId }, tokenStream.state));
+      }
+      const account = await unit.load(streams.user(userId), accountModel);
+      unit.append(account.streamId, decideAccount({ type: 'delete' }, account.state));
+      const email = account.state.status === 'active' ? account.state.email : '';
+      const reservation = await unit.load(streams.email(email), emailReservationModel);
+      unit.append(reservation.streamId, decideEmailRelease({ userId, email }, reservation.state));
+      // Every session, decided on the user's session index, so none opened a moment ago outlives the user.
+      await endAllSessions(unit, userId, 'user_deleted');
+      const metadata = unit.metadata;
+      // Its username too, so the name can be taken again; and its memberships, each on its organization's stream.
+      unit.include([...(await usernameReleaseWrites(ctx, userId, metadata)), ...(await membershipRemovalWrites(ctx, userId, metadata))]);
+    },
+  );
 }
 
 export function deleteUserRoutes(ctx: ApiContext) {

@@ -4,11 +4,11 @@ import { signEmailVerificationToken, verifyEmailVerificationToken, WrongExpected
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { newSession } from '../credentials/new-session.ts';
-import { sessionCreated } from '../credentials/registration.decider.ts';
+import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { appendQueryParams, redirect } from '../http/redirect.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { resolveSession } from '../session/current-session.ts';
@@ -119,14 +119,11 @@ async function verifyEmailFromLink(
     if (ctx.config.emailVerification.autoSignIn) {
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (!current || current.user.email !== email) {
-        signIn = newSession(ctx, request, now, true);
+        signIn = newSession(ctx, requestMetadataOf(request), now, true);
+        const opening = sessionOpeningEvents(account.userId, signIn.session, 'email-verification');
         writes.push(
-          streamWrite(
-            streams.session(signIn.session.sessionId),
-            'no_stream',
-            [sessionCreated(account.userId, signIn.session, 'email-verification')],
-            metadata,
-          ),
+          streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [opening.session], metadata),
+          streamWrite(streams.userSessions(account.userId), 'any', [opening.index], metadata),
         );
       }
     }

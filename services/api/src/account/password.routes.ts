@@ -10,26 +10,32 @@ import {
   streams,
   verifyPasswordBodySchema,
 } from '@portcullis/contracts';
-import { generateId, hashPassword, hashToken, randomString, verifyPassword, type StreamWrite } from '@portcullis/platform';
+import { generateId, hashPassword, hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { newSession } from '../credentials/new-session.ts';
 import { checkNewPassword } from '../credentials/password-policy.ts';
-import { sessionCreated } from '../credentials/registration.decider.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect } from '../http/redirect.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
-import { decideAccount } from './account.decider.ts';
-import { endSessionsWrites, loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
+import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
+import { accountModel, decideAccount } from './account.decider.ts';
+import { loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
-import { decideVerificationToken, evolveVerificationToken, initialVerificationToken, usableBy } from './verification-token.decider.ts';
+import {
+  decideVerificationToken,
+  evolveVerificationToken,
+  initialVerificationToken,
+  usableBy,
+  verificationTokenModel,
+} from './verification-token.decider.ts';
 
 /** Spec section 9: reset tokens are 24 random characters (better-auth's generateId(24), [a-zA-Z0-9]). */
 const RESET_TOKEN_LENGTH = 24;
@@ -117,28 +123,23 @@ export function passwordRoutes(ctx: ApiContext) {
       checkNewPassword(ctx.config, body.newPassword);
       const tokenHash = hashToken(token);
       const passwordHash = await hashPassword(body.newPassword);
-      await withRetryOnConflict(async () => {
-        const now = ctx.clock();
-        const tokenStream = await loadToken(ctx, tokenHash);
-        // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
-        const consumed = decideVerificationToken({ type: 'consume', purpose: 'reset-password', now }, tokenStream.state);
-        const consumption = consumed[0];
-        if (consumption?.type !== 'verification.token_consumed.v1') throw new DomainError('INVALID_TOKEN');
-        const userId = consumption.data.userId;
-        const account = await loadAccount(ctx, userId);
-        const metadata = eventMetadata(request, now, userId);
-        const writes: StreamWrite[] = [
-          streamWrite(streams.verification(tokenHash), tokenStream.version, consumed, metadata),
-          streamWrite(
-            streams.user(userId),
-            account.version,
-            decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state),
-            metadata,
-          ),
-        ];
-        if (ctx.config.resetPassword.revokeSessions) writes.push(...(await endSessionsWrites(ctx, userId, 'revoked_all', metadata)));
-        await commit(ctx, writes);
-      });
+      const revokeSessions = ctx.config.resetPassword.revokeSessions;
+      await ctx.commands.handle(
+        { request: requestMetadataOf(request), actorId: null, settle: revokeSessions ? 'revocation' : 'write' },
+        async (unit) => {
+          // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
+          const tokenStream = await unit.load(streams.verification(tokenHash), verificationTokenModel);
+          const consumed = decideVerificationToken({ type: 'consume', purpose: 'reset-password', now: unit.now }, tokenStream.state);
+          const consumption = consumed[0];
+          if (consumption?.type !== 'verification.token_consumed.v1') throw new DomainError('INVALID_TOKEN');
+          const userId = consumption.data.userId;
+          unit.actAs(userId);
+          unit.append(tokenStream.streamId, consumed);
+          const account = await unit.load(streams.user(userId), accountModel);
+          unit.append(account.streamId, decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state));
+          if (revokeSessions) await endAllSessions(unit, userId, 'password_reset');
+        },
+      );
       return { status: true };
     });
 
@@ -153,26 +154,20 @@ export function passwordRoutes(ctx: ApiContext) {
       const passwordHash = await hashPassword(body.newPassword);
       if (!(await verifyPassword(state.credential.passwordHash, body.currentPassword))) throw new DomainError('INVALID_PASSWORD');
 
-      let signIn: ReturnType<typeof newSession> | null = null;
-      await withRetryOnConflict(async () => {
-        const account = await loadAccount(ctx, userId);
-        const now = ctx.clock();
-        const metadata = eventMetadata(request, now, userId);
-        const writes: StreamWrite[] = [
-          streamWrite(streams.user(userId), account.version, decideAccount({ type: 'change-password', passwordHash }, account.state), metadata),
-        ];
-        signIn = null;
-        if (body.revokeOtherSessions) {
+      const requestMetadata = requestMetadataOf(request);
+      const { result: opened } = await ctx.commands.handle(
+        { request: requestMetadata, actorId: userId, serialize: [streams.user(userId)], settle: body.revokeOtherSessions ? 'revocation' : 'write' },
+        async (unit) => {
+          const account = await unit.load(streams.user(userId), accountModel);
+          unit.append(account.streamId, decideAccount({ type: 'change-password', passwordHash }, account.state));
+          if (!body.revokeOtherSessions) return null;
           // better-auth ends every session, the caller's too, and opens a new one for the caller.
-          writes.push(...(await endSessionsWrites(ctx, userId, 'revoked_all', metadata)));
-          signIn = newSession(ctx, request, now, true);
-          writes.push(
-            streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [sessionCreated(userId, signIn.session, 'email-password')], metadata),
-          );
-        }
-        await commit(ctx, writes);
-      });
-      const opened = signIn as ReturnType<typeof newSession> | null;
+          await endAllSessions(unit, userId, 'password_changed');
+          const signIn = newSession(ctx, requestMetadata, unit.now, true);
+          openSession(unit, userId, signIn.session, 'email-password');
+          return signIn;
+        },
+      );
       if (opened) {
         clearDontRemember(request, reply, ctx.cookies);
         setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: false });

@@ -1,3 +1,4 @@
+import { streamModel } from '@portcullis/contracts';
 import {
   DomainError,
   VerificationTokenConsumed,
@@ -72,3 +73,6 @@ export function decideVerificationToken(command: VerificationTokenCommand, state
     }
   }
 }
+
+/** A single-use token's stream `verification-<tokenHash>`. */
+export const verificationTokenModel = streamModel('verification-token', 1, initialVerificationToken, evolveVerificationToken);

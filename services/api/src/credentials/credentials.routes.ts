@@ -11,7 +11,7 @@ import { generateId, hashPassword, WrongExpectedVersionError } from '@portcullis
 import { commit } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody } from '../http/validation.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
@@ -67,7 +67,7 @@ export function credentialsRoutes(ctx: ApiContext) {
       const rememberMe = body.rememberMe !== false;
       // With required verification, better-auth opens no session until the email is verified.
       const autoSignIn = ctx.config.signUpAutoSignIn && !ctx.config.emailVerification.required;
-      const signIn = autoSignIn ? newSession(ctx, request, now, rememberMe) : null;
+      const signIn = autoSignIn ? newSession(ctx, requestMetadataOf(request), now, rememberMe) : null;
       const events = decideRegistration(
         {
           userId,
@@ -93,7 +93,12 @@ export function credentialsRoutes(ctx: ApiContext) {
           ...claimed.writes,
           streamWrite(reservationStream, reservation.version, events.reservation, metadata),
           streamWrite(streams.user(userId), 'no_stream', [...events.user, ...claimed.userEvents], metadata),
-          ...(signIn ? [streamWrite(streams.session(signIn.session.sessionId), 'no_stream', events.session, metadata)] : []),
+          ...(signIn && events.session
+            ? [
+                streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [events.session.session], metadata),
+                streamWrite(streams.userSessions(userId), 'no_stream', [events.session.index], metadata),
+              ]
+            : []),
         ]);
       } catch (error) {
         if (lostUsernameRace(error, username)) throw new DomainError('USERNAME_IS_ALREADY_TAKEN');

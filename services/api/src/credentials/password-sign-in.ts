@@ -12,10 +12,10 @@ import {
 import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type StreamRead, type StreamWrite } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { newSession } from './new-session.ts';
-import { sessionCreated } from './registration.decider.ts';
+import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
 import { foldStream, foldTimedStream, loadTimedStream, streamWrite, unchangedStream, type Loaded } from '../write-model.ts';
 import {
@@ -207,7 +207,8 @@ export async function signInWithPassword<T>(
       // A refusal has written to the sign-in stream, or the read did not decide: either way it is stale.
       ctx.rememberedSignIns.forget(identity.reservationStream);
       const moved = error instanceof WrongExpectedVersionError && unchangedSince(identity, read, fresh).some((w) => w.streamId === error.streamId);
-      if (!(error instanceof RememberedReadDoesNotDecide || (moved && attempt < SIGN_IN_ATTEMPTS))) throw error;
+      if (moved && attempt >= SIGN_IN_ATTEMPTS) throw new DomainError('CONFLICT', { cause: error });
+      if (!(error instanceof RememberedReadDoesNotDecide || moved)) throw error;
       read = undefined;
     }
   }
@@ -338,16 +339,15 @@ export async function openSignInSession(
   const userId = user.id;
   const now = ctx.clock();
   const rememberMe = options.rememberMe !== false;
-  const signIn = newSession(ctx, request, now, rememberMe);
+  const signIn = newSession(ctx, requestMetadataOf(request), now, rememberMe);
+  const opening = sessionOpeningEvents(userId, signIn.session, options.method);
+  const metadata = eventMetadata(request, now, userId);
+  // The user stream is among `unchanged`: a password changed (and sessions ended) since the check fails it.
   await commit(
     ctx,
     [
-      streamWrite(
-        streams.session(signIn.session.sessionId),
-        'no_stream',
-        [sessionCreated(userId, signIn.session, options.method)],
-        eventMetadata(request, now, userId),
-      ),
+      streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [opening.session], metadata),
+      streamWrite(streams.userSessions(userId), 'any', [opening.index], metadata),
     ],
     unchanged,
   );

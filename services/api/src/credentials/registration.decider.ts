@@ -1,11 +1,6 @@
-import {
-  CredentialAccountCreated,
-  DomainError,
-  EmailReserved,
-  SessionCreated,
-  UserRegistered,
-  type DomainEvent,
-} from '@portcullis/contracts';
+import { CredentialAccountCreated, DomainError, EmailReserved, UserRegistered, type DomainEvent } from '@portcullis/contracts';
+import { streamModel } from '@portcullis/contracts';
+import { sessionOpeningEvents, type NewSession } from '../session/session-lifecycle.ts';
 
 /** The email reservation stream: reserved by a user, or free. */
 export type EmailReservationState = { status: 'free' } | { status: 'reserved'; userId: string };
@@ -23,15 +18,6 @@ export function evolveEmailReservation(state: EmailReservationState, event: Doma
   }
 }
 
-export interface NewSession {
-  readonly sessionId: string;
-  readonly tokenHash: string;
-  readonly expiresAt: Date;
-  readonly ipAddress: string | null;
-  readonly userAgent: string | null;
-  readonly rememberMe: boolean;
-}
-
 export interface RegisterWithPassword {
   readonly userId: string;
   readonly accountId: string;
@@ -45,7 +31,8 @@ export interface RegisterWithPassword {
 export interface RegistrationEvents {
   readonly reservation: DomainEvent[];
   readonly user: DomainEvent[];
-  readonly session: DomainEvent[];
+  /** For the new session's stream and the user's session index, when sign-up opens one. */
+  readonly session: ReturnType<typeof sessionOpeningEvents> | null;
 }
 
 /** Email, password and session checks happen before (they need configuration and hashing); this decides the facts. */
@@ -63,23 +50,9 @@ export function decideRegistration(command: RegisterWithPassword, reservation: E
       }),
       CredentialAccountCreated({ userId: command.userId, accountId: command.accountId, passwordHash: command.passwordHash }),
     ],
-    session: command.session ? [sessionCreated(command.userId, command.session, 'sign-up')] : [],
+    session: command.session ? sessionOpeningEvents(command.userId, command.session, 'sign-up') : null,
   };
 }
 
-export function sessionCreated(
-  userId: string,
-  session: NewSession,
-  method: 'sign-up' | 'email-password' | 'email-verification' | 'username-password',
-): DomainEvent {
-  return SessionCreated({
-    sessionId: session.sessionId,
-    userId,
-    tokenHash: session.tokenHash,
-    expiresAt: session.expiresAt.toISOString(),
-    ipAddress: session.ipAddress,
-    userAgent: session.userAgent,
-    rememberMe: session.rememberMe,
-    method,
-  });
-}
+/** An email's reservation stream `email-<email>`. */
+export const emailReservationModel = streamModel('email-reservation', 1, initialEmailReservation, evolveEmailReservation);

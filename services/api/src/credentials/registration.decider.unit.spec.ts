@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { CredentialAccountCreated, EmailReserved, SessionCreated, UserRegistered } from '@portcullis/contracts';
+import { CredentialAccountCreated, EmailReserved, SessionCreated, SessionOpened, UserRegistered } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
 import {
   decideRegistration,
@@ -30,7 +30,7 @@ describe('registration decider', () => {
           UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false }),
           CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash }),
         ],
-        session: [],
+        session: null,
       });
   });
 
@@ -51,8 +51,8 @@ describe('registration decider', () => {
           UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false }),
           CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash }),
         ],
-        session: [
-          SessionCreated({
+        session: {
+          session: SessionCreated({
             sessionId: 's1',
             userId: 'u1',
             tokenHash: 'b'.repeat(64),
@@ -62,7 +62,9 @@ describe('registration decider', () => {
             rememberMe: false,
             method: 'sign-up',
           }),
-        ],
+          // Its place in the user's session index, from which ending all of the user's sessions is decided.
+          index: SessionOpened({ userId: 'u1', sessionId: 's1', tokenHash: 'b'.repeat(64), expiresAt: '2026-01-08T00:00:00.000Z' }),
+        },
       });
   });
 

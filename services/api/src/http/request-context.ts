@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { EventMetadata } from '@portcullis/contracts';
+import type { RequestMetadata } from '@portcullis/platform';
 
 export interface ClientInfo {
   readonly ipAddress: string;
@@ -26,6 +27,18 @@ export function eventMetadata(request: FastifyRequest, now: Date, actorId: strin
     requestId: request.id,
     correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
     causationId: null,
+    traceparent: headerValue(request, 'traceparent'),
+  };
+}
+
+/** Where a request comes from, as the plain value commands take (see CommandHandler). */
+export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
+  const client = clientInfo(request);
+  return {
+    ipAddress: client.ipAddress || null,
+    userAgent: client.userAgent || null,
+    requestId: request.id,
+    correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
     traceparent: headerValue(request, 'traceparent'),
   };
 }

@@ -16,16 +16,21 @@ const deliveriesQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
+/** Hosts that only this machine can reach the api on. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
 /**
  * Mail for operators: the dev mailbox (mail the embedded default "sent" without SMTP_URL) and the delivery
- * log with its dead letters. Mail carries live links, so outside production these answer anyone who can
- * reach the api (which listens on 127.0.0.1 by default); in production only server calls (x-api-key).
+ * log with its dead letters. Mail carries live reset and deletion links, so these answer only operators
+ * (server calls with x-api-key), except in development while the api listens on loopback alone, where
+ * whoever can reach it is on this machine.
  */
 export function mailOpsRoutes(ctx: ApiContext) {
+  const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
   function authorize(request: FastifyRequest): void {
     const call = serverCall(ctx, request);
     if (call === 'accepted') return;
-    if (call === 'absent' && ctx.config.env !== 'production') return;
+    if (call === 'absent' && openToLocalCallers) return;
     throw new DomainError('UNAUTHORIZED');
   }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { projectionNames } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { errorCode, renderErrorPage } from './error-page.ts';
@@ -28,12 +29,14 @@ export function healthRoutes(ctx: ApiContext) {
       try {
         const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));
         checks.postgres = { ok: true };
-        const lag = head - ctx.waiter.caughtUpTo;
+        const readModels = ctx.progress.readModels;
+        const lag = head - ctx.progress.caughtUpTo;
         const known = Number(
           await ctx.pool.oneFirst(sql.unsafe`
-            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...ctx.waiter.projections], 'text')})`),
+            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...readModels], 'text')})`),
         );
-        const started = known >= ctx.waiter.projections.length - (ctx.cache ? 1 : 0);
+        // The Redis cache keeps its checkpoint in Redis; the others have a row each.
+        const started = known >= readModels.filter((name) => name !== projectionNames.sessionCache).length;
         checks.projections = { ok: started && lag <= READY_MAX_LAG, detail: started ? `lag ${lag}` : 'not started' };
       } catch (error) {
         checks.postgres = { ok: false, detail: (error as Error).message };

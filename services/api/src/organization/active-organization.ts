@@ -1,5 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { streams } from '@portcullis/contracts';
+import type { EventStore } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { foldTimedStream } from '../write-model.ts';
+import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
 import type { CurrentSession } from '../session/current-session.ts';
 import { setActiveSelection } from './organization-model.ts';
 
@@ -17,4 +21,21 @@ export async function clearActiveOrganizationIf(
 ): Promise<void> {
   if (current.session.activeOrganizationId !== organizationId) return;
   await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });
+}
+
+/**
+ * The organization and team a session works in, as the organization's own stream has them now: a member
+ * removed, an organization deleted or a team removed ends the selection without naming the session (see
+ * `sessionFromLog`, which asks this when no read model holds the session).
+ */
+export async function confirmActiveSelection(
+  store: Pick<EventStore, 'readStream'>,
+  userId: string,
+  selection: { activeOrganizationId: string; activeTeamId: string | null },
+): Promise<{ activeOrganizationId: string | null; activeTeamId: string | null }> {
+  const none = { activeOrganizationId: null, activeTeamId: null };
+  const { state } = foldTimedStream(await store.readStream(streams.organization(selection.activeOrganizationId)), evolveOrganization, initialOrganizationState);
+  if (state.status !== 'active' || ![...state.members.values()].some((member) => member.userId === userId)) return none;
+  const team = selection.activeTeamId === null ? undefined : state.teams.get(selection.activeTeamId);
+  return { activeOrganizationId: state.id, activeTeamId: team?.members.has(userId) ? team.id : null };
 }

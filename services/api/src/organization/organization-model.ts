@@ -14,6 +14,7 @@ import { storeCookieCache } from '../session/cookie-cache.ts';
 import { sessionAnswer, type CurrentSession } from '../session/current-session.ts';
 import { evolveSession, initialSessionState } from '../session/session.decider.ts';
 import { loadStream, loadTimedStream, streamWrite, type Loaded } from '../write-model.ts';
+import { membershipIndexWrites } from './membership-index.ts';
 import { evolveOrganization, initialOrganizationState, type OrganizationState } from './organization.state.ts';
 
 export function loadOrganization(ctx: ApiContext, organizationId: string): Promise<Loaded<OrganizationState>> {
@@ -25,6 +26,8 @@ export interface OrganizationDecision<T> {
   readonly events: readonly DomainEvent[];
   /** Writes to other streams that must land in the same atomic append (a slug reservation, a mail job). */
   readonly alsoWrite?: readonly StreamWrite[];
+  /** Members' organization indexes the decision counted on, at the versions it read them (the creator's, on create). */
+  readonly indexesRead?: ReadonlyMap<string, number>;
   readonly result: T;
 }
 
@@ -54,6 +57,9 @@ export async function runOrganizationCommand<T>(
     await commit(ctx, [
       streamWrite(streams.organization(organizationId), loaded.version, decision.events, metadata),
       ...(decision.alsoWrite ?? []),
+      // Each member who joins or leaves, in their own index: what the organization limit and a user's
+      // deletion are decided on.
+      ...membershipIndexWrites(decision.events, metadata, decision.indexesRead),
     ]);
     return decision.result;
   }, ORGANIZATION_RETRY_ATTEMPTS);

@@ -68,17 +68,6 @@ export async function listUserOrganizations(ctx: ApiContext, userId: string): Pr
   return rows.map(toOrganization);
 }
 
-/** How many organizations a user belongs to: what the organization limit counts. */
-export async function countUserMemberships(ctx: ApiContext, userId: string): Promise<number> {
-  return Number(await ctx.pool.oneFirst(sql.unsafe`SELECT count(*) FROM member WHERE "userId" = ${userId}`));
-}
-
-/** The organizations whose streams must hear of a user's deletion. */
-export async function organizationIdsOfUser(ctx: ApiContext, userId: string): Promise<string[]> {
-  const ids = await ctx.pool.anyFirst(sql.unsafe`SELECT "organizationId" FROM member WHERE "userId" = ${userId} ORDER BY "organizationId"`);
-  return ids.map(String);
-}
-
 /** A user's membership of an organization with the user's public fields, or null for a non-member. */
 export async function findMemberWithUser(ctx: ApiContext, organizationId: string, userId: string): Promise<MemberWithUser | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`

@@ -27,9 +27,9 @@ import { clearActiveOrganizationIf } from './active-organization.ts';
 import { listOrganizationInvitations } from './invitation-queries.ts';
 import { decideOrganization } from './organization.decider.ts';
 import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
+import { loadMembershipIndex } from './membership-index.ts';
 import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
 import {
-  countUserMemberships,
   findMemberWithUser,
   findOrganizationById,
   findOrganizationBySlug,
@@ -86,12 +86,15 @@ export function organizationCoreRoutes(ctx: ApiContext) {
     app.post('/organization/create', async (request, reply): Promise<CreateOrganizationAnswer> => {
       const body = parseBody(createOrganizationBodySchema, request.body);
       const creator = await resolveCreator(ctx, request, reply, body.userId);
-      const creatorMemberships = await countUserMemberships(ctx, creator.userId);
       const organizationId = generateId();
       const memberId = generateId();
       const defaultTeam = options.teams.enabled && options.teams.defaultTeam ? { teamId: generateId(), teamMemberId: generateId() } : null;
 
       const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, now, metadata) => {
+        // Counted on the creator's index on the log, which the append requires unchanged: of many creates at
+        // once, only as many as the limit allows can land.
+        const creatorIndex = await loadMembershipIndex(ctx.store, creator.userId);
+        const creatorMemberships = creatorIndex.state.organizationIds.length;
         const events = decideOrganization(
           {
             type: 'create',
@@ -111,7 +114,12 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         );
         // After the creation rules, as better-auth: a caller who may not create learns nothing of the slug.
         const reserved = await slugClaimWrite(ctx, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' }, metadata);
-        return { events, alsoWrite: [reserved], result: foldDecided(loaded.state, events, now) };
+        return {
+          events,
+          alsoWrite: [reserved],
+          indexesRead: new Map([[creator.userId, creatorIndex.version]]),
+          result: foldDecided(loaded.state, events, now),
+        };
       });
 
       if (creator.session && !body.keepCurrentActiveOrganization) {

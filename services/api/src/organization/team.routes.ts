@@ -214,7 +214,7 @@ export function teamRoutes(ctx: ApiContext) {
 async function existingTeamMember(ctx: ApiContext, teamId: string, userId: string): Promise<TeamMember> {
   const found = await findTeamMember(ctx, teamId, userId);
   if (found) return found;
-  await ctx.waiter.waitFor(await ctx.store.headPosition(), [projectionNames.organizations]);
+  await ctx.progress.waitFor(await ctx.store.headPosition(), [projectionNames.organizations]);
   const caughtUp = await findTeamMember(ctx, teamId, userId);
   if (!caughtUp) throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_TEAM');
   return caughtUp;

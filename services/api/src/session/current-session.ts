@@ -1,12 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, streams, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
-import { hashToken, WrongExpectedVersionError } from '@portcullis/platform';
-import { commit } from '../commit.ts';
+import { hashToken, type RequestMetadata, type Settlement } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
-import { streamWrite, loadStream } from '../write-model.ts';
-import { decideSession, evolveSession, initialSessionState, refreshDue, type SessionCommand } from './session.decider.ts';
+import { decideOnSession } from './session-lifecycle.ts';
+import { refreshDue, type SessionCommand } from './session.decider.ts';
 import { findSessionByTokenHash, heldSessionByTokenHash } from './session-queries.ts';
 
 export interface CurrentSession {
@@ -59,19 +58,19 @@ export function sessionAnswerJson(current: CurrentSession): string {
   return facts.answer.json;
 }
 
-/** Decides one command on a session stream and commits what it produces. */
+/** Decides one command on a session's stream (and the user's session index) through the command handler. */
 export async function runSessionCommand(
   ctx: ApiContext,
-  request: FastifyRequest,
+  request: RequestMetadata,
   sessionId: string,
   command: SessionCommand,
-  actorId: string | null,
-): Promise<ReturnType<typeof decideSession>> {
-  const streamId = streams.session(sessionId);
-  const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
-  const events = decideSession(command, state);
-  await commit(ctx, [streamWrite(streamId, version, events, eventMetadata(request, ctx.clock(), actorId))]);
-  return events;
+  options: { actorId: string | null; settle?: Settlement },
+): Promise<Awaited<ReturnType<typeof decideOnSession>>> {
+  const { result } = await ctx.commands.handle(
+    { request, actorId: options.actorId, serialize: [streams.session(sessionId)], settle: options.settle ?? 'write' },
+    (unit) => decideOnSession(unit, sessionId, command),
+  );
+  return result;
 }
 
 type ResolveOptions = { readonly refresh: boolean };
@@ -135,19 +134,21 @@ async function settleSession(
   const now = ctx.clock();
   // The expiry check and the refresh rule both need it, on every request.
   const { expiresAtMs } = factsOf(found.session);
-  if (expiresAtMs <= now.getTime()) {
-    await runSessionCommand(ctx, request, found.session.id, { type: 'expire', now }, null).catch((error: unknown) => {
-      if (!(error instanceof WrongExpectedVersionError)) throw error;
-    });
+  const notASession = (): null => {
     if (presented.via === 'cookie') clearSessionCookies(reply, ctx.cookies);
     return null;
+  };
+  if (expiresAtMs <= now.getTime()) {
+    await runSessionCommand(ctx, requestMetadataOf(request), found.session.id, { type: 'expire', now }, { actorId: null });
+    return notASession();
   }
   let session = found.session;
   if (refreshWanted(ctx, presented, session, expiresAtMs, now, options)) {
+    let events: Awaited<ReturnType<typeof runSessionCommand>>;
     try {
-      const events = await runSessionCommand(
+      events = await runSessionCommand(
         ctx,
-        request,
+        requestMetadataOf(request),
         session.id,
         {
           type: 'refresh',
@@ -155,16 +156,17 @@ async function settleSession(
           expiresInSeconds: ctx.config.session.expiresInSeconds,
           updateAgeSeconds: ctx.config.session.updateAgeSeconds,
         },
-        session.userId,
+        { actorId: session.userId },
       );
-      const refreshed = events.find((e) => e.type === 'session.refreshed.v1');
-      if (refreshed) {
-        session = { ...session, expiresAt: refreshed.data.expiresAt, updatedAt: now.toISOString() };
-        setSessionCookie(reply, ctx.cookies, presented.token, { dontRemember: false });
-      }
     } catch (error) {
-      // Another request refreshed (or ended) it first; what we read is still a valid answer.
-      if (!(error instanceof WrongExpectedVersionError) && !(error instanceof DomainError)) throw error;
+      // The session's own stream says it has ended (or expired) meanwhile: that, not the read, is the answer.
+      if (error instanceof DomainError && (error.code === 'SESSION_NOT_FOUND' || error.code === 'SESSION_EXPIRED')) return notASession();
+      throw error;
+    }
+    const refreshed = events.find((e) => e.type === 'session.refreshed.v1');
+    if (refreshed) {
+      session = { ...session, expiresAt: refreshed.data.expiresAt, updatedAt: now.toISOString() };
+      setSessionCookie(reply, ctx.cookies, presented.token, { dontRemember: false });
     }
   }
   return { token: presented.token, tokenHash, presented, session, user: found.user };

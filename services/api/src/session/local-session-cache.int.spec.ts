@@ -140,12 +140,8 @@ describeWithRedis('local session cache (real Redis, tracking invalidations)', ()
     await writer.set(key, JSON.stringify(cachedSession('Dee')));
     await cache.lookup(key, load, decode);
     // Cut the subscriber's connection from the server side, as a Redis failover would.
-    const clients = String(await writer.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-    const id = clients
-      .split('\n')
-      .find((line) => line.includes(` name=${cache.subscriberName} `))
-      ?.match(/id=(\d+)/)?.[1];
-    expect(id).toBeDefined();
+    const id = cache.trackingTarget;
+    expect(id).not.toBeNull();
     loads = [];
     await writer.call('CLIENT', 'KILL', 'ID', id!);
     await waitFor(() => !cache.isLive, { timeoutMs: 5000, message: 'the cache to notice' });
@@ -162,5 +158,41 @@ describeWithRedis('local session cache (real Redis, tracking invalidations)', ()
       timeoutMs: 5000,
       message: 'the re-armed channel to invalidate',
     });
+  });
+
+  it('aims tracking at its own reconnected subscriber, never at a half-open connection that had its name', async () => {
+    const key = `${keyPrefix}impostor`;
+    const killed = cache.trackingTarget!;
+    const names = String(await writer.call('CLIENT', 'LIST', 'ID', killed));
+    const oldName = /name=(\S+)/.exec(names)![1]!;
+    // A connection the server still lists under the subscriber's old name, subscribed, whose reads nobody
+    // makes: what a half-open connection looks like from the server after a network failure.
+    const impostor = createRedisClient(url, { name: oldName, protocol: 2 });
+    const impostorId = String(await impostor.call('CLIENT', 'ID'));
+    await impostor.subscribe('__redis__:invalidate');
+    try {
+      await writer.call('CLIENT', 'KILL', 'ID', killed);
+      await waitFor(() => cache.isLive && cache.trackingTarget !== killed, { timeoutMs: 10_000, message: 'the cache to re-arm' });
+      expect(cache.trackingTarget).not.toBe(impostorId);
+      await writer.set(key, JSON.stringify(cachedSession('Ivy')));
+      expect((await cache.lookup(key, load, decode))?.user.name).toBe('Ivy');
+      await writer.set(key, JSON.stringify(cachedSession('Ivy 2')));
+      await waitFor(async () => (await cache.lookup(key, load, decode))?.user.name === 'Ivy 2', {
+        timeoutMs: 5000,
+        message: 'the invalidation to reach this process, not the impostor',
+      });
+    } finally {
+      impostor.disconnect();
+    }
+  });
+
+  it('hears a round trip only after every invalidation Redis had queued before it', async () => {
+    const key = `${keyPrefix}round-trip`;
+    await writer.set(key, JSON.stringify(cachedSession('Rory')));
+    await cache.lookup(key, load, decode);
+    expect(cache.size).toBeGreaterThan(0);
+    await writer.del(key);
+    expect(await cache.roundTrip()).toBe(true);
+    expect(cache.held(key)).toBeUndefined();
   });
 });

@@ -17,13 +17,18 @@ interface Read {
 
 export interface LocalSessionCacheOptions {
   readonly redisUrl: string;
-  /** The session keys' common prefix (`<REDIS_KEY_PREFIX>session:`): Redis reports changes under it. */
+  /** The prefix of every session key (`<REDIS_KEY_PREFIX>session:`): Redis reports changes under it. */
   readonly keyPrefix: string;
   readonly maxEntries: number;
   /** A backstop only: an entry is dropped the moment Redis reports its key changed. */
   readonly ttlMs: number;
+  /** How often tracking is checked to still point at this process's subscriber. */
+  readonly verifyIntervalMs?: number;
   readonly log: Logger;
 }
+
+const DEFAULT_VERIFY_INTERVAL_MS = 250;
+const ROUND_TRIP_TIMEOUT_MS = 1000;
 
 /**
  * get-session's cached answers held in the api process, so a hit costs no network round trip. Redis keeps
@@ -34,9 +39,11 @@ export interface LocalSessionCacheOptions {
  *
  * The push channel is two connections: one subscribed to the invalidation channel (RESP2, where ioredis
  * delivers them), one that turns tracking on and redirects it there. Unless both are up and tracking is
- * known to be armed, nothing is served from or kept in the process: every read goes to Redis as before.
- * The projector's checkpoint notices are heard on the subscriber connection too (`listen`), so that they
- * arrive in order with the invalidations.
+ * known to be armed at this very subscriber connection, nothing is served from or kept in the process:
+ * every read goes to Redis. The subscriber gets a name of its own at every connection, so that arming can
+ * never aim at a half-open connection the server still lists under an old name; and tracking is checked
+ * every `verifyIntervalMs` (a redirect whose target went away shows as `broken_redirect`, which RESP2
+ * clients are not told of otherwise). A broken channel empties the cache at once.
  */
 export class LocalSessionCache {
   private readonly entries = new Map<string, Entry>();
@@ -46,17 +53,29 @@ export class LocalSessionCache {
   private live = false;
   private closed = false;
   private invalidations = 0;
-  /** The subscriber connection's client name, unique to this process. */
-  readonly subscriberName = `portcullis-api-invalidations-${randomBytes(6).toString('hex')}`;
+  private subscriberId: string | null = null;
   private readonly subscriber: Redis;
   private readonly tracker: Redis;
   private readonly listeners = new Map<string, (payload: string) => void>();
+  private readonly roundTrips = new Map<string, () => void>();
+  /** Where this process's round trips travel (see `roundTrip`). */
+  private readonly roundTripChannel: string;
+  private readonly verifier: NodeJS.Timeout;
+  private readonly instance = randomBytes(6).toString('hex');
+  private connections = 0;
 
   constructor(private readonly options: LocalSessionCacheOptions) {
-    this.subscriber = createRedisClient(options.redisUrl, { name: this.subscriberName, protocol: 2 });
+    this.roundTripChannel = `${options.keyPrefix}round-trip:${this.instance}`;
+    this.subscriber = createRedisClient(options.redisUrl, { name: this.nextSubscriberName(), protocol: 2 });
     this.tracker = createRedisClient(options.redisUrl, { name: 'portcullis-api-tracking' });
     this.subscriber.on('messageBuffer', (channel: Buffer, message: unknown) => {
       const name = channel.toString();
+      if (name === this.roundTripChannel) {
+        const nonce = String(message);
+        this.roundTrips.get(nonce)?.();
+        this.roundTrips.delete(nonce);
+        return;
+      }
       if (name !== INVALIDATION_CHANNEL) {
         this.listeners.get(name)?.(String(message));
         return;
@@ -65,14 +84,20 @@ export class LocalSessionCache {
       if (!Array.isArray(message)) this.forgetAll();
       else for (const key of message) this.invalidate(String(key));
     });
+    // Each new connection of the subscriber introduces itself under a name no earlier connection had.
+    this.subscriber.on('close', () => {
+      this.subscriber.options.connectionName = this.nextSubscriberName();
+    });
     for (const connection of [this.subscriber, this.tracker]) {
       connection.on('close', () => this.forgetAll());
       connection.on('ready', () => void this.arm());
       connection.on('error', () => {});
     }
-    this.subscriber.subscribe(INVALIDATION_CHANNEL).catch((error: unknown) => {
+    this.subscriber.subscribe(INVALIDATION_CHANNEL, this.roundTripChannel).catch((error: unknown) => {
       options.log.warn({ err: error }, 'session cache invalidations: subscribe failed');
     });
+    this.verifier = setInterval(() => void this.verify(), options.verifyIntervalMs ?? DEFAULT_VERIFY_INTERVAL_MS);
+    this.verifier.unref();
   }
 
   /**
@@ -84,6 +109,28 @@ export class LocalSessionCache {
   async listen(channel: string, onMessage: (payload: string) => void): Promise<void> {
     this.listeners.set(channel, onMessage);
     await this.subscriber.subscribe(channel);
+  }
+
+  /**
+   * Resolves once every invalidation of a write Redis had applied when this was called has been received:
+   * a message published now travels behind them on the subscriber connection. False if the channel is down.
+   */
+  async roundTrip(): Promise<boolean> {
+    if (!this.live) return false;
+    const epoch = this.epoch;
+    const nonce = randomBytes(8).toString('hex');
+    const heard = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.roundTrips.delete(nonce);
+        resolve(false);
+      }, ROUND_TRIP_TIMEOUT_MS);
+      this.roundTrips.set(nonce, () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    await this.tracker.publish(this.roundTripChannel, nonce).catch(() => {});
+    return (await heard) && this.live && epoch === this.epoch;
   }
 
   /** The answer held in the process for `key`, if it holds a fresh one (a stale one is dropped); never a read of Redis. */
@@ -129,15 +176,32 @@ export class LocalSessionCache {
     return this.invalidations;
   }
 
-  /** True once invalidations are known to flow, so entries are kept. */
+  /** True once invalidations are known to flow to this process, so entries are kept. */
   get isLive(): boolean {
     return this.live;
   }
 
+  /** The client id of the subscriber connection tracking is redirected to (for operators and tests). */
+  get trackingTarget(): string | null {
+    return this.live ? this.subscriberId : null;
+  }
+
+  /** Drops every entry (a generation switch made them useless), keeping the channel as it is. */
+  clear(): void {
+    this.entries.clear();
+    this.epoch += 1;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.verifier);
     this.forgetAll();
     await Promise.all([this.subscriber, this.tracker].map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  private nextSubscriberName(): string {
+    this.connections += 1;
+    return `portcullis-api-invalidations-${this.instance}-${this.connections}`;
   }
 
   private keep(key: string, value: CachedSession, now: number): void {
@@ -172,9 +236,10 @@ export class LocalSessionCache {
     this.forgetAll();
     if (this.closed || this.subscriber.status !== 'ready' || this.tracker.status !== 'ready') return;
     const epoch = this.epoch;
+    const name = this.subscriber.options.connectionName;
     try {
       const clients = String(await this.tracker.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-      const line = clients.split('\n').find((l) => l.includes(` name=${this.subscriberName} `));
+      const line = clients.split('\n').find((l) => l.includes(` name=${name} `));
       const id = line ? /(?:^|\s)id=(\d+)/.exec(line)?.[1] : undefined;
       if (!line || !id || !/ sub=[1-9]/.test(line)) {
         // Subscribed a moment from now: the subscription's confirmation comes on its own connection.
@@ -184,10 +249,37 @@ export class LocalSessionCache {
       // Off first: a redirect to a subscriber connection that has since been replaced must not linger.
       await this.tracker.call('CLIENT', 'TRACKING', 'OFF');
       await this.tracker.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', id, 'BCAST', 'PREFIX', this.options.keyPrefix);
-      if (epoch === this.epoch && !this.closed) this.live = true;
+      this.subscriberId = id;
+      if (epoch === this.epoch && !this.closed && (await this.trackingProblem(id)) === null) this.live = true;
     } catch (error) {
       this.options.log.warn({ err: error }, 'session cache invalidations: arming tracking failed; reading Redis every time');
       setTimeout(() => void this.arm(), 1000).unref();
     }
+  }
+
+  /** Checks that tracking is on, in broadcast mode, redirected to the subscriber, and not broken. */
+  private async verify(): Promise<void> {
+    if (!this.live || this.closed) return;
+    const id = this.subscriberId;
+    try {
+      const problem = id === null ? 'no subscriber' : await this.trackingProblem(id);
+      if (problem === null || !this.live) return;
+      this.options.log.warn({ problem }, 'session cache invalidations stopped; emptying the cache and arming again');
+    } catch {
+      return; // The tracker connection is failing; its `close` empties the cache.
+    }
+    this.forgetAll();
+    void this.arm();
+  }
+
+  private async trackingProblem(subscriberId: string): Promise<string | null> {
+    const info = (await this.tracker.call('CLIENT', 'TRACKINGINFO')) as unknown[];
+    const fields = new Map<string, unknown>();
+    for (let i = 0; i + 1 < info.length; i += 2) fields.set(String(info[i]), info[i + 1]);
+    const flags = ((fields.get('flags') as unknown[] | undefined) ?? []).map(String);
+    if (!flags.includes('on') || !flags.includes('bcast')) return `tracking is ${flags.join(',') || 'off'}`;
+    if (flags.includes('broken_redirect')) return 'the redirect target went away';
+    if (String(fields.get('redirect')) !== subscriberId) return `redirected to ${String(fields.get('redirect'))}, not ${subscriberId}`;
+    return null;
   }
 }

@@ -2,6 +2,7 @@ import type { CachedSession } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { isoTime } from '../read-model.ts';
+import { sessionFromLog } from './session-log.ts';
 
 
 interface SessionRow {
@@ -59,26 +60,44 @@ function withSelection(cached: CachedSession): CachedSession {
   return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
 }
 
-/** The `{session, user}` for a token hash if this process holds it (the in-process session cache), else undefined. */
+/**
+ * The `{session, user}` for a token hash if this process holds it (the in-process session cache) and that
+ * cache may be believed now (see ReadModelProgress), else undefined.
+ */
 export function heldSessionByTokenHash(ctx: ApiContext, tokenHash: string): CachedSession | undefined {
-  return ctx.cache?.local?.held(ctx.cache.keys.session(tokenHash));
+  const local = ctx.cache?.local;
+  if (!local || !ctx.progress.trusted('held')) return undefined;
+  const keys = ctx.progress.redisKeys;
+  return keys ? local.held(keys.session(tokenHash)) : undefined;
 }
 
 /**
- * The `{session, user}` for a token hash: from the Redis cache when there is one, else from the read model.
- * A cache miss or a cache failure falls through to Postgres, which is always complete.
+ * The `{session, user}` for a token hash. A read model answers only while it may be believed (it is
+ * close enough behind the log: see ReadModelProgress); Redis first, then the session table. When none may
+ * be believed, or the one asked does not hold the session, the log answers (`sessionFromLog`): a session
+ * appended a moment ago is found, and one ended is never brought back by a read model that missed it.
  */
 export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
-  if (ctx.cache) {
+  const keys = ctx.progress.redisKeys;
+  if (ctx.cache && keys && ctx.progress.trusted('redis')) {
     try {
-      const { redis, keys, local } = ctx.cache;
+      const { redis, local } = ctx.cache;
       const key = keys.session(tokenHash);
       const cached = local ? await local.lookup(key, (k) => redis.get(k), decodeCached) : decodeCached(await redis.get(key));
-      if (cached) return cached;
+      // A miss in a cache this current is not "no session" yet: only the log can say that.
+      return cached ?? (await sessionFromLog(ctx, tokenHash));
     } catch (error) {
       ctx.log.warn({ err: error }, 'session cache read failed; reading Postgres');
     }
   }
+  if (ctx.progress.trusted('sessions')) {
+    const found = await sessionFromTable(ctx, tokenHash);
+    if (found) return found;
+  }
+  return sessionFromLog(ctx, tokenHash);
+}
+
+async function sessionFromTable(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT ${sessionColumns},
            u.id AS u_id, u.email AS u_email, u.name AS u_name, u.image AS u_image,
@@ -115,13 +134,6 @@ export async function listUserSessions(ctx: ApiContext, userId: string, now: Dat
     WHERE s."userId" = ${userId} AND s."expiresAt" > ${sql.timestamp(now)}
     ORDER BY s."createdAt" DESC, s.id`)) as readonly (SessionRow & { token_hash: string })[];
   return rows.map((row) => ({ session: toSession(row), tokenHash: row.token_hash }));
-}
-
-/** Session ids of all of a user's sessions that are still in the read model. */
-export async function userSessionIds(ctx: ApiContext, userId: string): Promise<string[]> {
-  return [
-    ...((await ctx.pool.anyFirst(sql.unsafe`SELECT id FROM session WHERE "userId" = ${userId} ORDER BY id`)) as readonly string[]),
-  ];
 }
 
 export async function sessionIdByTokenHash(ctx: ApiContext, tokenHash: string): Promise<string | null> {

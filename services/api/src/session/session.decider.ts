@@ -1,28 +1,47 @@
-import { DomainError, SessionRefreshed, SessionRevoked, type DomainEvent, type EventData } from '@portcullis/contracts';
+import {
+  DomainError,
+  SessionRefreshed,
+  SessionRevoked,
+  type DomainEvent,
+  type SessionEndReason,
+} from '@portcullis/contracts';
+import { streamModel } from '@portcullis/contracts';
 
 export type SessionState =
   | { status: 'none' }
-  | { status: 'active'; sessionId: string; userId: string; expiresAt: string }
-  | { status: 'ended'; sessionId: string; userId: string };
+  | { status: 'active'; sessionId: string; userId: string; tokenHash: string; expiresAt: string }
+  | { status: 'ended'; sessionId: string; userId: string; tokenHash: string | null };
 
 export const initialSessionState = (): SessionState => ({ status: 'none' });
 
 export function evolveSession(state: SessionState, event: DomainEvent): SessionState {
   switch (event.type) {
     case 'session.created.v1':
-      return { status: 'active', sessionId: event.data.sessionId, userId: event.data.userId, expiresAt: event.data.expiresAt };
+      return {
+        status: 'active',
+        sessionId: event.data.sessionId,
+        userId: event.data.userId,
+        tokenHash: event.data.tokenHash,
+        expiresAt: event.data.expiresAt,
+      };
     case 'session.refreshed.v1':
       return state.status === 'active' ? { ...state, expiresAt: event.data.expiresAt } : state;
-    case 'session.revoked.v1':
-      return state.status === 'none' ? state : { status: 'ended', sessionId: state.sessionId, userId: state.userId };
+    case 'session.revoked.v2':
+      return state.status === 'none'
+        ? state
+        : { status: 'ended', sessionId: state.sessionId, userId: state.userId, tokenHash: state.tokenHash };
     default:
       return state;
   }
 }
 
+/** The session stream `session-<sessionId>` as commands fold it. */
+export const sessionModel = streamModel('session', 1, initialSessionState, evolveSession);
+
 export type SessionCommand =
   | { type: 'refresh'; now: Date; expiresInSeconds: number; updateAgeSeconds: number }
-  | { type: 'revoke'; byUserId: string; reason: EventData<'session.revoked.v1'>['reason'] }
+  /** The owner (or whoever acts for the owner) ends it: someone else's session is left alone. */
+  | { type: 'revoke'; byUserId: string; reason: SessionEndReason }
   | { type: 'expire'; now: Date };
 
 /**
@@ -64,15 +83,22 @@ export function decideSession(command: SessionCommand, state: SessionState): Ses
       if (state.status !== 'active') return [];
       // Someone else's session is answered as if it were absent: better-auth's revoke-session says status true.
       if (state.userId !== command.byUserId) return [];
-      return [SessionRevoked({ sessionId: state.sessionId, userId: state.userId, reason: command.reason })];
+      return [revocationOf(state, command.reason)];
     }
     case 'expire': {
       if (state.status !== 'active' || Date.parse(state.expiresAt) > command.now.getTime()) return [];
-      return [SessionRevoked({ sessionId: state.sessionId, userId: state.userId, reason: 'expired' })];
+      return [revocationOf(state, 'expired')];
     }
     default: {
       const unreachable: never = command;
       return unreachable;
     }
   }
+}
+
+export function revocationOf(
+  session: { sessionId: string; userId: string; tokenHash: string | null },
+  reason: SessionEndReason,
+): ReturnType<typeof SessionRevoked> {
+  return SessionRevoked({ sessionId: session.sessionId, userId: session.userId, tokenHash: session.tokenHash, reason });
 }

@@ -40,7 +40,7 @@ describe('session decider', () => {
 
   it('refuses to refresh a session that does not exist or has ended', () => {
     given([]).when(refresh('2026-01-02T00:00:00.000Z')).thenFails('SESSION_NOT_FOUND');
-    given([created, SessionRevoked({ sessionId: 's1', userId: 'u1', reason: 'signed_out' })])
+    given([created, SessionRevoked({ sessionId: 's1', userId: 'u1', tokenHash: 'a'.repeat(64), reason: 'signed_out' })])
       .when(refresh('2026-01-02T00:00:00.000Z'))
       .thenFails('SESSION_NOT_FOUND');
   });
@@ -48,7 +48,7 @@ describe('session decider', () => {
   it("revokes the owner's session", () => {
     given([created])
       .when({ type: 'revoke', byUserId: 'u1', reason: 'revoked' })
-      .then([SessionRevoked({ sessionId: 's1', userId: 'u1', reason: 'revoked' })]);
+      .then([SessionRevoked({ sessionId: 's1', userId: 'u1', tokenHash: 'a'.repeat(64), reason: 'revoked' })]);
   });
 
   it("leaves another user's session alone, without telling the caller it exists", () => {
@@ -56,7 +56,7 @@ describe('session decider', () => {
   });
 
   it('ends a session once: revoking again decides nothing', () => {
-    given([created, SessionRevoked({ sessionId: 's1', userId: 'u1', reason: 'signed_out' })])
+    given([created, SessionRevoked({ sessionId: 's1', userId: 'u1', tokenHash: 'a'.repeat(64), reason: 'signed_out' })])
       .when({ type: 'revoke', byUserId: 'u1', reason: 'revoked_all' })
       .then([]);
   });
@@ -65,6 +65,6 @@ describe('session decider', () => {
     given([created]).when({ type: 'expire', now: new Date('2026-01-07T23:59:59.999Z') }).then([]);
     given([created])
       .when({ type: 'expire', now: new Date('2026-01-08T00:00:00.000Z') })
-      .then([SessionRevoked({ sessionId: 's1', userId: 'u1', reason: 'expired' })]);
+      .then([SessionRevoked({ sessionId: 's1', userId: 'u1', tokenHash: 'a'.repeat(64), reason: 'expired' })]);
   });
 });

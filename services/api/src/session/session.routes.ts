@@ -6,15 +6,12 @@ import {
   revokeSessionBodySchema,
   streams,
   updateSessionBodySchema,
-  type EventData,
 } from '@portcullis/contracts';
-import { hashToken, type StreamWrite } from '@portcullis/platform';
-import { commit, withRetryOnConflict } from '../commit.ts';
+import { hashToken, sessionIdForTokenHash } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
-import { loadStream, streamWrite } from '../write-model.ts';
 import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
 import {
   requireSession,
@@ -24,29 +21,25 @@ import {
   sessionAnswerJson,
   type CurrentSession,
 } from './current-session.ts';
-import { decideSession, evolveSession, initialSessionState } from './session.decider.ts';
-import { listUserSessions, sessionIdByTokenHash, userSessionIds } from './session-queries.ts';
+import { decideOnSession, endAllSessions } from './session-lifecycle.ts';
+import { listUserSessions, sessionIdByTokenHash } from './session-queries.ts';
 
-type EndReason = EventData<'session.revoked.v1'>['reason'];
-
-/** Ends several sessions of one user in one atomic append. */
-async function endSessions(
-  ctx: ApiContext,
-  request: FastifyRequest,
-  sessionIds: readonly string[],
-  byUserId: string,
-  reason: EndReason,
-): Promise<void> {
-  await withRetryOnConflict(async () => {
-    const metadata = eventMetadata(request, ctx.clock(), byUserId);
-    const writes: StreamWrite[] = [];
-    for (const sessionId of sessionIds) {
-      const streamId = streams.session(sessionId);
-      const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
-      writes.push(streamWrite(streamId, version, decideSession({ type: 'revoke', byUserId, reason }, state), metadata));
-    }
-    await commit(ctx, writes);
-  });
+/**
+ * Ends one of the caller's sessions by its token's hash: the session's stream is named by the hash (see
+ * `sessionIdForTokenHash`); a session from before that rule is found through the session table.
+ */
+async function endSessionByTokenHash(ctx: ApiContext, request: FastifyRequest, tokenHash: string, byUserId: string): Promise<void> {
+  const derived = sessionIdForTokenHash(tokenHash);
+  await ctx.commands.handle(
+    { request: requestMetadataOf(request), actorId: byUserId, serialize: [streams.session(derived)], settle: 'revocation' },
+    async (unit) => {
+      const own = await decideOnSession(unit, derived, { type: 'revoke', byUserId, reason: 'revoked' });
+      if (own.length > 0) return;
+      const legacy = await sessionIdByTokenHash(ctx, tokenHash);
+      // Unknown or someone else's: nothing happens, and the caller is told success, as better-auth answers.
+      if (legacy && legacy !== derived) await decideOnSession(unit, legacy, { type: 'revoke', byUserId, reason: 'revoked' });
+    },
+  );
 }
 
 /**
@@ -94,13 +87,10 @@ export function sessionRoutes(ctx: ApiContext) {
     app.post('/sign-out', async (request, reply) => {
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (current) {
-        await runSessionCommand(
-          ctx,
-          request,
-          current.session.id,
-          { type: 'revoke', byUserId: current.user.id, reason: 'signed_out' },
-          current.user.id,
-        );
+        await runSessionCommand(ctx, requestMetadataOf(request), current.session.id, { type: 'revoke', byUserId: current.user.id, reason: 'signed_out' }, {
+          actorId: current.user.id,
+          settle: 'revocation',
+        });
       }
       clearSessionCookies(reply, ctx.cookies);
       return { success: true };
@@ -122,24 +112,29 @@ export function sessionRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const { token } = parseBody(revokeSessionBodySchema, request.body);
       const tokenHash = /^[0-9a-f]{64}$/.test(token) ? token : hashToken(token);
-      const sessionId = await sessionIdByTokenHash(ctx, tokenHash);
-      // Unknown or someone else's: status true and nothing happens, as better-auth answers.
-      if (sessionId) await endSessions(ctx, request, [sessionId], current.user.id, 'revoked');
+      await endSessionByTokenHash(ctx, request, tokenHash, current.user.id);
       if (tokenHash === current.tokenHash) clearSessionCookies(reply, ctx.cookies);
       return { status: true };
     });
 
     app.post('/revoke-sessions', async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      await endSessions(ctx, request, await userSessionIds(ctx, current.user.id), current.user.id, 'revoked_all');
+      const userId = current.user.id;
+      await ctx.commands.handle(
+        { request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
+        (unit) => endAllSessions(unit, userId, 'revoked_all'),
+      );
       clearSessionCookies(reply, ctx.cookies);
       return { status: true };
     });
 
     app.post('/revoke-other-sessions', async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      const others = (await userSessionIds(ctx, current.user.id)).filter((id) => id !== current.session.id);
-      await endSessions(ctx, request, others, current.user.id, 'revoked_others');
+      const userId = current.user.id;
+      await ctx.commands.handle(
+        { request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
+        (unit) => endAllSessions(unit, userId, 'revoked_others', { except: current.session.id }),
+      );
       return { status: true };
     });
 

@@ -22,23 +22,7 @@ export function createRedisClient(
   });
 }
 
-/** The keys of the session cache, in one place for the projection that writes them and the api that reads them. */
-export function sessionCacheKeys(prefix: string) {
-  return {
-    session: (tokenHash: string) => `${prefix}session:${tokenHash}`,
-    sessionToken: (sessionId: string) => `${prefix}session-token:${sessionId}`,
-    user: (userId: string) => `${prefix}user:${userId}`,
-    userSessions: (userId: string) => `${prefix}user-sessions:${userId}`,
-    /** Token hashes of the cached sessions whose active organization (or team) this is: who to clear when it goes. */
-    organizationSessions: (organizationId: string) => `${prefix}organization-sessions:${organizationId}`,
-    teamSessions: (teamId: string) => `${prefix}team-sessions:${teamId}`,
-    checkpoint: (projection: string) => `${prefix}checkpoint:${projection}`,
-    /** Pub/sub channel: `<projection>:<position>` each time a Redis projection's checkpoint moves. */
-    checkpointChannel: `${prefix}checkpoints`,
-    all: `${prefix}*`,
-  } as const;
-}
-export type SessionCacheKeys = ReturnType<typeof sessionCacheKeys>;
+export * from './session-cache-layout.ts';
 
 /** Deletes every key matching a glob with SCAN and UNLINK, so a shared Redis is never blocked; returns the count. */
 export async function deleteKeysMatching(redis: Redis, pattern: string): Promise<number> {
@@ -55,4 +39,18 @@ export async function deleteKeysMatching(redis: Redis, pattern: string): Promise
 /** Deletes every key under a prefix, taken literally (glob characters in it are escaped). */
 export function deleteKeysWithPrefix(redis: Redis, prefix: string): Promise<number> {
   return deleteKeysMatching(redis, `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`);
+}
+
+/**
+ * The session cache needs Redis to keep what it was given until it expires: every key the projection
+ * writes has an expiry, but the pointer to the served generation and its checkpoint have none, and an
+ * eviction of either (or of an index set) would make the cache forget what it has applied. Only
+ * `noeviction` promises that; memory is bounded by the keys' expiries instead. Answers what is wrong, or
+ * null. INFO rather than CONFIG GET, which managed Redis services often refuse.
+ */
+export async function sessionCacheEvictionProblem(redis: Pick<Redis, 'info'>): Promise<string | null> {
+  const info = await redis.info('memory');
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (policy === undefined || policy === 'noeviction') return null;
+  return `Redis evicts keys (maxmemory-policy ${policy}); the session cache needs maxmemory-policy noeviction, so that it never silently forgets what it has applied. Set it (CONFIG SET maxmemory-policy noeviction, or in redis.conf) or run without REDIS_URL.`;
 }

@@ -34,3 +34,12 @@ export function constantTimeEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'utf8');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/**
+ * A session's id, derived from its token's hash: get-session can then find a session's own stream on the
+ * log from the token alone, when no read model holds it. One-way like the hash, so an id shown to a
+ * client or an auditor gives nothing towards the token.
+ */
+export function sessionIdForTokenHash(tokenHash: string): string {
+  return hash('sha256', `portcullis/session-id/${tokenHash}`, 'hex').slice(0, 32);
+}

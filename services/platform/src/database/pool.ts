@@ -45,3 +45,12 @@ function withSessionSetting(databaseUrl: string, name: string, value: string): s
   url.searchParams.set('options', `${existing ? `${existing} ` : ''}-c ${name}=${value}`);
   return url.toString();
 }
+
+/**
+ * A piece of SQL taken as it is: only for text the database itself wrote (`pg_get_indexdef`,
+ * `pg_get_constraintdef`), never for anything a caller supplied.
+ */
+export function sqlFromCatalog(text: string): ReturnType<typeof slonikSql.fragment> {
+  const parts = Object.freeze(Object.assign([text], { raw: Object.freeze([text]) }));
+  return slonikSql.fragment(parts as unknown as TemplateStringsArray);
+}

@@ -82,6 +82,10 @@ export interface EventStore {
   /** Events after a global position, in position order. */
   readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]>;
   headPosition(): Promise<number>;
+  /** The id every copy of this log shares, written once when the log was created (caches carry it). */
+  logId(): Promise<string>;
+  /** The id of the event at a global position, or null where there is none: tells one history from another. */
+  eventIdAt(position: number): Promise<string | null>;
   /**
    * A counter that moves on every append this process hears of. Read it before reading the log, then
    * `waitForAppend(generation, …)` returns at once if an append came in between, so no wake-up is missed.

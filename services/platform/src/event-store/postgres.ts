@@ -74,6 +74,7 @@ const STATEMENTS = {
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
   },
   headPosition: { name: 'portcullis_head_position', text: 'SELECT position FROM event_log_head' },
+  eventIdAt: { name: 'portcullis_event_id_at', text: 'SELECT event_id FROM events WHERE position = $1' },
 } as const;
 
 export interface PostgresEventStoreOptions {
@@ -186,6 +187,23 @@ export class PostgresEventStore implements EventStore {
   async headPosition(): Promise<number> {
     const [row] = await this.rows<{ position: string }>(STATEMENTS.headPosition, []);
     return Number(row!.position);
+  }
+
+  private logIdentity: Promise<string> | null = null;
+
+  logId(): Promise<string> {
+    this.logIdentity ??= this.pool.query<{ id: string }>('SELECT id FROM event_log_identity').then((result) => {
+      const id = result.rows[0]?.id;
+      if (!id) throw new Error('the event log has no identity row (migrations not run?)');
+      return id;
+    });
+    this.logIdentity.catch(() => (this.logIdentity = null));
+    return this.logIdentity;
+  }
+
+  async eventIdAt(position: number): Promise<string | null> {
+    const [row] = await this.rows<{ event_id: string }>(STATEMENTS.eventIdAt, [position]);
+    return row?.event_id ?? null;
   }
 
   appendGeneration(): number {

@@ -5,3 +5,5 @@ export * from './runner.ts';
 export * from './rebuild.ts';
 export * from './redis-target.ts';
 export * from './shared-log-reader.ts';
+export * from './projected-events.ts';
+export * from './shadow-schema.ts';

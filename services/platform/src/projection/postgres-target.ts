@@ -5,7 +5,9 @@ import {
   type ProjectedEvent,
   type ProjectionSql,
   type ProjectionTarget,
+  type ShadowTarget,
 } from './projection.ts';
+import { cloneTableInto, shadowSchemaOf } from './shadow-schema.ts';
 
 export const CHECKPOINT_CHANNEL = 'portcullis_checkpoints';
 
@@ -54,22 +56,34 @@ export function fencedOr(error: unknown, name: string, from: number): unknown {
  */
 export type CheckpointAnnouncer = (notice: string) => Promise<unknown>;
 
+/** A shadow's checkpoint row, beside the live one's. */
+function shadowCheckpointName(name: string): string {
+  return `${name}~shadow`;
+}
+
 export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
   private readonly announce: CheckpointAnnouncer | null;
   /** Where the commit itself NOTIFYs a checkpoint's move: nowhere when it is announced after the commit. */
   private readonly notifyChannel: string | null;
+  /** The checkpoint row this target moves: the projection's, or its shadow's. */
+  private readonly checkpointName: string;
+  /** For a shadow: the schema its tables are in, put first on the search path of every batch. */
+  private readonly schema: string | null;
 
   constructor(
     private readonly pool: DatabasePool,
     private readonly projection: PostgresProjection,
-    options: { announce?: CheckpointAnnouncer } = {},
+    options: { announce?: CheckpointAnnouncer; shadowSchema?: string } = {},
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
-    this.announce = options.announce ?? null;
-    this.notifyChannel = this.announce ? null : CHECKPOINT_CHANNEL;
+    this.schema = options.shadowSchema ?? null;
+    this.checkpointName = this.schema ? shadowCheckpointName(projection.name) : projection.name;
+    // A shadow is read by nobody: its progress is announced to no one.
+    this.announce = this.schema ? null : (options.announce ?? null);
+    this.notifyChannel = this.schema || this.announce ? null : CHECKPOINT_CHANNEL;
   }
 
   /** After a committed move: a lost notice costs waiting api processes their re-read interval, nothing more. */
@@ -78,11 +92,11 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   }
 
   readCheckpoint(): Promise<number> {
-    return readStoredCheckpoint(this.pool, this.name);
+    return readStoredCheckpoint(this.pool, this.checkpointName);
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const moveCheckpoint = moveStoredCheckpoint(this.name, from, to, this.notifyChannel);
+    const moveCheckpoint = moveStoredCheckpoint(this.checkpointName, from, to, this.notifyChannel);
     await this.pool.connect(async (connection) => {
       // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
       // statement (no BEGIN, no COMMIT); a second statement opens a transaction and sends it first.
@@ -92,6 +106,8 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         if (open) return;
         await connection.query(sql.unsafe`BEGIN`);
         open = true;
+        // The shadow's tables have the live ones' names: the search path makes the projection's SQL write them.
+        if (this.schema) await connection.query(sql.unsafe`SELECT set_config('search_path', ${`${quoteIdentifier(this.schema)}, public`}, true)`);
         if (held) {
           const first = held;
           held = null;
@@ -100,7 +116,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       };
       const batch: ProjectionSql = {
         query: async (query) => {
-          if (!open && held === null && combinesWithMove(query)) {
+          if (!open && held === null && this.schema === null && combinesWithMove(query)) {
             held = query;
             return;
           }
@@ -126,7 +142,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
           await connection.query(held ? sql.unsafe`WITH written AS (${held}) ${moveCheckpoint}` : moveCheckpoint);
         }
       } catch (error) {
-        throw fencedOr(error, this.name, from);
+        throw fencedOr(error, this.checkpointName, from);
       } finally {
         if (open) await connection.query(sql.unsafe`ROLLBACK`).catch(() => {});
       }
@@ -147,4 +163,59 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     });
     await this.announced(0);
   }
+
+  /**
+   * Empty copies of the projection's tables, same columns, constraints and index names, in a schema of
+   * their own, with a checkpoint row of their own at 0. Readers keep reading the live tables meanwhile.
+   */
+  async createShadow(): Promise<ShadowTarget> {
+    if (this.schema) throw new Error('a shadow has no shadow of its own');
+    const schema = shadowSchemaOf(this.name);
+    const shadowCheckpoint = shadowCheckpointName(this.name);
+    await this.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([schema])} CASCADE`);
+      await tx.query(sql.unsafe`CREATE SCHEMA ${sql.identifier([schema])}`);
+      for (const table of this.projection.tables) await cloneTableInto(tx, table, schema);
+      await tx.query(sql.unsafe`
+        INSERT INTO projection_checkpoints (name, position) VALUES (${shadowCheckpoint}, 0)
+        ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
+    });
+    const shadow = new PostgresProjectionTarget(this.pool, this.projection, { shadowSchema: schema });
+    const live = this.name;
+    const tables = this.projection.tables;
+    let promotedTo = 0;
+    return Object.assign(shadow, {
+      promote: async () => {
+        await this.pool.transaction(async (tx) => {
+          // Readers of the live tables wait for this commit (milliseconds), then read the rebuilt ones.
+          for (const table of tables) {
+            await tx.query(sql.unsafe`LOCK TABLE ${sql.identifier(['public', table])} IN ACCESS EXCLUSIVE MODE`);
+          }
+          for (const table of tables) {
+            await tx.query(sql.unsafe`DROP TABLE ${sql.identifier(['public', table])}`);
+            await tx.query(sql.unsafe`ALTER TABLE ${sql.identifier([schema, table])} SET SCHEMA public`);
+          }
+          promotedTo = Number(
+            await tx.oneFirst(sql.unsafe`
+              UPDATE projection_checkpoints AS live SET position = shadow.position, updated_at = now()
+              FROM projection_checkpoints AS shadow
+              WHERE live.name = ${live} AND shadow.name = ${shadowCheckpoint}
+              RETURNING live.position`),
+          );
+          await tx.query(sql.unsafe`DELETE FROM projection_checkpoints WHERE name = ${shadowCheckpoint}`);
+          await tx.query(sql.unsafe`DROP SCHEMA ${sql.identifier([schema])}`);
+          if (this.notifyChannel) await tx.query(sql.unsafe`SELECT pg_notify(${this.notifyChannel}, ${checkpointNotice(live, promotedTo)})`);
+        });
+        await this.announced(promotedTo);
+      },
+      discard: async () => {
+        await this.pool.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([schema])} CASCADE`);
+        await this.pool.query(sql.unsafe`DELETE FROM projection_checkpoints WHERE name = ${shadowCheckpoint}`);
+      },
+    });
+  }
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }

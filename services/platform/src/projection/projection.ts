@@ -15,10 +15,30 @@ export interface ProjectionTarget {
    */
   readonly handles?: ReadonlySet<string>;
   readCheckpoint(): Promise<number>;
-  /** Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`. */
-  applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void>;
-  /** Empties the state and sets the checkpoint to 0; the caller holds the projection's lock. */
-  reset(): Promise<void>;
+  /**
+   * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
+   * position of the log event with id `toEventId` (which may be one the projection does not handle).
+   */
+  applyBatch(events: readonly ProjectedEvent[], from: number, to: number, toEventId?: string | null): Promise<void>;
+  /** Told by its runner each time it has read the whole log: a replay that was waiting for that may finish. */
+  caughtUp?(): Promise<void>;
+  /**
+   * An empty copy beside the served state, which no reader sees, for a rebuild to replay the log into and
+   * then swap in (`ShadowTarget.promote`): a read model is never served half-replayed. Read models have one.
+   */
+  createShadow?(): Promise<ShadowTarget>;
+  /** Empties the state and sets the checkpoint to 0; the caller holds the projection's lock. For targets without a shadow. */
+  reset?(): Promise<void>;
+}
+
+export interface ShadowTarget extends ProjectionTarget {
+  /**
+   * Replaces the served state with this one, checkpoint included, atomically for readers. The caller holds
+   * the projection's lock and has brought the shadow to the head of the log.
+   */
+  promote(): Promise<void>;
+  /** Drops the shadow (a rebuild that failed or was abandoned). */
+  discard(): Promise<void>;
 }
 
 export interface ProjectedEvent {

@@ -1,7 +1,15 @@
 import type { Redis } from 'ioredis';
 import { deleteKeysMatching } from '../cache/redis.ts';
+import {
+  formatCacheCheckpoint,
+  newGenerationName,
+  parseCacheCheckpoint,
+  parsePointer,
+  type SessionCacheKeys,
+  type SessionCacheLayout,
+} from '../cache/session-cache-layout.ts';
 import { checkpointNotice } from './postgres-target.ts';
-import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
+import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget, type ShadowTarget } from './projection.ts';
 
 /**
  * What a Redis projection handler sees: reads that include the batch's own earlier writes, and writes that
@@ -9,51 +17,63 @@ import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } fro
  */
 export interface RedisBatch {
   getJson<T>(key: string): Promise<T | null>;
-  setJson(key: string, value: unknown, expireAtMs?: number): void;
+  /** `expireAtMs`: when the key expires; 'keep' keeps the expiry it had (SET's KEEPTTL); absent: none. */
+  setJson(key: string, value: unknown, expireAtMs?: number | 'keep'): void;
   getString(key: string): Promise<string | null>;
-  setString(key: string, value: string, expireAtMs?: number): void;
+  setString(key: string, value: string, expireAtMs?: number | 'keep'): void;
   delete(key: string): void;
   members(key: string): Promise<Set<string>>;
   addMember(key: string, member: string): void;
   removeMember(key: string, member: string): void;
+  /** Makes the key live at least until `atMs` (and no longer than it, if it had no expiry at all). */
+  expireNoSoonerThan(key: string, atMs: number): void;
 }
 
 export interface RedisProjection {
   readonly name: string;
-  /** A glob matching every key it owns, deleted on rebuild. */
-  readonly keyPattern: string;
-  readonly checkpointKey: string;
-  /** Where each move of the checkpoint is published, once made. */
-  readonly checkpointChannel: string;
   /** The event types it is built from (absent: every type). */
   readonly handles?: ReadonlySet<string>;
   /**
    * String keys `apply` will read for this event, fetched for the whole batch in one round trip before it
    * runs rather than one at a time. A guess: a key read but not named here is simply read then.
    */
-  readsOf?(projected: ProjectedEvent): readonly string[];
-  apply(batch: RedisBatch, projected: ProjectedEvent): Promise<void>;
+  readsOf?(projected: ProjectedEvent, keys: SessionCacheKeys): readonly string[];
+  apply(batch: RedisBatch, projected: ProjectedEvent, keys: SessionCacheKeys): Promise<void>;
+}
+
+/** How a Redis projection tells the history its checkpoint names from another one (a restored database). */
+export interface LogAnchors {
+  /** The id of the event at `position` in this log, or null when the log holds none there. */
+  eventIdAt(position: number): Promise<string | null>;
 }
 
 /** A write queued by a batch: a command on one key. */
 interface QueuedWrite {
-  readonly command: 'SET' | 'DEL' | 'SADD' | 'SREM';
+  readonly command: 'SET' | 'DEL' | 'SADD' | 'SREM' | 'EXPIRENOSOONER';
   readonly key: string;
   readonly args: readonly string[];
 }
 
 /**
  * A batch's writes and the move of its checkpoint, all or none, in one round trip. KEYS[1] is the
- * checkpoint, ARGV[1] and ARGV[2] the positions it moves from and to; then each write as its command, the
+ * checkpoint, ARGV[1] and ARGV[2] the values it moves from and to; then each write as its command, the
  * index of its key in KEYS, its argument count and its arguments. Answers 0, writing nothing, when the
- * checkpoint is not at `from`: another holder or a rebuild has moved it, so this batch is fenced off.
+ * checkpoint is not at `from`: another holder or a rebuild has moved it (or Redis lost it), so this batch
+ * is fenced off. EXPIRENOSOONER sets an expiry only where it would keep the key at least as long.
  */
 const PROJECT_BATCH_LUA = `
-if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
 local i = 3
 while i <= #ARGV do
   local count = tonumber(ARGV[i + 2])
-  redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + count))
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  if ARGV[i] == 'EXPIRENOSOONER' then
+    local at = tonumber(ARGV[i + 3])
+    local current = redis.call('PEXPIRETIME', key)
+    if current == -1 or (current >= 0 and current < at) then redis.call('PEXPIREAT', key, at) end
+  else
+    redis.call(ARGV[i], key, unpack(ARGV, i + 3, i + 2 + count))
+  end
   i = i + 3 + count
 end
 redis.call('SET', KEYS[1], ARGV[2])
@@ -63,14 +83,33 @@ return 1
 const PROJECT_BATCH_COMMAND = 'portcullisProjectBatch';
 type ProjectBatchCommand = (numberOfKeys: number, ...keysAndArgs: string[]) => Promise<number>;
 
+/** The generation a target writes, and the checkpoint value it last read or wrote there (the fence). */
+interface Writing {
+  readonly keys: SessionCacheKeys;
+  /** `current`: readers use it. `building`: a replay from the start, switched to once it reaches the head. */
+  mode: 'current' | 'building' | 'shadow';
+  stored: string;
+}
+
+/**
+ * A Redis projection's state and checkpoint, in generations (see `SessionCacheLayout`). The live target
+ * writes the generation readers use; when that is missing (Redis lost its data, or was never filled) or
+ * was built from another history (a restored database: its checkpoint names an event this log does not
+ * hold there), it replays the log into a new generation, which readers get only once it reaches the head.
+ * A rebuild (`createShadow`) replays into a new generation beside the served one and swaps it in.
+ */
 export class RedisProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
   private readonly projectBatch: ProjectBatchCommand;
+  private writing: Writing | null = null;
 
   constructor(
     private readonly redis: Redis,
     private readonly projection: RedisProjection,
+    private readonly layout: SessionCacheLayout,
+    private readonly anchors: LogAnchors,
+    private readonly shadowOf: string | null = null,
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
@@ -80,44 +119,150 @@ export class RedisProjectionTarget implements ProjectionTarget {
     this.projectBatch = command.bind(redis);
   }
 
-  async readCheckpoint(): Promise<number> {
-    return Number((await this.redis.get(this.projection.checkpointKey)) ?? 0);
+  /** The generation written now, once the checkpoint has been read. */
+  get generation(): string | null {
+    return this.writing?.keys.generation ?? null;
   }
 
-  async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
-    const { checkpointKey, checkpointChannel } = this.projection;
+  async readCheckpoint(): Promise<number> {
+    if (this.writing?.mode === 'shadow') return this.readWritingCheckpoint(this.writing);
+    const pointer = parsePointer(await this.redis.get(this.layout.pointerKey));
+    for (const [generation, mode] of [
+      [pointer.current, 'current'],
+      [pointer.building, 'building'],
+    ] as const) {
+      if (generation === null) continue;
+      const keys = this.layout.generation(generation);
+      const raw = await this.redis.get(keys.checkpoint);
+      if (raw !== null && (await this.belongsToThisLog(raw))) {
+        this.writing = { keys, mode, stored: raw };
+        return parseCacheCheckpoint(raw)!.position;
+      }
+    }
+    // Nothing usable: replay the log from its start into a generation nobody reads until it is complete.
+    const keys = this.layout.generation(newGenerationName());
+    await this.redis.set(keys.checkpoint, '0');
+    await this.redis.set(this.layout.pointerKey, JSON.stringify({ current: null, building: keys.generation }));
+    this.writing = { keys, mode: 'building', stored: '0' };
+    return 0;
+  }
+
+  async applyBatch(events: readonly ProjectedEvent[], from: number, to: number, toEventId: string | null = null): Promise<void> {
+    const writing = this.writing;
+    if (!writing || parseCacheCheckpoint(writing.stored)?.position !== from) throw new CheckpointFencedError(this.name, from);
+    const { keys } = writing;
     // Reads need no fence of their own: a holder that wrote since must have moved the checkpoint too.
-    const batch = new OverlayBatch(this.redis, await this.prefetch(events));
-    for (const projected of events) await this.projection.apply(batch, projected);
-    const keys = [checkpointKey];
+    const batch = new OverlayBatch(this.redis, await this.prefetch(events, keys));
+    for (const projected of events) await this.projection.apply(batch, projected, keys);
+    const next = formatCacheCheckpoint(to, toEventId);
+    const scriptKeys = [keys.checkpoint];
     const keyIndex = new Map<string, number>();
-    const args = [String(from), String(to)];
+    const args = [writing.stored, next];
     for (const write of batch.writes) {
       let index = keyIndex.get(write.key);
       if (index === undefined) {
-        index = keys.push(write.key);
+        index = scriptKeys.push(write.key);
         keyIndex.set(write.key, index);
       }
       args.push(write.command, String(index), String(write.args.length), ...write.args);
     }
-    if ((await this.projectBatch(keys.length, ...keys, ...args)) !== 1) throw new CheckpointFencedError(this.name, from);
+    if ((await this.projectBatch(scriptKeys.length, ...scriptKeys, ...args)) !== 1) {
+      this.writing = null;
+      throw new CheckpointFencedError(this.name, from);
+    }
+    writing.stored = next;
     // Only once the script has answered: Redis pushes the tracking invalidations of the batch's keys before
     // that answer, so an api holding session answers in process has dropped the stale ones before it hears
     // the checkpoint moved. Published within the script, the notice would overtake them.
-    await this.redis.publish(checkpointChannel, checkpointNotice(this.name, to));
+    if (writing.mode !== 'shadow') await this.redis.publish(this.layout.checkpointChannel, this.notice(to));
   }
 
-  private async prefetch(events: readonly ProjectedEvent[]): Promise<Map<string, string | null>> {
-    const keys = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected) ?? []))];
-    if (keys.length === 0) return new Map();
-    const values = await this.redis.mget(keys);
-    return new Map(keys.map((key, i) => [key, values[i] ?? null]));
+  /** A replay into a new generation has reached the head: readers switch to it. */
+  async caughtUp(): Promise<void> {
+    const writing = this.writing;
+    if (writing?.mode !== 'building') return;
+    await this.switchTo(writing);
+    writing.mode = 'current';
   }
 
-  async reset(): Promise<void> {
-    await deleteKeysMatching(this.redis, this.projection.keyPattern);
-    await this.redis.multi().set(this.projection.checkpointKey, '0').publish(this.projection.checkpointChannel, checkpointNotice(this.name, 0)).exec();
+  /** A new generation beside the served one, filled by a rebuild and swapped in by its `promote`. */
+  async createShadow(): Promise<ShadowTarget> {
+    const shadow = new RedisProjectionTarget(this.redis, this.projection, this.layout, this.anchors, this.name);
+    const keys = this.layout.generation(newGenerationName());
+    await this.redis.set(keys.checkpoint, '0');
+    shadow.writing = { keys, mode: 'shadow', stored: '0' };
+    return Object.assign(shadow, {
+      promote: async () => {
+        await shadow.switchTo(shadow.writing!);
+        shadow.writing!.mode = 'current';
+      },
+      discard: () => shadow.deleteGeneration(keys),
+    });
   }
+
+  /**
+   * Makes `writing` the generation readers use and drops every other generation of this log. The old
+   * generation's session keys go first: an api that has not yet seen the pointer move then misses them and
+   * reads Postgres or the log, where an ended session is ended, instead of a generation nobody updates.
+   */
+  private async switchTo(writing: Writing): Promise<void> {
+    for (const generation of await this.generations()) {
+      if (generation !== writing.keys.generation) await this.deleteGeneration(this.layout.generation(generation));
+    }
+    await this.redis.set(this.layout.pointerKey, JSON.stringify({ current: writing.keys.generation, building: null }));
+    const position = parseCacheCheckpoint(writing.stored)?.position ?? 0;
+    await this.redis.publish(this.layout.checkpointChannel, this.notice(position, writing.keys.generation));
+  }
+
+  /** Generations of this log that have a checkpoint key: the served one, a replay's, or a dead rebuild's. */
+  private async generations(): Promise<string[]> {
+    const sample = this.layout.generation('GENERATION');
+    const [before, after] = sample.checkpoint.split('GENERATION') as [string, string];
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${globLiteral(before)}*${globLiteral(after)}`, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) found.push(key.slice(before.length, key.length - after.length));
+    } while (cursor !== '0');
+    return found;
+  }
+
+  private async deleteGeneration(keys: SessionCacheKeys): Promise<void> {
+    // Session keys first (see switchTo), the checkpoint last: a generation with a checkpoint is still there.
+    await deleteKeysMatching(this.redis, keys.allSessions);
+    await deleteKeysMatching(this.redis, keys.all);
+  }
+
+  private notice(position: number, generation = this.writing?.keys.generation ?? ''): string {
+    return checkpointNotice(`${this.shadowOf ?? this.name}@${generation}`, position);
+  }
+
+  private async readWritingCheckpoint(writing: Writing): Promise<number> {
+    const raw = await this.redis.get(writing.keys.checkpoint);
+    if (raw === null) throw new Error(`${this.name}: generation ${writing.keys.generation} lost its checkpoint`);
+    writing.stored = raw;
+    return parseCacheCheckpoint(raw)!.position;
+  }
+
+  /** Whether a checkpoint names an event this log holds at that position (0: nothing applied yet). */
+  private async belongsToThisLog(raw: string): Promise<boolean> {
+    const checkpoint = parseCacheCheckpoint(raw);
+    if (checkpoint === null) return false;
+    if (checkpoint.position === 0) return true;
+    return checkpoint.eventId !== null && (await this.anchors.eventIdAt(checkpoint.position)) === checkpoint.eventId;
+  }
+
+  private async prefetch(events: readonly ProjectedEvent[], keys: SessionCacheKeys): Promise<Map<string, string | null>> {
+    const wanted = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
+    if (wanted.length === 0) return new Map();
+    const values = await this.redis.mget(wanted);
+    return new Map(wanted.map((key, i) => [key, values[i] ?? null]));
+  }
+}
+
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\{}]/g, '\\$&');
 }
 
 /**
@@ -150,13 +295,19 @@ class OverlayBatch implements RedisBatch {
     return raw === null ? null : (JSON.parse(raw) as T);
   }
 
-  setString(key: string, value: string, expireAtMs?: number): void {
+  setString(key: string, value: string, expireAtMs?: number | 'keep'): void {
+    // Redis drops a key set to expire in the past at once; so does what the batch reads back.
+    if (typeof expireAtMs === 'number' && expireAtMs <= Date.now()) {
+      this.delete(key);
+      return;
+    }
     this.pending.set(key, { kind: 'value', value });
-    const expiry = expireAtMs === undefined ? [] : ['PXAT', String(Math.max(1, Math.floor(expireAtMs)))];
+    const expiry =
+      expireAtMs === undefined ? [] : expireAtMs === 'keep' ? ['KEEPTTL'] : ['PXAT', String(Math.max(1, Math.floor(expireAtMs)))];
     this.writes.push({ command: 'SET', key, args: [value, ...expiry] });
   }
 
-  setJson(key: string, value: unknown, expireAtMs?: number): void {
+  setJson(key: string, value: unknown, expireAtMs?: number | 'keep'): void {
     this.setString(key, JSON.stringify(value), expireAtMs);
   }
 
@@ -184,6 +335,10 @@ class OverlayBatch implements RedisBatch {
   removeMember(key: string, member: string): void {
     this.changeMember(key, member, false);
     this.writes.push({ command: 'SREM', key, args: [member] });
+  }
+
+  expireNoSoonerThan(key: string, atMs: number): void {
+    this.writes.push({ command: 'EXPIRENOSOONER', key, args: [String(Math.max(1, Math.floor(atMs)))] });
   }
 
   private changeMember(key: string, member: string, present: boolean): void {

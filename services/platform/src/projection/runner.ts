@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { parseDomainEvent } from '@portcullis/contracts';
 import type { EventStore } from '../event-store/event-store.ts';
 import type { ProjectionControl } from './control.ts';
 import { LingerPolicy } from './linger.ts';
+import { projectedEvents } from './projected-events.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
 export interface RunnerLogger {
@@ -26,9 +26,18 @@ export interface ProjectionRunnerOptions {
   readonly control: ProjectionControl;
   /** How long a caught-up runner may wait to batch appends arriving close together (see LingerPolicy); 0: never. */
   readonly lingerMs?: number;
+  /**
+   * How long the holder's lock outlives its last heartbeat: Postgres ends a lock connection idle that long
+   * (`idle_session_timeout`), releasing the lock to a standby, so a holder that froze (SIGSTOP, a VM paused)
+   * or lost its network is replaced within about this long, instead of when the kernel gives up on it.
+   */
+  readonly leaseMs?: number;
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
+export const DEFAULT_PROJECTION_LEASE_MS = 5000;
+/** Heartbeats per lease: a holder must miss several before it loses its lock to a passing hiccup. */
+const HEARTBEATS_PER_LEASE = 5;
 
 /** The advisory-lock key of a projection: one holder per projection across every projector process. */
 export function projectionLockKey(name: string): string {
@@ -36,13 +45,16 @@ export function projectionLockKey(name: string): string {
 }
 
 /**
- * Follows the log for one projection. Holds the projection's advisory lock on a dedicated connection; when
- * the holding process dies, Postgres drops its connection and the lock, and a standby takes over from the
- * stored checkpoint.
+ * Follows the log for one projection. Holds the projection's advisory lock on a dedicated connection, kept
+ * alive by a heartbeat (see `leaseMs`); when the holding process dies or stops answering, Postgres ends
+ * that connection and drops the lock, and a standby takes over from the stored checkpoint. A holder that
+ * comes back after losing its lock is fenced off by the checkpoint: its next batch moves nothing.
  */
 export class ProjectionRunner {
   private readonly abort = new AbortController();
   private lockClient: pg.Client | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly reportedUnknownTypes = new Set<string>();
   private unwatchControl: (() => void) | null = null;
   private releaseRequested = false;
   private loop: Promise<void> | null = null;
@@ -75,10 +87,13 @@ export class ProjectionRunner {
     // read, ahead of `stored` only by batches that had nothing for this projection.
     let stored = 0;
     let checkpoint = 0;
+    /** The id of the event at `checkpoint`: a checkpoint held back is written with it later. */
+    let checkpointEventId: string | null = null;
     let storedAt = 0;
-    const storeCheckpoint = async (events: readonly ProjectedEvent[], to: number): Promise<void> => {
-      await target.applyBatch(events, stored, to);
+    const storeCheckpoint = async (events: readonly ProjectedEvent[], to: number, toEventId: string | null): Promise<void> => {
+      await target.applyBatch(events, stored, to, toEventId);
       stored = checkpoint = to;
+      checkpointEventId = toEventId;
       storedAt = Date.now();
     };
     /** How long the stored checkpoint may still trail; at or below 0 a held-back one is due. */
@@ -104,7 +119,7 @@ export class ProjectionRunner {
         }
         if (this.releaseRequested) {
           this.releaseRequested = false;
-          if (checkpoint > stored) await storeCheckpoint([], checkpoint);
+          if (checkpoint > stored) await storeCheckpoint([], checkpoint, checkpointEventId);
           log.info({ projection: this.name }, 'projection lock released on request');
           await this.dropLock();
           continue;
@@ -123,23 +138,24 @@ export class ProjectionRunner {
         if (recorded.length === 0) {
           // Caught up. A checkpoint held back over batches with nothing for this projection is written once
           // it is due, so an idle log sees every checkpoint reach the head.
-          if (checkpoint > stored && deferRemainingMs() <= 0) await storeCheckpoint([], checkpoint);
-          else await waitForAppend(generation);
+          if (checkpoint > stored && deferRemainingMs() <= 0) await storeCheckpoint([], checkpoint, checkpointEventId);
+          else {
+            await target.caughtUp?.();
+            await waitForAppend(generation);
+          }
           continue;
         }
-        const projected: ProjectedEvent[] = [];
-        for (const r of recorded) {
-          if (target.handles && !target.handles.has(r.type)) continue;
-          const event = parseDomainEvent(r.type, r.data);
-          if (event) projected.push({ event, recorded: r });
-        }
-        const to = recorded[recorded.length - 1]!.position;
+        const projected = projectedEvents(recorded, target.handles, (type) => this.reportUnknownType(type));
+        const last = recorded[recorded.length - 1]!;
+        const to = last.position;
         // Nothing here for this projection: moving its checkpoint would be a write (and a wake-up for every
         // api waiting on it) that changes no row. Hold it back, within bounds, so that a restart re-reads
         // little and readers of the checkpoint see it trail by no more than a moment.
         const holdBack = projected.length === 0 && to - stored < this.options.batchSize && deferRemainingMs() > 0;
-        if (holdBack) checkpoint = to;
-        else await storeCheckpoint(projected, to);
+        if (holdBack) {
+          checkpoint = to;
+          checkpointEventId = last.eventId;
+        } else await storeCheckpoint(projected, to, last.eventId);
         // A short batch was the whole visible log: rather than read again to find it empty, wait for the
         // next append (at once if one came in since this read began, which the generation tells), or, with a
         // checkpoint held back, until it is due.
@@ -161,21 +177,31 @@ export class ProjectionRunner {
       }
     }
     // Stopping: write what was held back, so the next holder does not re-read it.
-    if (this.holding && checkpoint > stored) await storeCheckpoint([], checkpoint).catch(() => {});
+    if (this.holding && checkpoint > stored) await storeCheckpoint([], checkpoint, checkpointEventId).catch(() => {});
+  }
+
+  private reportUnknownType(type: string): void {
+    if (this.reportedUnknownTypes.has(type)) return;
+    this.reportedUnknownTypes.add(type);
+    this.options.log.warn({ projection: this.name, type }, 'skipping events of a type this version does not know (written by a newer version?)');
   }
 
   private async tryAcquire(): Promise<boolean> {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
+    const leaseMs = this.options.leaseMs ?? DEFAULT_PROJECTION_LEASE_MS;
+    // Keepalives let this side notice a dead network too; the lease is what lets Postgres notice us.
+    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
     const lost = (): void => {
       if (this.lockClient === client) {
         this.lockClient = null;
         this.holding = false;
+        this.stopHeartbeat();
       }
     };
     client.on('error', lost);
     client.on('end', lost);
     try {
       await client.connect();
+      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
       const result = await client.query<{ acquired: boolean }>(
         'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
         [projectionLockKey(this.name)],
@@ -190,6 +216,10 @@ export class ProjectionRunner {
       });
       this.lockClient = client;
       this.holding = true;
+      this.heartbeat = setInterval(() => {
+        // A heartbeat that fails means the connection, and with it the lock, is gone.
+        client.query('SELECT 1').catch(lost);
+      }, Math.max(1, Math.floor(leaseMs / HEARTBEATS_PER_LEASE)));
       return true;
     } catch (error) {
       await client.end().catch(() => {});
@@ -197,10 +227,16 @@ export class ProjectionRunner {
     }
   }
 
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
   private async dropLock(): Promise<void> {
     const client = this.lockClient;
     this.lockClient = null;
     this.holding = false;
+    this.stopHeartbeat();
     this.unwatchControl?.();
     this.unwatchControl = null;
     await client?.end().catch(() => {});

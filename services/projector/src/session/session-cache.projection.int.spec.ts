@@ -24,16 +24,20 @@ import {
   createRedisClient,
   generateSessionToken,
   hashToken,
+  parseCacheCheckpoint,
+  parsePointer,
   RedisProjectionTarget,
-  sessionCacheKeys,
+  sessionCacheLayout,
   type Redis,
   type RedisProjection,
   type SessionCacheKeys,
+  type SessionCacheLayout,
 } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import { sessionCacheProjection } from './session-cache.projection.ts';
+import { userHistoryFrom } from './user-history.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const registeredAt = '2026-05-01T12:00:00.000Z';
@@ -42,8 +46,10 @@ const updatedAt = '2026-05-02T12:00:00.000Z';
 describeWithRedis('session-cache projection (Redis)', () => {
   const redisUrl = testRedisUrl()!;
   const prefix = uniqueRedisPrefix();
-  const keys: SessionCacheKeys = sessionCacheKeys(prefix);
-  const projection = sessionCacheProjection(keys);
+  let layout: SessionCacheLayout;
+  /** The keys of the generation the target writes. */
+  let keys: SessionCacheKeys;
+  let projection: RedisProjection;
   let db: EventLogDatabase;
   let redis: Redis;
   let reader: Redis;
@@ -54,8 +60,19 @@ describeWithRedis('session-cache projection (Redis)', () => {
     // The target's connection is its own, so a spec can see what the target asks of Redis; the test reads through another.
     redis = createRedisClient(redisUrl, { name: 'session-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'session-cache-spec-reader' });
-    target = new RedisProjectionTarget(redis, projection);
+    projection = sessionCacheProjection(userHistoryFrom(db.store));
+    layout = sessionCacheLayout(prefix, await db.store.logId());
+    target = new RedisProjectionTarget(redis, projection, layout, db.store);
+    await target.readCheckpoint();
+    // Nothing to replay yet: the first generation is the served one at once.
+    await target.caughtUp();
+    keys = layout.generation(target.generation!);
   });
+
+  /** The checkpoint's position as Redis holds it (it also names the event there). */
+  async function checkpointPosition(): Promise<number | undefined> {
+    return parseCacheCheckpoint(await reader.get(keys.checkpoint))?.position;
+  }
 
   afterAll(async () => {
     await deleteRedisKeys(redisUrl, prefix).catch(() => {});
@@ -247,7 +264,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
       domainWrite(
         streams.session(revoked.sessionId),
         1,
-        [SessionRevoked({ sessionId: revoked.sessionId, userId, reason: 'signed_out' })],
+        [SessionRevoked({ sessionId: revoked.sessionId, userId, tokenHash: hashToken(revoked.token), reason: 'signed_out' })],
         metadataAt(updatedAt),
       ),
     ]);
@@ -386,7 +403,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
       domainWrite(
         streams.session(revoked.sessionId),
         'any',
-        [SessionRevoked({ sessionId: revoked.sessionId, userId: revoked.userId, reason: 'signed_out' })],
+        [SessionRevoked({ sessionId: revoked.sessionId, userId: revoked.userId, tokenHash: hashToken(revoked.token), reason: 'signed_out' })],
         metadataAt(updatedAt),
       ),
       domainWrite(streams.user(deleted.userId), 'any', [UserDeleted({ userId: deleted.userId, email: `${deleted.userId}@example.test` })], metadataAt(updatedAt)),
@@ -420,13 +437,15 @@ describeWithRedis('session-cache projection (Redis)', () => {
     const userId = randomUUID();
     await register(userId, 'Counter');
     let head = await catchUp(db.store, target);
-    expect(await reader.get(keys.checkpoint(projection.name))).toBe(String(head));
+    expect(await checkpointPosition()).toBe(head);
 
     for (let i = 0; i < 3; i += 1) await signIn(userId);
     const positions = (await db.store.readAll({ after: head, limit: 100 })).map((e) => e.position);
     // Two batches: the checkpoint stops at the end of each, not at the head.
-    await target.applyBatch(toProjected(await db.store.readAll({ after: head, limit: 2 })), head, positions[1]!);
-    expect(await reader.get(keys.checkpoint(projection.name))).toBe(String(positions[1]));
+    const firstTwo = await db.store.readAll({ after: head, limit: 2 });
+    await target.applyBatch(toProjected(firstTwo), head, positions[1]!, firstTwo[1]!.eventId);
+    // The position and the id of the event there, which ties the cache to this log's history.
+    expect(await reader.get(keys.checkpoint)).toBe(`${positions[1]}:${firstTwo[1]!.eventId}`);
     head = await catchUp(db.store, target);
     expect(head).toBe(positions[2]);
     expect(await target.readCheckpoint()).toBe(head);
@@ -446,10 +465,10 @@ describeWithRedis('session-cache projection (Redis)', () => {
         // What a reader sees when the announcement arrives: the batch must already be in Redis.
         void reader.exists(keys.session(tokenHash)).then((exists) => heard.push({ checkpoint: payload, sessionCached: exists === 1 }));
       });
-      await listener.subscribe(keys.checkpointChannel);
+      await listener.subscribe(layout.checkpointChannel);
       head = await catchUp(db.store, target);
       await waitFor(() => heard.length > 0, { timeoutMs: 5000, message: 'the checkpoint announcement' });
-      expect(heard).toEqual([{ checkpoint: `${projection.name}:${head}`, sessionCached: true }]);
+      expect(heard).toEqual([{ checkpoint: `${projection.name}@${keys.generation}:${head}`, sessionCached: true }]);
     } finally {
       listener.disconnect();
     }
@@ -471,7 +490,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
     const gets = vi.spyOn(redis, 'get');
     const mgets = vi.spyOn(redis, 'mget');
     try {
-      await target.applyBatch(toProjected(batch), afterRegistrations, batch.at(-1)!.position);
+      await target.applyBatch(toProjected(batch), afterRegistrations, batch.at(-1)!.position, batch.at(-1)!.eventId);
       expect(mgets).toHaveBeenCalledTimes(1);
       expect(gets).not.toHaveBeenCalled();
     } finally {
@@ -490,14 +509,18 @@ describeWithRedis('session-cache projection (Redis)', () => {
     const session = await signIn(userId);
     const batch = await db.store.readAll({ after: stale, limit: 100 });
     // Another holder got there first: the checkpoint is past `stale` now.
-    await reader.set(keys.checkpoint(projection.name), String(stale + 1));
+    const stored = (await reader.get(keys.checkpoint))!;
+    const moved = `${stale + 1}:${(await db.store.eventIdAt(stale + 1))!}`;
+    await reader.set(keys.checkpoint, moved);
     try {
-      await expect(target.applyBatch(toProjected(batch), stale, batch.at(-1)!.position)).rejects.toBeInstanceOf(CheckpointFencedError);
+      await expect(target.applyBatch(toProjected(batch), stale, batch.at(-1)!.position, batch.at(-1)!.eventId)).rejects.toBeInstanceOf(
+        CheckpointFencedError,
+      );
       expect(await cached(session.token)).toBeNull();
       expect(await reader.exists(keys.sessionToken(session.sessionId), keys.userSessions(userId))).toBe(0);
-      expect(await reader.get(keys.checkpoint(projection.name))).toBe(String(stale + 1));
+      expect(await reader.get(keys.checkpoint)).toBe(moved);
     } finally {
-      await reader.set(keys.checkpoint(projection.name), String(stale));
+      await reader.set(keys.checkpoint, stored);
     }
     await catchUp(db.store, target);
     expect(await cached(session.token)).not.toBeNull();
@@ -509,56 +532,154 @@ describeWithRedis('session-cache projection (Redis)', () => {
     const from = await catchUp(db.store, target);
     const session = await signIn(userId);
     const batch = await db.store.readAll({ after: from, limit: 100 });
-    const checkpointKey = keys.checkpoint(projection.name);
+    const checkpointKey = keys.checkpoint;
+    const stored = (await reader.get(checkpointKey))!;
+    const movedTo = `${from + 1}:${(await db.store.eventIdAt(from + 1))!}`;
     let moved = false;
     // Another writer moves the checkpoint after this batch began and before its writes are sent.
     const racing: RedisProjection = {
       ...projection,
-      async apply(redisBatch, projected) {
+      async apply(redisBatch, projected, generationKeys) {
         if (!moved) {
           moved = true;
-          await reader.set(checkpointKey, String(from + 1));
+          await reader.set(checkpointKey, movedTo);
         }
-        await projection.apply(redisBatch, projected);
+        await projection.apply(redisBatch, projected, generationKeys);
       },
     };
+    const racer = new RedisProjectionTarget(redis, racing, layout, db.store);
+    expect(await racer.readCheckpoint()).toBe(from);
 
-    await expect(
-      new RedisProjectionTarget(redis, racing).applyBatch(toProjected(batch), from, batch.at(-1)!.position),
-    ).rejects.toBeInstanceOf(CheckpointFencedError);
+    await expect(racer.applyBatch(toProjected(batch), from, batch.at(-1)!.position, batch.at(-1)!.eventId)).rejects.toBeInstanceOf(
+      CheckpointFencedError,
+    );
 
     expect(moved).toBe(true);
     expect(await cached(session.token)).toBeNull();
-    expect(await reader.get(checkpointKey)).toBe(String(from + 1));
-    await reader.set(checkpointKey, String(from));
+    expect(await reader.get(checkpointKey)).toBe(movedTo);
+    await reader.set(checkpointKey, stored);
     await catchUp(db.store, target);
     expect(await cached(session.token)).not.toBeNull();
   });
 
-  it('reset deletes its keys (and no one else’s), and a replay rebuilds the same values', async () => {
-    const neighbourKey = `${uniqueRedisPrefix()}session:neighbour`;
-    await reader.set(neighbourKey, 'not ours', 'PX', 60_000);
-    try {
-      const head = await catchUp(db.store, target);
-      const snapshot = async (): Promise<Record<string, unknown>> => {
-        const values: Record<string, unknown> = {};
-        for (const key of await allKeys()) {
-          values[key] = (await reader.type(key)) === 'set' ? (await reader.smembers(key)).sort() : await reader.get(key);
-        }
-        return values;
-      };
-      const before = await snapshot();
-      expect(Object.keys(before).length).toBeGreaterThan(10);
-
-      await target.reset();
-      expect(await allKeys()).toEqual([keys.checkpoint(projection.name)]);
-      expect(await target.readCheckpoint()).toBe(0);
-      expect(await reader.get(neighbourKey)).toBe('not ours');
-
-      expect(await catchUp(db.store, target, 3)).toBe(head);
-      expect(await snapshot()).toEqual(before);
-    } finally {
-      await reader.del(neighbourKey);
+  /** Every key of one generation with its value (sets sorted), under the generation's own names. */
+  async function generationSnapshot(generationKeys: SessionCacheKeys): Promise<Record<string, unknown>> {
+    const values: Record<string, unknown> = {};
+    const tag = generationKeys.checkpoint.slice(generationKeys.checkpoint.indexOf('{'));
+    for (const key of await allKeys()) {
+      if (!key.includes(tag) || key === generationKeys.checkpoint) continue;
+      values[key.replace(tag, '{generation}')] = (await reader.type(key)) === 'set' ? (await reader.smembers(key)).sort() : await reader.get(key);
     }
+    return values;
+  }
+
+  it('a rebuild replays into a new generation beside the served one, swaps it in, and drops only the old generation', async () => {
+    const neighbourKey = `${prefix}rate-limit:neighbour`;
+    await reader.set(neighbourKey, '3', 'PX', 60_000);
+    const head = await catchUp(db.store, target);
+    const before = await generationSnapshot(keys);
+    expect(Object.keys(before).length).toBeGreaterThan(10);
+
+    const shadow = await target.createShadow();
+    expect(await shadow.readCheckpoint()).toBe(0);
+    expect(await catchUp(db.store, shadow, 3)).toBe(head);
+    // Until the swap, readers are pointed at the served generation, which is untouched.
+    expect(parsePointer(await reader.get(layout.pointerKey)).current).toBe(keys.generation);
+    await shadow.promote();
+
+    const served = parsePointer(await reader.get(layout.pointerKey)).current!;
+    expect(served).not.toBe(keys.generation);
+    const rebuilt = layout.generation(served);
+    expect(await generationSnapshot(rebuilt)).toEqual(before);
+    // The old generation is gone, keys and checkpoint; what is not the cache's (a rate-limit counter) stays.
+    expect(await reader.exists(keys.checkpoint)).toBe(0);
+    expect(await generationSnapshot(keys)).toEqual({});
+    expect(await reader.get(neighbourKey)).toBe('3');
+
+    // The live target, re-reading its checkpoint as a runner does on taking the lock, follows the pointer.
+    expect(await target.readCheckpoint()).toBe(head);
+    expect(target.generation).toBe(served);
+    keys = rebuilt;
+  });
+
+  it('bounds the life of every key it writes, and needs no index to drop a revoked session', async () => {
+    const userId = randomUUID();
+    await register(userId, 'Bounded');
+    const organizationId = randomUUID();
+    const session = await signIn(userId);
+    await select(session, userId, organizationId, null);
+    await catchUp(db.store, target);
+    for (const key of await allKeys()) {
+      if (key === keys.checkpoint || key === layout.pointerKey || !key.includes(keys.generation)) continue;
+      expect({ key, pttl: await reader.pttl(key) }).toEqual({ key, pttl: expect.any(Number) });
+      expect(await reader.pttl(key)).toBeGreaterThan(0);
+    }
+    expect(await reader.pttl(keys.organizationSessions(organizationId))).toBeGreaterThan(DAY_MS);
+
+    // The index a v1 revocation needed is lost; a v2 revocation names the hash and drops the session anyway.
+    await reader.del(keys.sessionToken(session.sessionId));
+    await db.store.append([
+      domainWrite(
+        streams.session(session.sessionId),
+        'any',
+        [SessionRevoked({ sessionId: session.sessionId, userId, tokenHash: hashToken(session.token), reason: 'revoked' })],
+        metadataAt(updatedAt),
+      ),
+    ]);
+    await catchUp(db.store, target);
+    expect(await cached(session.token)).toBeNull();
+    expect(await reader.sismember(keys.organizationSessions(organizationId), hashToken(session.token))).toBe(0);
+  });
+
+  it('caches a session whose user entry has expired with the user folded from the log as of the session', async () => {
+    const userId = randomUUID();
+    await register(userId, 'Before');
+    await catchUp(db.store, target);
+    await reader.del(keys.user(userId));
+    const session = await signIn(userId);
+    // A rename after the session, not yet applied: the cache must not show it before its own event.
+    await db.store.append([domainWrite(streams.user(userId), 'any', [UserUpdated({ userId, name: 'After' })], metadataAt(updatedAt))]);
+    const [signedIn] = await db.store.readAll({ after: (await db.store.headPosition()) - 2, limit: 1 });
+    await target.applyBatch(toProjected([signedIn!]), (await target.readCheckpoint()), signedIn!.position, signedIn!.eventId);
+    expect((await cached(session.token))?.user.name).toBe('Before');
+    await catchUp(db.store, target);
+    expect((await cached(session.token))?.user.name).toBe('After');
+  });
+
+  it('replays into a new generation, read by no one until it reaches the head, when its own is lost', async () => {
+    const userId = randomUUID();
+    await register(userId, 'Lost');
+    const session = await signIn(userId);
+    await catchUp(db.store, target);
+    const lost = keys.generation;
+    // As FLUSHALL or a restart without persistence leaves it: no pointer, no checkpoint.
+    await reader.del(layout.pointerKey, keys.checkpoint);
+
+    expect(await target.readCheckpoint()).toBe(0);
+    const building = target.generation!;
+    expect(building).not.toBe(lost);
+    expect(parsePointer(await reader.get(layout.pointerKey))).toEqual({ current: null, building });
+    const head = await catchUp(db.store, target);
+    expect(parsePointer(await reader.get(layout.pointerKey)).current).toBeNull();
+    await target.caughtUp();
+    expect(parsePointer(await reader.get(layout.pointerKey))).toEqual({ current: building, building: null });
+    keys = layout.generation(building);
+    expect(await checkpointPosition()).toBe(head);
+    expect(await cached(session.token)).not.toBeNull();
+  });
+
+  it('does not take a generation built from another history (a restored database) as its own', async () => {
+    await catchUp(db.store, target);
+    const served = keys.generation;
+    // A cache whose checkpoint names an event this log does not hold at that position.
+    const position = await db.store.headPosition();
+    await reader.set(keys.checkpoint, `${position}:${randomUUID()}`);
+    await target.readCheckpoint();
+    expect(target.generation).not.toBe(served);
+    expect(parsePointer(await reader.get(layout.pointerKey))).toEqual({ current: null, building: target.generation });
+    await catchUp(db.store, target);
+    await target.caughtUp();
+    expect(await reader.exists(keys.checkpoint)).toBe(0);
+    keys = layout.generation(target.generation!);
   });
 });

@@ -1,14 +1,26 @@
 import type { CachedSession, User } from '@portcullis/contracts';
 import { evolveUserAnswer, projectionEventTypes, projectionNames } from '@portcullis/contracts';
-import type { RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
+import type { ProjectedEvent, RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
 type ActiveSelection = Pick<CachedSession['session'], 'activeOrganizationId' | 'activeTeamId'>;
 
 const noSelection: ActiveSelection = { activeOrganizationId: null, activeTeamId: null };
 
+/**
+ * A registered user's entry lives this long before any session needs it; each session then keeps it at
+ * least as long as itself. A user whose entry has gone is folded from the log again when a session needs it.
+ */
+const USER_ENTRY_LIFETIME_MS = 24 * 3600 * 1000;
+
 /** Entries cached before sessions had an active organization lack the fields; they mean none. */
 function selectionOf(cached: CachedSession): ActiveSelection {
   return { activeOrganizationId: cached.session.activeOrganizationId ?? null, activeTeamId: cached.session.activeTeamId ?? null };
+}
+
+/** Where the projection finds a user whose cached entry has expired: the user as the log held it then. */
+export interface UserHistory {
+  /** The user as folded from its stream up to and including log position `position`, or null. */
+  asOf(userId: string, position: number): Promise<User | null>;
 }
 
 /**
@@ -16,15 +28,19 @@ function selectionOf(cached: CachedSession): ActiveSelection {
  * expiring at the session's expiresAt. It keeps its own copy of each user so that it never depends on how
  * far another projection has got, and rewrites every live session of a user when the user changes.
  *
+ * Every key it writes expires: sessions at their expiry, and the keys that index them (a user's sessions,
+ * the sessions working in an organization or team, a user's entry) no sooner than the last session they
+ * name. Ending a session needs no index: `session.revoked.v2` names the token's hash.
+ *
  * Sessions working in an organization or team are also listed under it (`organization-sessions:<id>`,
  * `team-sessions:<id>`): deleting an organization or removing a team must clear it on every session that
  * has it active, and neither event names those sessions. A set may keep the hash of a session that has
  * since expired; whoever visits it drops such entries.
  */
-export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection {
+export function sessionCacheProjection(users: UserHistory): RedisProjection {
   const name = projectionNames.sessionCache;
 
-  async function rewriteUserSessions(batch: RedisBatch, user: User): Promise<void> {
+  async function rewriteUserSessions(batch: RedisBatch, keys: SessionCacheKeys, user: User): Promise<void> {
     const userSessions = keys.userSessions(user.id);
     for (const tokenHash of await batch.members(userSessions)) {
       const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
@@ -37,22 +53,38 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
   }
 
   /** Moves a session's entry from the index sets of its old selection to those of its new one. */
-  function reindex(batch: RedisBatch, tokenHash: string, before: ActiveSelection, after: ActiveSelection): void {
+  function reindex(
+    batch: RedisBatch,
+    keys: SessionCacheKeys,
+    tokenHash: string,
+    expiresAtMs: number,
+    before: ActiveSelection,
+    after: ActiveSelection,
+  ): void {
     if (before.activeOrganizationId !== after.activeOrganizationId) {
       if (before.activeOrganizationId !== null) batch.removeMember(keys.organizationSessions(before.activeOrganizationId), tokenHash);
-      if (after.activeOrganizationId !== null) batch.addMember(keys.organizationSessions(after.activeOrganizationId), tokenHash);
+      if (after.activeOrganizationId !== null) {
+        const set = keys.organizationSessions(after.activeOrganizationId);
+        batch.addMember(set, tokenHash);
+        batch.expireNoSoonerThan(set, expiresAtMs);
+      }
     }
     if (before.activeTeamId !== after.activeTeamId) {
       if (before.activeTeamId !== null) batch.removeMember(keys.teamSessions(before.activeTeamId), tokenHash);
-      if (after.activeTeamId !== null) batch.addMember(keys.teamSessions(after.activeTeamId), tokenHash);
+      if (after.activeTeamId !== null) {
+        const set = keys.teamSessions(after.activeTeamId);
+        batch.addMember(set, tokenHash);
+        batch.expireNoSoonerThan(set, expiresAtMs);
+      }
     }
   }
 
   /** A change of selection is an update of the session, so it moves updatedAt (better-auth's onUpdate). */
-  function select(batch: RedisBatch, tokenHash: string, cached: CachedSession, selection: ActiveSelection, at: string): void {
-    reindex(batch, tokenHash, selectionOf(cached), selection);
+  function select(batch: RedisBatch, keys: SessionCacheKeys, tokenHash: string, cached: CachedSession, selection: ActiveSelection, at: string): void {
+    const expiresAtMs = Date.parse(cached.session.expiresAt);
+    reindex(batch, keys, tokenHash, expiresAtMs, selectionOf(cached), selection);
     const session = { ...cached.session, ...selection, updatedAt: at };
-    batch.setJson(keys.session(tokenHash), { ...cached, session }, Date.parse(cached.session.expiresAt));
+    batch.setJson(keys.session(tokenHash), { ...cached, session }, expiresAtMs);
   }
 
   /**
@@ -61,6 +93,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
    */
   async function reselect(
     batch: RedisBatch,
+    keys: SessionCacheKeys,
     setKey: string,
     at: string,
     change: (current: ActiveSelection) => ActiveSelection | null,
@@ -72,27 +105,43 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         continue;
       }
       const next = change(selectionOf(cached));
-      if (next !== null) select(batch, tokenHash, cached, next, at);
+      if (next !== null) select(batch, keys, tokenHash, cached, next, at);
     }
   }
 
-  async function dropSession(batch: RedisBatch, sessionId: string, userId: string): Promise<void> {
-    const tokenHash = await batch.getString(keys.sessionToken(sessionId));
+  async function dropSession(batch: RedisBatch, keys: SessionCacheKeys, sessionId: string, userId: string, named: string | null): Promise<void> {
+    // Events before v2 do not name the hash; the index written at creation still does.
+    const tokenHash = named ?? (await batch.getString(keys.sessionToken(sessionId)));
     if (tokenHash === null) return;
     const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
-    if (cached) reindex(batch, tokenHash, selectionOf(cached), noSelection);
+    if (cached) reindex(batch, keys, tokenHash, Date.parse(cached.session.expiresAt), selectionOf(cached), noSelection);
     batch.delete(keys.session(tokenHash));
     batch.delete(keys.sessionToken(sessionId));
     batch.removeMember(keys.userSessions(userId), tokenHash);
   }
 
+  /**
+   * The user's cached entry, or the user folded from the log as of this event when the entry has expired
+   * (kept then as long as the session that needs it).
+   */
+  async function userFor(batch: RedisBatch, keys: SessionCacheKeys, userId: string, projected: ProjectedEvent, untilMs: number): Promise<User | null> {
+    const cached = await batch.getJson<User>(keys.user(userId));
+    if (cached) return cached;
+    const user = await users.asOf(userId, projected.recorded.position);
+    if (user) batch.setJson(keys.user(userId), user, untilMs);
+    return user;
+  }
+
+  /** Keeps the indexes of a user's sessions at least as long as the session that expires last. */
+  function keepUserIndexesUntil(batch: RedisBatch, keys: SessionCacheKeys, userId: string, expiresAtMs: number): void {
+    batch.expireNoSoonerThan(keys.user(userId), expiresAtMs);
+    batch.expireNoSoonerThan(keys.userSessions(userId), expiresAtMs);
+  }
+
   return {
     name,
-    keyPattern: keys.all,
-    checkpointKey: keys.checkpoint(name),
-    checkpointChannel: keys.checkpointChannel,
     handles: projectionEventTypes[name],
-    readsOf({ event }) {
+    readsOf({ event }, keys) {
       switch (event.type) {
         case 'session.created.v1':
         case 'user.updated.v1':
@@ -104,29 +153,34 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           return [];
       }
     },
-    async apply(batch, { event, recorded }) {
+    async apply(batch, projected, keys) {
+      const { event, recorded } = projected;
       const at = recorded.metadata.occurredAt;
       switch (event.type) {
         case 'user.registered.v1':
-          batch.setJson(keys.user(event.data.userId), evolveUserAnswer(null, event, at));
+          batch.setJson(keys.user(event.data.userId), evolveUserAnswer(null, event, at), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
           return;
         case 'user.updated.v1':
         case 'user.username_changed.v1':
         case 'user.email_verified.v1':
         case 'user.email_changed.v1': {
+          // No entry: the user has no cached session (the entry lives as long as the last one), nothing to change.
           const current = await batch.getJson<User>(keys.user(event.data.userId));
           if (!current) return;
           const user = evolveUserAnswer(current, event, at);
           if (user === null || user === current) return;
-          batch.setJson(keys.user(user.id), user);
-          await rewriteUserSessions(batch, user);
+          batch.setJson(keys.user(user.id), user, 'keep');
+          batch.expireNoSoonerThan(keys.user(user.id), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
+          await rewriteUserSessions(batch, keys, user);
           return;
         }
         case 'session.created.v1': {
           const s = event.data;
-          const user = await batch.getJson<User>(keys.user(s.userId));
-          if (!user) return;
           const expireAt = Date.parse(s.expiresAt);
+          // Over already (a replay of old history): Redis would drop the entry the moment it was written.
+          if (expireAt <= Date.now()) return;
+          const user = await userFor(batch, keys, s.userId, projected, expireAt);
+          if (!user) return;
           const cached: CachedSession = {
             session: {
               id: s.sessionId,
@@ -144,6 +198,7 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           batch.setJson(keys.session(s.tokenHash), cached, expireAt);
           batch.setString(keys.sessionToken(s.sessionId), s.tokenHash, expireAt);
           batch.addMember(keys.userSessions(s.userId), s.tokenHash);
+          keepUserIndexesUntil(batch, keys, s.userId, expireAt);
           return;
         }
         case 'session.refreshed.v1':
@@ -153,13 +208,18 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
           const expiresAt = event.type === 'session.refreshed.v1' ? event.data.expiresAt : cached.session.expiresAt;
+          const expireAt = Date.parse(expiresAt);
           const next: CachedSession = { ...cached, session: { ...cached.session, expiresAt, updatedAt: at } };
-          batch.setJson(keys.session(tokenHash), next, Date.parse(expiresAt));
-          batch.setString(keys.sessionToken(event.data.sessionId), tokenHash, Date.parse(expiresAt));
+          batch.setJson(keys.session(tokenHash), next, expireAt);
+          batch.setString(keys.sessionToken(event.data.sessionId), tokenHash, expireAt);
+          keepUserIndexesUntil(batch, keys, cached.session.userId, expireAt);
+          const { activeOrganizationId, activeTeamId } = selectionOf(cached);
+          if (activeOrganizationId !== null) batch.expireNoSoonerThan(keys.organizationSessions(activeOrganizationId), expireAt);
+          if (activeTeamId !== null) batch.expireNoSoonerThan(keys.teamSessions(activeTeamId), expireAt);
           return;
         }
-        case 'session.revoked.v1':
-          await dropSession(batch, event.data.sessionId, event.data.userId);
+        case 'session.revoked.v2':
+          await dropSession(batch, keys, event.data.sessionId, event.data.userId, event.data.tokenHash);
           return;
         case 'session.active_organization_changed.v1': {
           const c = event.data;
@@ -167,12 +227,12 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
           if (tokenHash === null) return;
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
-          select(batch, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId }, at);
+          select(batch, keys, tokenHash, cached, { activeOrganizationId: c.activeOrganizationId, activeTeamId: c.activeTeamId }, at);
           return;
         }
         case 'organization.member_removed.v1': {
           const { organizationId, userId } = event.data;
-          await reselect(batch, keys.userSessions(userId), at, (current) =>
+          await reselect(batch, keys, keys.userSessions(userId), at, (current) =>
             current.activeOrganizationId === organizationId ? noSelection : null,
           );
           return;
@@ -180,32 +240,33 @@ export function sessionCacheProjection(keys: SessionCacheKeys): RedisProjection 
         case 'organization.deleted.v1': {
           const { organizationId } = event.data;
           const setKey = keys.organizationSessions(organizationId);
-          await reselect(batch, setKey, at, (current) => (current.activeOrganizationId === organizationId ? noSelection : null));
+          await reselect(batch, keys, setKey, at, (current) => (current.activeOrganizationId === organizationId ? noSelection : null));
           batch.delete(setKey);
           return;
         }
         case 'organization.team_removed.v1': {
           const { teamId } = event.data;
           const setKey = keys.teamSessions(teamId);
-          await reselect(batch, setKey, at, (current) => (current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null));
+          await reselect(batch, keys, setKey, at, (current) => (current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null));
           batch.delete(setKey);
           return;
         }
         case 'organization.team_member_removed.v1': {
           const { teamId, userId } = event.data;
-          await reselect(batch, keys.userSessions(userId), at, (current) =>
+          await reselect(batch, keys, keys.userSessions(userId), at, (current) =>
             current.activeTeamId === teamId ? { ...current, activeTeamId: null } : null,
           );
           return;
         }
         case 'user.deleted.v1': {
+          // The deletion also ends each session on its own stream (named by hash); this clears what is left.
           const userId = event.data.userId;
           const userSessions = keys.userSessions(userId);
           for (const tokenHash of await batch.members(userSessions)) {
             const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
             if (cached) {
               batch.delete(keys.sessionToken(cached.session.id));
-              reindex(batch, tokenHash, selectionOf(cached), noSelection);
+              reindex(batch, keys, tokenHash, Date.parse(cached.session.expiresAt), selectionOf(cached), noSelection);
             }
             batch.delete(keys.session(tokenHash));
           }

@@ -198,7 +198,7 @@ describe('sessions projection (session)', () => {
     expect(await sessionRow(revoked)).not.toBeNull();
 
     await db.store.append([
-      domainWrite(streams.session(revoked), 1, [SessionRevoked({ sessionId: revoked, userId, reason: 'signed_out' })], metadataAt(refreshedAt)),
+      domainWrite(streams.session(revoked), 1, [SessionRevoked({ sessionId: revoked, userId, tokenHash: null, reason: 'signed_out' })], metadataAt(refreshedAt)),
     ]);
     await catchUp(db.store, target);
 
@@ -219,7 +219,7 @@ describe('sessions projection (session)', () => {
       domainWrite(streams.session(neighbour), 1, [SessionRefreshed({ sessionId: neighbour, userId, expiresAt: refreshedExpiresAt })], metadataAt(refreshedAt)),
     ]);
     const { position } = await db.store.append([
-      domainWrite(streams.session(shortLived), 2, [SessionRevoked({ sessionId: shortLived, userId, reason: 'revoked' })], metadataAt(refreshedAt)),
+      domainWrite(streams.session(shortLived), 2, [SessionRevoked({ sessionId: shortLived, userId, tokenHash: null, reason: 'revoked' })], metadataAt(refreshedAt)),
     ]);
 
     expect(position - checkpoint).toBe(5);

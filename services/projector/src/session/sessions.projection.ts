@@ -62,7 +62,7 @@ export const sessionsProjection: PostgresProjection = {
       case 'session.updated.v1':
         await tx.query(sql.unsafe`UPDATE session SET "updatedAt" = ${at} WHERE id = ${event.data.sessionId}`);
         return;
-      case 'session.revoked.v1':
+      case 'session.revoked.v2':
         await tx.query(sql.unsafe`DELETE FROM session WHERE id = ${event.data.sessionId}`);
         return;
       case 'session.active_organization_changed.v1': {

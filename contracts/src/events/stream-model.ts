@@ -1,0 +1,28 @@
+import type { DomainEvent } from './index.ts';
+
+/** When an event was decided: what a fold that counts time (windows, expiries) needs beside the event. */
+export interface EventTime {
+  readonly occurredAt: string;
+}
+
+/**
+ * How one kind of stream folds into the state its commands decide on (emmett's `evolve` and
+ * `initialState`). `name` and `revision` key the states kept between commands: a change to `evolve` must
+ * move `revision`, so a state folded by the old code is never decided on by the new.
+ */
+export interface StreamModel<State> {
+  readonly name: string;
+  readonly revision: number;
+  initial(): State;
+  evolve(state: State, event: DomainEvent, time: EventTime): State;
+}
+
+/** A model from an `evolve` that does not count time. */
+export function streamModel<State>(
+  name: string,
+  revision: number,
+  initial: () => State,
+  evolve: (state: State, event: DomainEvent) => State,
+): StreamModel<State> {
+  return { name, revision, initial, evolve: (state, event) => evolve(state, event) };
+}

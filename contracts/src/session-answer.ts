@@ -1,0 +1,47 @@
+import type { DomainEvent } from './events/index.ts';
+import type { CachedSession } from './session-cache.ts';
+
+type CachedSessionFields = CachedSession['session'];
+
+/**
+ * A session as get-session answers it (without its token), folded from the events of its own stream, each
+ * with the time it was recorded: what the session cache writes and what the api reads back from the log
+ * when no read model holds the session. Null before creation and once ended. The organization events
+ * that clear an active organization without naming the session are not on this stream; a reader of the
+ * fold checks the selection against the organization itself.
+ */
+export function evolveSessionAnswer(session: CachedSessionFields | null, event: DomainEvent, occurredAt: string): CachedSessionFields | null {
+  if (event.type === 'session.created.v1') {
+    const s = event.data;
+    return {
+      id: s.sessionId,
+      userId: s.userId,
+      expiresAt: s.expiresAt,
+      createdAt: occurredAt,
+      updatedAt: occurredAt,
+      ipAddress: s.ipAddress,
+      userAgent: s.userAgent,
+      rememberMe: s.rememberMe,
+      activeOrganizationId: null,
+      activeTeamId: null,
+    };
+  }
+  if (session === null) return null;
+  switch (event.type) {
+    case 'session.refreshed.v1':
+      return { ...session, expiresAt: event.data.expiresAt, updatedAt: occurredAt };
+    case 'session.updated.v1':
+      return { ...session, updatedAt: occurredAt };
+    case 'session.active_organization_changed.v1':
+      return {
+        ...session,
+        activeOrganizationId: event.data.activeOrganizationId,
+        activeTeamId: event.data.activeTeamId,
+        updatedAt: occurredAt,
+      };
+    case 'session.revoked.v2':
+      return null;
+    default:
+      return session;
+  }
+}

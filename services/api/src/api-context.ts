@@ -1,0 +1,108 @@
+import {
+  CommandHandler,
+  createDatabasePool,
+  createRedisClient,
+  PostgresEventStore,
+  sessionCacheEvictionProblem,
+  sessionCacheLayout,
+  type Config,
+  type EventStore,
+  type Logger,
+} from '@portcullis/platform';
+import type { ApiContext } from './context.ts';
+import { RememberedSignIns } from './credentials/password-sign-in.ts';
+import { sessionCookieSettings } from './http/session-cookies.ts';
+import { confirmActiveSelection } from './organization/active-organization.ts';
+import { ReadModelProgress } from './read-model-progress.ts';
+import { LocalSessionCache } from './session/local-session-cache.ts';
+
+/** A backstop for a missed invalidation, which the tracking protocol is there to rule out. */
+const LOCAL_SESSION_CACHE_TTL_MS = 30_000;
+
+export interface ApiContextOptions {
+  readonly log: Logger;
+  /** A spec about expiry moves this clock instead of waiting for time to pass. */
+  readonly clock?: () => Date;
+  /** What the api sees of the store: a spec that counts the api's reads wraps the real one here. */
+  readonly storeSeenByApi?: (store: EventStore) => EventStore;
+  readonly poolSize?: number;
+}
+
+export interface RunningApiContext {
+  readonly ctx: ApiContext;
+  close(): Promise<void>;
+}
+
+/**
+ * Everything an api process serves with, assembled in one place for the server and for specs alike: the
+ * store and read-model pools, the Redis cache (refusing a Redis that evicts), read-model progress, and
+ * the command handler whose writes settle on it.
+ */
+export async function createApiContext(config: Config, options: ApiContextOptions): Promise<RunningApiContext> {
+  const { log } = options;
+  const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? 20 });
+  const realStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
+  const store = options.storeSeenByApi?.(realStore) ?? realStore;
+  let cache: ApiContext['cache'] = null;
+  if (config.redis) {
+    const redis = createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true });
+    const problem = await sessionCacheEvictionProblem(redis);
+    if (problem) {
+      redis.disconnect();
+      await realStore.close();
+      await pool.end();
+      throw new Error(problem);
+    }
+    const layout = sessionCacheLayout(config.redis.keyPrefix, await realStore.logId());
+    const local =
+      config.redis.localSessionCacheEntries > 0
+        ? new LocalSessionCache({
+            redisUrl: config.redis.url,
+            keyPrefix: layout.sessionKeyPrefix,
+            maxEntries: config.redis.localSessionCacheEntries,
+            ttlMs: LOCAL_SESSION_CACHE_TTL_MS,
+            log,
+          })
+        : null;
+    cache = { redis, layout, local };
+  }
+  const progress = new ReadModelProgress({
+    pool,
+    databaseUrl: config.databaseUrl,
+    store: realStore,
+    redis: cache && config.redis ? { client: cache.redis, url: config.redis.url, layout: cache.layout, held: cache.local ?? undefined } : null,
+    timeoutMs: config.readYourWritesTimeoutMs,
+    maxLagMs: config.sessionReadMaxLagMs,
+    log,
+  });
+  await progress.start();
+  const clock = options.clock ?? (() => new Date());
+  const commands = new CommandHandler({
+    store,
+    clock,
+    settle: (position, types, settlement) => progress.settle(position, types, settlement),
+  });
+  const ctx: ApiContext = {
+    config,
+    store,
+    pool,
+    cache,
+    progress,
+    commands,
+    rememberedSignIns: new RememberedSignIns(),
+    log,
+    cookies: sessionCookieSettings(config),
+    clock,
+    activeSelectionCheck: (userId, selection) => confirmActiveSelection(realStore, userId, selection),
+  };
+  return {
+    ctx,
+    close: async () => {
+      await progress.close();
+      await realStore.close();
+      await cache?.local?.close();
+      await cache?.redis.quit().catch(() => cache?.redis.disconnect());
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,326 @@
+import { performance } from 'node:perf_hooks';
+import {
+  CHECKPOINT_CHANNEL,
+  createRedisClient,
+  NotificationListener,
+  parseCacheCheckpoint,
+  parsePointer,
+  sql,
+  type DatabasePool,
+  type EventStore,
+  type Redis,
+  type SessionCacheKeys,
+  type SessionCacheLayout,
+  type Settlement,
+} from '@portcullis/platform';
+import { projectionNames, projectionsConcernedWith, type ProjectionName } from '@portcullis/contracts';
+
+/** A pub/sub connection already open for something else, that can hear one more channel. */
+export interface NoticeSource {
+  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+}
+
+/** The in-process session cache, as far as progress is concerned (see LocalSessionCache). */
+export interface HeldSessions extends NoticeSource {
+  readonly isLive: boolean;
+  clear(): void;
+  /** Resolves true once every invalidation of what Redis had applied at the call has reached the process. */
+  roundTrip(): Promise<boolean>;
+}
+
+/** Where get-session may find a session, fastest first: held in this process, the Redis cache, the session table. */
+export type SessionReadModel = 'held' | 'redis' | 'sessions';
+
+interface Waiter {
+  readonly position: number;
+  readonly projections: readonly ProjectionName[];
+  readonly resolve: (caughtUp: boolean) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** The log's head as read at a moment (monotonic ms, taken when the read began). */
+interface HeadSample {
+  readonly at: number;
+  readonly head: number;
+}
+
+export interface ReadModelProgressOptions {
+  readonly pool: DatabasePool;
+  readonly databaseUrl: string;
+  readonly store: Pick<EventStore, 'eventIdAt'>;
+  readonly redis: {
+    readonly client: Redis;
+    readonly url: string;
+    readonly layout: SessionCacheLayout;
+    /**
+     * The in-process session cache's subscriber: notices heard there arrive behind the invalidations of the
+     * batch they announce, so they alone tell how far the entries held in the process are up to date.
+     */
+    readonly held?: HeldSessions | undefined;
+  } | null;
+  /** How long a write waits for the read models before answering anyway (read-your-writes). */
+  readonly timeoutMs: number;
+  /** How far behind the log a read model may be and still be believed (see `trusted`). */
+  readonly maxLagMs: number;
+  readonly pollIntervalMs?: number;
+  readonly log: { warn(obj: object, message: string): void; info(obj: object, message: string): void };
+  /** Monotonic milliseconds; tests move it. */
+  readonly now?: () => number;
+}
+
+const DEFAULT_POLL_INTERVAL_MS = 200;
+
+/**
+ * How far each read model has applied the log, and what follows from it:
+ *
+ * - read-your-writes: a write waits until the read models its events concern have applied it;
+ * - trust: a read model is believed when it says a session is live only while it has applied everything
+ *   the log held `maxLagMs` ago. The api reads the log's head every `pollIntervalMs`; a read model whose
+ *   checkpoint is at or past a head read within the last `maxLagMs` is trusted. A stuck, lagging, flushed
+ *   or rebuilding read model stops being believed within `maxLagMs`, and get-session then confirms sessions
+ *   on the log itself. A process that cannot read the head believes nothing after `maxLagMs` either.
+ * - revocation: so a revocation is effective on every api process once its read models have applied it,
+ *   or once `maxLagMs` has passed since it was appended, whichever comes first; it is answered then.
+ */
+export class ReadModelProgress {
+  private readonly positions = new Map<ProjectionName, number>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly samples: HeadSample[] = [];
+  /** Without Redis only: a LISTENing backend is woken by every NOTIFY in the database, each append's too. */
+  private readonly listener: NotificationListener | null;
+  private subscriber: Redis | null = null;
+  private poller: NodeJS.Timeout | null = null;
+  private polling: Promise<void> | null = null;
+  private closed = false;
+  private readonly now: () => number;
+  private readonly pollIntervalMs: number;
+  /** The Redis generation readers use, once its checkpoint is known to name an event of this log. */
+  private generation: { readonly keys: SessionCacheKeys; verified: boolean } | null = null;
+  /** The session cache's checkpoint as announced on the held cache's subscriber (see options). */
+  private heldPosition = 0;
+  private readonly trustedUntil: Record<SessionReadModel, number> = { held: 0, redis: 0, sessions: 0 };
+
+  constructor(private readonly options: ReadModelProgressOptions) {
+    this.now = options.now ?? (() => performance.now());
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.listener = options.redis ? null : new NotificationListener(options.databaseUrl);
+    void this.listener?.listen(CHECKPOINT_CHANNEL, { onNotification: (payload) => this.onNotice(payload, false) });
+  }
+
+  async start(): Promise<void> {
+    await this.listener?.start();
+    await this.listenToRedis();
+    await this.poll();
+    this.poller = setInterval(() => void this.poll(), this.pollIntervalMs);
+    this.poller.unref();
+  }
+
+  /** The read models the api reads: the Redis cache only while a verified generation of it is served. */
+  get readModels(): readonly ProjectionName[] {
+    return [
+      projectionNames.identity,
+      projectionNames.sessions,
+      projectionNames.organizations,
+      ...(this.redisKeys ? [projectionNames.sessionCache] : []),
+    ];
+  }
+
+  /** The keys of the Redis generation to read sessions from, or null when Redis is not to be read. */
+  get redisKeys(): SessionCacheKeys | null {
+    return this.generation?.verified ? this.generation.keys : null;
+  }
+
+  /** Whether a read model's "this session is live" may be believed now (see the class comment). */
+  trusted(model: SessionReadModel): boolean {
+    return this.now() < this.trustedUntil[model];
+  }
+
+  /** The log's head as last read (a gauge for operators, and for specs to wait on). */
+  get logHead(): number {
+    return this.samples.at(-1)?.head ?? 0;
+  }
+
+  /** The lowest position every read model the api reads has reached. */
+  get caughtUpTo(): number {
+    return this.reached(this.readModels);
+  }
+
+  /**
+   * Resolves true once `projections` (by default every read model the api reads) have reached `position`,
+   * or false after `timeoutMs` (the write stands either way).
+   */
+  waitFor(position: number, projections: readonly ProjectionName[] = this.readModels, timeoutMs = this.options.timeoutMs): Promise<boolean> {
+    if (this.reached(projections) >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        position,
+        projections,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** What a command waits for after its append (see `Settlement`). */
+  async settle(position: number, eventTypes: ReadonlySet<string>, settlement: Exclude<Settlement, 'none'>): Promise<void> {
+    const projections = projectionsConcernedWith(eventTypes, this.readModels);
+    if (projections.length === 0) return;
+    if (settlement === 'revocation') {
+      // Past `maxLagMs` after the append, no api process believes a read model that has not applied it.
+      const applied = await this.waitFor(position, projections, this.options.maxLagMs + 1);
+      if (!applied) this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
+      return;
+    }
+    if (!(await this.waitFor(position, projections))) {
+      this.options.log.warn({ position, positions: Object.fromEntries(this.positions) }, 'projections did not catch up in time; answering without read-your-writes');
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.poller) clearInterval(this.poller);
+    for (const waiter of this.waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(false);
+    }
+    this.waiters.clear();
+    await this.polling?.catch(() => {});
+    await this.listener?.close();
+    this.subscriber?.disconnect();
+  }
+
+  private reached(projections: readonly ProjectionName[]): number {
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const name of projections) lowest = Math.min(lowest, this.positions.get(name) ?? 0);
+    return lowest;
+  }
+
+  /**
+   * Projections announce each move of their checkpoint on Redis pub/sub when there is Redis. Pub/sub
+   * delivers at most once, so a lost notice costs a poll interval, not correctness.
+   */
+  private async listenToRedis(): Promise<void> {
+    const redis = this.options.redis;
+    if (!redis) return;
+    const channel = redis.layout.checkpointChannel;
+    if (redis.held) {
+      await redis.held.listen(channel, (payload) => this.onNotice(payload, true));
+      return;
+    }
+    // RESP2: ioredis hands pub/sub messages on as events there.
+    const subscriber = createRedisClient(redis.url, { name: 'portcullis-api-checkpoints', protocol: 2 });
+    subscriber.on('error', () => {});
+    subscriber.on('message', (_channel: string, payload: string) => this.onNotice(payload, false));
+    this.subscriber = subscriber;
+    await subscriber.subscribe(channel);
+  }
+
+  /** `<projection>:<position>`, or `session-cache@<generation>:<position>` for a Redis generation. */
+  private onNotice(payload: string, heardWithInvalidations: boolean): void {
+    const colon = payload.lastIndexOf(':');
+    const [name, generation] = payload.slice(0, colon).split('@', 2) as [string, string | undefined];
+    const position = Number(payload.slice(colon + 1));
+    if (generation === undefined) {
+      this.advance(name, position);
+      return;
+    }
+    if (generation !== this.generation?.keys.generation) return;
+    if (heardWithInvalidations && position > this.heldPosition) this.heldPosition = position;
+    this.advance(name, position);
+  }
+
+  private advance(name: string, position: number): void {
+    if (!(Object.values(projectionNames) as string[]).includes(name)) return;
+    const projection = name as ProjectionName;
+    if ((this.positions.get(projection) ?? 0) >= position) return;
+    this.positions.set(projection, position);
+    this.updateTrust();
+    for (const waiter of this.waiters) {
+      if (waiter.projections.includes(projection) && waiter.position <= this.reached(waiter.projections)) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
+  }
+
+  private poll(): Promise<void> {
+    this.polling ??= this.pollOnce()
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'could not read the log head and checkpoints; trusting no read model until it can'))
+      .finally(() => {
+        this.polling = null;
+      });
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<void> {
+    if (this.closed) return;
+    // Taken before the read: everything acknowledged before this moment is at or below the head it returns.
+    const at = this.now();
+    const row = (await this.options.pool.one(sql.unsafe`
+      SELECT (SELECT position FROM event_log_head) AS head,
+             (SELECT coalesce(json_object_agg(name, position), '{}'::json) FROM projection_checkpoints) AS checkpoints`)) as {
+      head: number | string;
+      checkpoints: Record<string, number | string>;
+    };
+    for (const [name, position] of Object.entries(row.checkpoints)) this.advance(name, Number(position));
+    if (this.options.redis) await this.pollRedis(this.options.redis);
+    this.samples.push({ at, head: Number(row.head) });
+    // Older samples can no longer make anything trusted.
+    const horizon = this.now() - this.options.maxLagMs - this.pollIntervalMs;
+    while (this.samples.length > 2 && this.samples[0]!.at < horizon) this.samples.shift();
+    this.updateTrust();
+  }
+
+  private async pollRedis(redis: NonNullable<ReadModelProgressOptions['redis']>): Promise<void> {
+    const pointer = parsePointer(await redis.client.get(redis.layout.pointerKey));
+    if (pointer.current !== (this.generation?.keys.generation ?? null)) {
+      // Another generation is served now: entries held from the old one are of no use any more.
+      redis.held?.clear();
+      this.heldPosition = 0;
+      this.positions.delete(projectionNames.sessionCache);
+      this.generation = pointer.current === null ? null : { keys: redis.layout.generation(pointer.current), verified: false };
+    }
+    const generation = this.generation;
+    if (!generation) return;
+    const checkpoint = parseCacheCheckpoint(await redis.client.get(generation.keys.checkpoint));
+    if (checkpoint === null) {
+      // The generation's checkpoint is gone (Redis lost its data): nothing of it is to be read.
+      this.generation = null;
+      return;
+    }
+    if (!generation.verified) {
+      // A cache built from another history (a database restored from an older backup) names, at its
+      // checkpoint, an event this log does not hold there: it is not read until a new generation replaces it.
+      generation.verified =
+        checkpoint.position === 0 || (checkpoint.eventId !== null && (await this.options.store.eventIdAt(checkpoint.position)) === checkpoint.eventId);
+      if (!generation.verified) this.options.log.warn({ generation: generation.keys.generation }, 'the Redis session cache was built from another history; not reading it');
+    }
+    this.advance(projectionNames.sessionCache, checkpoint.position);
+    // The entries held in process are as current as this checkpoint once its invalidations have arrived;
+    // notices make that known sooner, but an idle projector sends none.
+    if (redis.held && (await redis.held.roundTrip()) && this.generation === generation && checkpoint.position > this.heldPosition) {
+      this.heldPosition = checkpoint.position;
+    }
+  }
+
+  /** For each read model: until when (monotonic ms) its checkpoint covers a head read within `maxLagMs`. */
+  private updateTrust(): void {
+    const coveredUntil = (checkpoint: number): number => {
+      let until = 0;
+      for (const sample of this.samples) {
+        if (sample.head > checkpoint) break;
+        until = sample.at + this.options.maxLagMs;
+      }
+      return until;
+    };
+    this.trustedUntil.sessions = coveredUntil(this.positions.get(projectionNames.sessions) ?? 0);
+    const redisUsable = this.redisKeys !== null;
+    this.trustedUntil.redis = redisUsable ? coveredUntil(this.positions.get(projectionNames.sessionCache) ?? 0) : 0;
+    this.trustedUntil.held = redisUsable && this.options.redis?.held?.isLive ? coveredUntil(this.heldPosition) : 0;
+  }
+}

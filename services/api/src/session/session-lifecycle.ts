@@ -1,0 +1,84 @@
+import { SessionCreated, streams, type SessionEndReason } from '@portcullis/contracts';
+import type { UnitOfWork } from '@portcullis/platform';
+import { decideEndSessions, sessionExtended, sessionIndexModel, sessionOpened, sessionsClosed } from './session-index.decider.ts';
+import { decideSession, sessionModel, type SessionCommand } from './session.decider.ts';
+
+/** A session about to be created: its id is derived from its token's hash (`sessionIdForTokenHash`). */
+export interface NewSession {
+  readonly sessionId: string;
+  readonly tokenHash: string;
+  readonly expiresAt: Date;
+  readonly ipAddress: string | null;
+  readonly userAgent: string | null;
+  readonly rememberMe: boolean;
+}
+
+export type SessionOpening = 'sign-up' | 'email-password' | 'email-verification' | 'username-password';
+
+/**
+ * Opens a session within a command: its own stream, and its place in the user's session index, so that
+ * ending all of the user's sessions, decided on that index, cannot miss it.
+ */
+export function openSession(unit: UnitOfWork, userId: string, session: NewSession, method: SessionOpening): void {
+  const events = sessionOpeningEvents(userId, session, method);
+  unit.append(streams.session(session.sessionId), [events.session], { expected: 'no_stream', model: sessionModel });
+  // 'any': an opening never conflicts with another; an ending of all sessions requires the version it read.
+  unit.append(streams.userSessions(userId), [events.index], { expected: 'any' });
+}
+
+/** The events that open a session: for its own stream, and for the user's session index. */
+export function sessionOpeningEvents(userId: string, session: NewSession, method: SessionOpening) {
+  const expiresAt = session.expiresAt.toISOString();
+  return {
+    session: SessionCreated({
+      sessionId: session.sessionId,
+      userId,
+      tokenHash: session.tokenHash,
+      expiresAt,
+      ipAddress: session.ipAddress,
+      userAgent: session.userAgent,
+      rememberMe: session.rememberMe,
+      method,
+    }),
+    index: sessionOpened(userId, { sessionId: session.sessionId, tokenHash: session.tokenHash, expiresAt }),
+  };
+}
+
+/**
+ * Decides one command on a session's stream within a unit; an ending or a refresh is also recorded in the
+ * user's session index. Answers the events decided for the session's stream.
+ */
+export async function decideOnSession(unit: UnitOfWork, sessionId: string, command: SessionCommand) {
+  const loaded = await unit.load(streams.session(sessionId), sessionModel);
+  const events = decideSession(command, loaded.state);
+  unit.append(loaded.streamId, events);
+  const state = loaded.state;
+  if (state.status !== 'none') {
+    for (const event of events) {
+      const index = streams.userSessions(state.userId);
+      if (event.type === 'session.revoked.v2') unit.append(index, [sessionsClosed(state.userId, [sessionId])], { expected: 'any' });
+      if (event.type === 'session.refreshed.v1') unit.append(index, [sessionExtended(state.userId, sessionId, event.data.expiresAt)], { expected: 'any' });
+    }
+  }
+  return events;
+}
+
+/**
+ * Ends every session of a user (but `except`), decided on the user's session index: the append requires
+ * the index at the version read, so a session opened meanwhile makes the command decide again with it.
+ * Answers how many sessions were ended.
+ */
+export async function endAllSessions(
+  unit: UnitOfWork,
+  userId: string,
+  reason: SessionEndReason,
+  options: { except?: string | undefined } = {},
+): Promise<number> {
+  const index = await unit.load(streams.userSessions(userId), sessionIndexModel);
+  const ended = decideEndSessions({ userId, reason, now: unit.now, except: options.except }, index.state);
+  unit.append(index.streamId, ended.index);
+  for (const revocation of ended.revocations) {
+    unit.append(streams.session(revocation.data.sessionId), [revocation], { expected: 'any' });
+  }
+  return ended.revocations.length;
+}

@@ -1,0 +1,331 @@
+import { DomainError, parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import {
+  WrongExpectedVersionError,
+  type EventStore,
+  type ExpectedVersion,
+  type StreamRead,
+  type StreamWrite,
+} from '../event-store/event-store.ts';
+import { KeyedQueue } from './keyed-queue.ts';
+import { eventMetadataOf, type RequestMetadata } from './request-metadata.ts';
+import { StateCache } from './state-cache.ts';
+import type { StreamModel } from '@portcullis/contracts';
+
+export interface Loaded<State> {
+  readonly streamId: string;
+  readonly state: State;
+  /** The stream's version the state was folded at: what an append to it expects. */
+  readonly version: number;
+}
+
+/**
+ * What a command's appended events must have reached before it answers. `write`: the read models they
+ * concern (read-your-writes). `revocation`: also, or else long enough that no api process can still answer
+ * an ended session from a read model that missed it.
+ */
+export type Settlement = 'write' | 'revocation' | 'none';
+
+export interface CommandOptions {
+  readonly request: RequestMetadata;
+  readonly actorId: string | null;
+  /**
+   * Streams this process runs one command at a time on (the command's own aggregate): commands of one
+   * process then never conflict with each other, only with other processes'.
+   */
+  readonly serialize?: readonly string[];
+  /** Default `write`. */
+  readonly settle?: Settlement;
+}
+
+export interface CommandOutcome<T> {
+  readonly result: T;
+  /** Log position of the last event appended, or null when the command decided nothing. */
+  readonly position: number | null;
+}
+
+export interface CommandHandlerOptions {
+  readonly store: Pick<EventStore, 'append' | 'readStreams'>;
+  readonly clock: () => Date;
+  /** Waits as `Settlement` says for an append whose last event is at `position`. */
+  readonly settle: (position: number, eventTypes: ReadonlySet<string>, settlement: Exclude<Settlement, 'none'>) => Promise<void>;
+  /** States kept between commands; 0 turns keeping them off. */
+  readonly stateCacheSize?: number;
+  /** Attempts before a persistent conflict is answered with 409. */
+  readonly maxAttempts?: number;
+  /** Backoff after the n-th conflict: a random wait up to min(cap, base * 2^n) ms ("full jitter"). */
+  readonly backoff?: { readonly baseMs: number; readonly capMs: number };
+  readonly random?: () => number;
+}
+
+const DEFAULT_STATE_CACHE_SIZE = 50_000;
+const DEFAULT_MAX_ATTEMPTS = 10;
+const DEFAULT_BACKOFF = { baseMs: 2, capMs: 100 } as const;
+
+/** A kept state that turned out stale (or a read that must be fresh): decide again on what the log holds. */
+class DecideOnFreshReads extends Error {}
+
+/**
+ * The one way every write happens (emmett's `CommandHandler`): load the streams a decision needs, decide
+ * (pure), append what it decided with the versions it decided on, and wait for the read models the events
+ * concern. A conflict with another writer is retried on fresh reads after a jittered wait, and one that
+ * persists is a 409, never a 500. Framework-free: routes, CLIs and the console all run commands through it.
+ */
+export class CommandHandler {
+  private readonly states: StateCache;
+  private readonly queue = new KeyedQueue();
+  private readonly maxAttempts: number;
+  private readonly backoff: { readonly baseMs: number; readonly capMs: number };
+  private readonly random: () => number;
+
+  constructor(private readonly options: CommandHandlerOptions) {
+    this.states = new StateCache(options.stateCacheSize ?? DEFAULT_STATE_CACHE_SIZE);
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.random = options.random ?? Math.random;
+  }
+
+  handle<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
+    return this.queue.run(options.serialize ?? [], () => this.attempt(options, work));
+  }
+
+  /** States kept between commands (a gauge, and for tests). */
+  get keptStates(): number {
+    return this.states.size;
+  }
+
+  private async attempt<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
+    let fresh = false;
+    for (let attempt = 1; ; attempt += 1) {
+      const unit = new UnitOfWork(this.options.store, this.states, this.options.clock(), options, fresh);
+      try {
+        const result = await work(unit);
+        const writes = unit.writes();
+        if (writes === null) {
+          // Nothing to write, decided on a kept state: a stale one might have hidden something to do.
+          if (unit.decidedOnKeptState) throw new DecideOnFreshReads();
+          return { result, position: null };
+        }
+        const appended = await this.options.store.append(writes);
+        unit.keepAppended(appended.versions);
+        const settlement = options.settle ?? 'write';
+        if (settlement !== 'none') await this.options.settle(appended.position, unit.appendedTypes(), settlement);
+        return { result, position: appended.position };
+      } catch (error) {
+        unit.forgetReads();
+        if (error instanceof DecideOnFreshReads || (error instanceof DomainError && unit.decidedOnKeptState)) {
+          // A refusal or a no-op decided on a kept state: decide once more on what the log holds.
+          if (fresh) throw error instanceof DomainError ? error : new Error('a decision on fresh reads asked for fresh reads');
+          fresh = true;
+          continue;
+        }
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        fresh = true;
+        if (attempt >= this.maxAttempts) throw new DomainError('CONFLICT', { cause: error });
+        await sleep(this.random() * Math.min(this.backoff.capMs, this.backoff.baseMs * 2 ** attempt));
+      }
+    }
+  }
+}
+
+interface LoadedStream {
+  readonly streamId: string;
+  readonly version: number;
+  readonly state: unknown;
+  readonly model: StreamModel<unknown>;
+  readonly check: boolean;
+}
+
+interface PendingAppend {
+  readonly expected: ExpectedVersion;
+  readonly events: DomainEvent[];
+  /** How to keep the stream's state after the append, for a stream that was not loaded (a new one). */
+  readonly model?: StreamModel<unknown> | undefined;
+}
+
+/** One attempt of a command: what it read, at which versions, and what it will append. */
+export class UnitOfWork {
+  private actorId: string | null;
+  private readonly loaded = new Map<string, LoadedStream>();
+  private readonly appends = new Map<string, PendingAppend>();
+  private readonly unchanged = new Map<string, number>();
+  private readonly included = new Map<string, StreamWrite>();
+  private keptStateUsed = false;
+
+  constructor(
+    private readonly store: Pick<EventStore, 'readStreams'>,
+    private readonly states: StateCache,
+    /** The time the command is decided at; every event it appends says so. */
+    readonly now: Date,
+    private readonly options: CommandOptions,
+    private readonly fresh: boolean,
+  ) {
+    this.actorId = options.actorId;
+  }
+
+  /** What every event this attempt appends carries (who, from where, when). */
+  get metadata(): EventMetadata {
+    return eventMetadataOf(this.options.request, this.actorId, this.now);
+  }
+
+  /** Names the actor once the command has found out who it is (a token's owner, say). */
+  actAs(actorId: string): void {
+    this.actorId = actorId;
+  }
+
+  /** Whether any state this attempt decided on was kept from an earlier command rather than read. */
+  get decidedOnKeptState(): boolean {
+    return this.keptStateUsed;
+  }
+
+  /**
+   * A stream's state, kept from an earlier command or folded from the log. Unless `check` is false, the
+   * append requires the stream still at this version even when nothing is appended to it: the decision
+   * rested on it. A stream whose later changes cannot undo the decision may opt out.
+   */
+  async load<State>(streamId: string, model: StreamModel<State>, options: { check?: boolean } = {}): Promise<Loaded<State>> {
+    const [loaded] = await this.loadAll([[streamId, model]], options);
+    return loaded as Loaded<State>;
+  }
+
+  /** Several streams, read in one round trip for those not kept. */
+  async loadAll<State>(
+    specs: ReadonlyArray<readonly [string, StreamModel<State>]>,
+    options: { check?: boolean } = {},
+  ): Promise<Loaded<State>[]> {
+    const check = options.check ?? true;
+    const toRead: Array<readonly [string, StreamModel<State>]> = [];
+    for (const [streamId, model] of specs) {
+      if (this.loaded.has(streamId)) continue;
+      // An unchecked stream is read every time: nothing would catch a kept state of it being stale.
+      const kept = this.fresh || !check ? undefined : this.states.get(stateKey(model, streamId));
+      if (kept) {
+        this.keptStateUsed = true;
+        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, check);
+      } else {
+        toRead.push([streamId, model]);
+      }
+    }
+    if (toRead.length > 0) {
+      const reads = await this.store.readStreams(toRead.map(([streamId]) => streamId));
+      for (const [streamId, model] of toRead) {
+        const read = reads.get(streamId)!;
+        this.remember(streamId, model as StreamModel<unknown>, read.version, fold(model, read), check);
+      }
+    }
+    return specs.map(([streamId]) => {
+      const loaded = this.loaded.get(streamId)!;
+      return { streamId, state: loaded.state as State, version: loaded.version };
+    });
+  }
+
+  /**
+   * Events to append to a stream, all in the command's one atomic append. A loaded stream is appended at the
+   * version it was loaded at unless `expected` says otherwise; any other stream needs `expected`.
+   */
+  append(
+    streamId: string,
+    events: readonly DomainEvent[],
+    options: { expected?: ExpectedVersion; model?: StreamModel<unknown> } = {},
+  ): void {
+    if (events.length === 0) return;
+    const existing = this.appends.get(streamId);
+    if (existing) {
+      existing.events.push(...events);
+      return;
+    }
+    const expected = options.expected ?? this.loaded.get(streamId)?.version;
+    if (expected === undefined) throw new Error(`append to ${streamId}: load it first or say what version it is expected at`);
+    this.appends.set(streamId, { expected, events: [...events], model: options.model });
+  }
+
+  /**
+   * Writes built outside the unit (with their own metadata), appended in the same atomic append. For write
+   * builders that predate the command handler; each stream may appear once among them and the unit's own.
+   */
+  include(writes: readonly StreamWrite[]): void {
+    for (const write of writes) {
+      if (write.events.length === 0) {
+        if (typeof write.expectedVersion === 'number') this.unchanged.set(write.streamId, write.expectedVersion);
+        continue;
+      }
+      if (this.appends.has(write.streamId) || this.included.has(write.streamId)) throw new Error(`${write.streamId} is written twice in one command`);
+      this.included.set(write.streamId, write);
+    }
+  }
+
+  /** Requires a stream to be at `version` when the append lands, without writing to it. */
+  requireUnchanged(streamId: string, version: number): void {
+    this.unchanged.set(streamId, version);
+  }
+
+  /** The atomic append this attempt decided, or null when it decided nothing. */
+  writes(): StreamWrite[] | null {
+    if (this.appends.size === 0 && this.included.size === 0) return null;
+    const metadata = this.metadata;
+    const writes: StreamWrite[] = [...this.included.values()];
+    for (const [streamId, append] of this.appends) {
+      writes.push({ streamId, expectedVersion: append.expected, events: append.events.map((e) => ({ type: e.type, data: e.data, metadata })) });
+    }
+    const checked = new Map(this.unchanged);
+    for (const loaded of this.loaded.values()) if (loaded.check && !checked.has(loaded.streamId)) checked.set(loaded.streamId, loaded.version);
+    for (const [streamId, version] of checked) {
+      if (!this.appends.has(streamId) && !this.included.has(streamId)) writes.push({ streamId, expectedVersion: version, events: [] });
+    }
+    return writes;
+  }
+
+  appendedTypes(): ReadonlySet<string> {
+    const types = new Set<string>();
+    for (const append of this.appends.values()) for (const event of append.events) types.add(event.type);
+    for (const write of this.included.values()) for (const event of write.events) types.add(event.type);
+    return types;
+  }
+
+  /** After the append: the appended streams' states at their new versions, for the next command. */
+  keepAppended(versions: Readonly<Record<string, number>>): void {
+    for (const [streamId, append] of this.appends) {
+      const version = versions[streamId];
+      if (version === undefined) continue;
+      const loaded = this.loaded.get(streamId);
+      const model = loaded?.model ?? append.model;
+      if (!model) continue;
+      let state = loaded ? loaded.state : model.initial();
+      // A stream appended without being loaded is kept only when it is new: its whole history is these events.
+      if (!loaded && version !== append.events.length) continue;
+      const time = { occurredAt: this.now.toISOString() };
+      for (const event of append.events) state = model.evolve(state, event, time);
+      this.states.set(stateKey(model, streamId), { version, state });
+    }
+    // Streams read but not written are kept too: the next command on them can skip the read.
+    for (const loaded of this.loaded.values()) {
+      if (!this.appends.has(loaded.streamId)) this.states.set(stateKey(loaded.model, loaded.streamId), { version: loaded.version, state: loaded.state });
+    }
+  }
+
+  /** After a failed attempt: nothing it read may be decided on again without reading it. */
+  forgetReads(): void {
+    for (const loaded of this.loaded.values()) this.states.delete(stateKey(loaded.model, loaded.streamId));
+  }
+
+  private remember(streamId: string, model: StreamModel<unknown>, version: number, state: unknown, check: boolean): void {
+    this.loaded.set(streamId, { streamId, version, state, model, check });
+  }
+}
+
+function stateKey(model: StreamModel<unknown>, streamId: string): string {
+  return `${model.name}@${model.revision}:${streamId}`;
+}
+
+/** Folds a stream read from the log; events this reader does not know are skipped (see parseDomainEvent). */
+export function fold<State>(model: StreamModel<State>, read: StreamRead): State {
+  let state = model.initial();
+  for (const recorded of read.events) {
+    const event = parseDomainEvent(recorded.type, recorded.data);
+    if (event) state = model.evolve(state, event, recorded.metadata);
+  }
+  return state;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,4 @@
+export * from './command-handler.ts';
+export * from './keyed-queue.ts';
+export * from './request-metadata.ts';
+export * from './state-cache.ts';
