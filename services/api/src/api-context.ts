@@ -2,6 +2,7 @@ import {
   CommandHandler,
   createDatabasePool,
   createRedisClient,
+  isClusterUrl,
   PostgresEventStore,
   sessionCacheEvictionProblem,
   sessionCacheLayout,
@@ -54,8 +55,13 @@ export async function createApiContext(config: Config, options: ApiContextOption
       throw new Error(problem);
     }
     const layout = sessionCacheLayout(config.redis.keyPrefix, await realStore.logId());
+    // Tracking is per node, and the cache's generation lives on one node that a failover can move: with a
+    // cluster, get-session reads Redis every time rather than hold answers it could not keep coherent.
+    if (isClusterUrl(config.redis.url) && config.redis.localSessionCacheEntries > 0) {
+      log.info('Redis Cluster: the in-process session cache is off; get-session reads Redis');
+    }
     const local =
-      config.redis.localSessionCacheEntries > 0
+      config.redis.localSessionCacheEntries > 0 && !isClusterUrl(config.redis.url)
         ? new LocalSessionCache({
             redisUrl: config.redis.url,
             keyPrefix: layout.sessionKeyPrefix,

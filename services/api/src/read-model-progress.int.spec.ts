@@ -13,7 +13,7 @@ import {
 } from '@portcullis/platform';
 import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../tests/support/event-log.ts';
 import { waitFor } from '../../../tests/support/processes.ts';
-import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
+import { deleteRedisKeys, describeOnRedisDeployments, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
 import { ReadModelProgress } from './read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
 
@@ -140,8 +140,8 @@ describe('ReadModelProgress trust', () => {
   });
 });
 
-describeWithRedis('ReadModelProgress with the Redis session cache', () => {
-  const redisUrl = testRedisUrl()!;
+describeOnRedisDeployments('ReadModelProgress with the Redis session cache', (deployment) => {
+  let redisUrl: string;
   const prefix = uniqueRedisPrefix();
   let layout: SessionCacheLayout;
   let db: EventLogDatabase;
@@ -149,6 +149,7 @@ describeWithRedis('ReadModelProgress with the Redis session cache', () => {
   let progress: ReadModelProgress;
 
   beforeAll(async () => {
+    redisUrl = deployment().url;
     db = await createEventLogDatabase('read_model_progress_redis');
     redis = createRedisClient(redisUrl, { name: 'read-model-progress-spec' });
     layout = sessionCacheLayout(prefix, await db.store.logId());
@@ -194,8 +195,30 @@ describeWithRedis('ReadModelProgress with the Redis session cache', () => {
     expect(progress.readModels).toContain(projectionNames.sessionCache);
 
     // Gone (FLUSHALL): not read again.
-    await redis.del(layout.pointerKey, own.checkpoint);
+    await redis.del(layout.pointerKey);
+    await redis.del(own.checkpoint);
     await waitFor(() => progress.redisKeys === null && !progress.trusted('redis'), { timeoutMs: 5000, message: 'the lost generation to be dropped' });
+  });
+});
+
+/** The in-process cache is not used with a cluster (see createApiContext): held entries on one server only. */
+describeWithRedis('ReadModelProgress with entries held in process', () => {
+  const redisUrl = testRedisUrl()!;
+  const prefix = uniqueRedisPrefix();
+  let layout: SessionCacheLayout;
+  let db: EventLogDatabase;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('read_model_progress_held');
+    redis = createRedisClient(redisUrl, { name: 'read-model-progress-held-spec' });
+    layout = sessionCacheLayout(prefix, await db.store.logId());
+  });
+
+  afterAll(async () => {
+    await deleteRedisKeys(redisUrl, prefix).catch(() => {});
+    redis?.disconnect();
+    await db?.close();
   });
 
   it('hears notices on the in-process cache’s subscriber, and believes held entries only as far as they have arrived there', async () => {

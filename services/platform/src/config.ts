@@ -71,7 +71,7 @@ const configSchema = z
       }),
     REDIS_URL: z
       .string()
-      .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+      .regex(/^(rediss?|redis\+cluster):\/\//, 'must be a redis:// URL (redis+cluster://host:port,host:port for a cluster)')
       .optional(),
     REDIS_KEY_PREFIX: z.string().default('portcullis:'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

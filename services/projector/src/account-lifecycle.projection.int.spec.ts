@@ -26,7 +26,7 @@ import {
   type Redis,
 } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../tests/support/event-log.ts';
-import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
+import { deleteRedisKeys, describeOnRedisDeployments, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { sessionCacheProjection } from './session/session-cache.projection.ts';
 import { userHistoryFrom } from './session/user-history.ts';
@@ -166,8 +166,8 @@ describe('read models through the email lifecycle (identity, sessions)', () => {
   });
 });
 
-describeWithRedis('session cache through the email lifecycle (Redis)', () => {
-  const redisUrl = testRedisUrl()!;
+describeOnRedisDeployments('session cache through the email lifecycle', (deployment) => {
+  let redisUrl: string;
   const prefix = uniqueRedisPrefix();
   let keys: SessionCacheKeys;
   let db: EventLogDatabase;
@@ -176,6 +176,7 @@ describeWithRedis('session cache through the email lifecycle (Redis)', () => {
   let target: RedisProjectionTarget;
 
   beforeAll(async () => {
+    redisUrl = deployment().url;
     db = await createEventLogDatabase('lifecycle_cache_projection');
     redis = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-target' });
     reader = createRedisClient(redisUrl, { name: 'lifecycle-cache-spec-reader' });

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { deleteKeysMatching } from '../cache/redis.ts';
+import { deleteKeysMatching, scanKeys } from '../cache/redis.ts';
 import {
   formatCacheCheckpoint,
   newGenerationName,
@@ -219,12 +219,9 @@ export class RedisProjectionTarget implements ProjectionTarget {
     const sample = this.layout.generation('GENERATION');
     const [before, after] = sample.checkpoint.split('GENERATION') as [string, string];
     const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${globLiteral(before)}*${globLiteral(after)}`, 'COUNT', 500);
-      cursor = next;
+    await scanKeys(this.redis, `${globLiteral(before)}*${globLiteral(after)}`, async (keys) => {
       for (const key of keys) found.push(key.slice(before.length, key.length - after.length));
-    } while (cursor !== '0');
+    });
     return found;
   }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventLogDatabase } from '../../../../tests/support/event-log.ts';
-import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
+import { deleteRedisKeys, describeOnRedisDeployments, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import { createRedisClient, type Redis } from '../cache/redis.ts';
 import { sql } from '../database/pool.ts';
 import { BatchedRateLimitCounter } from './batched.ts';
@@ -125,9 +125,9 @@ describe('batched rate-limit counting on Postgres', () =>
     };
   }));
 
-describeWithRedis('batched rate-limit counting on Redis', () =>
+describeOnRedisDeployments('batched rate-limit counting', (deployment) =>
   batchedCounting('redis', async () => {
-    const url = testRedisUrl()!;
+    const { url } = deployment();
     const prefix = uniqueRedisPrefix();
     const redis: Redis = createRedisClient(url, { name: 'batched-rate-limit-spec' });
     return {

@@ -27,6 +27,7 @@ import {
   parseCacheCheckpoint,
   parsePointer,
   RedisProjectionTarget,
+  scanKeys,
   sessionCacheLayout,
   type Redis,
   type RedisProjection,
@@ -35,7 +36,7 @@ import {
 } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
-import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
+import { deleteRedisKeys, describeOnRedisDeployments, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import { sessionCacheProjection } from './session-cache.projection.ts';
 import { userHistoryFrom } from './user-history.ts';
 
@@ -43,8 +44,8 @@ const DAY_MS = 24 * 3600 * 1000;
 const registeredAt = '2026-05-01T12:00:00.000Z';
 const updatedAt = '2026-05-02T12:00:00.000Z';
 
-describeWithRedis('session-cache projection (Redis)', () => {
-  const redisUrl = testRedisUrl()!;
+describeOnRedisDeployments('session-cache projection', (deployment) => {
+  let redisUrl: string;
   const prefix = uniqueRedisPrefix();
   let layout: SessionCacheLayout;
   /** The keys of the generation the target writes. */
@@ -56,6 +57,7 @@ describeWithRedis('session-cache projection (Redis)', () => {
   let target: RedisProjectionTarget;
 
   beforeAll(async () => {
+    redisUrl = deployment().url;
     db = await createEventLogDatabase('session_cache_projection');
     // The target's connection is its own, so a spec can see what the target asks of Redis; the test reads through another.
     redis = createRedisClient(redisUrl, { name: 'session-cache-spec-target' });
@@ -136,12 +138,9 @@ describeWithRedis('session-cache projection (Redis)', () => {
 
   async function allKeys(): Promise<string[]> {
     const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await reader.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    await scanKeys(reader, `${prefix}*`, async (batch) => {
       found.push(...batch);
-      cursor = next;
-    } while (cursor !== '0');
+    });
     return found.sort();
   }
 
@@ -653,7 +652,8 @@ describeWithRedis('session-cache projection (Redis)', () => {
     await catchUp(db.store, target);
     const lost = keys.generation;
     // As FLUSHALL or a restart without persistence leaves it: no pointer, no checkpoint.
-    await reader.del(layout.pointerKey, keys.checkpoint);
+    await reader.del(layout.pointerKey);
+    await reader.del(keys.checkpoint);
 
     expect(await target.readCheckpoint()).toBe(0);
     const building = target.generation!;
