@@ -177,12 +177,24 @@ export class RedisProjectionTarget implements ProjectionTarget {
     if (writing.mode !== 'shadow') await this.redis.publish(this.layout.checkpointChannel, this.notice(to));
   }
 
-  /** A replay into a new generation has reached the head: readers switch to it. */
+  /**
+   * At the head: a replay into a new generation is switched to; a served generation is checked to still be
+   * served (a FLUSHALL or a restarted Redis leaves no pointer), so that an idle projector notices a lost
+   * cache at once rather than at the next append.
+   */
   async caughtUp(): Promise<void> {
     const writing = this.writing;
-    if (writing?.mode !== 'building') return;
-    await this.switchTo(writing);
-    writing.mode = 'current';
+    if (writing?.mode === 'building') {
+      await this.switchTo(writing);
+      writing.mode = 'current';
+      return;
+    }
+    if (writing?.mode !== 'current') return;
+    const { current } = parsePointer(await this.redis.get(this.layout.pointerKey));
+    if (current !== writing.keys.generation) {
+      this.writing = null;
+      throw new CheckpointFencedError(this.name, parseCacheCheckpoint(writing.stored)?.position ?? 0);
+    }
   }
 
   /** A new generation beside the served one, filled by a rebuild and swapped in by its `promote`. */
