@@ -64,7 +64,12 @@ const ctx: ApiContext = {
   clock: () => new Date(),
 };
 const app = await buildApp(ctx);
-const address = await app.listen({ host: config.host, port: config.port });
+const address = await app.listen({ host: config.host, port: config.port }).catch((error: NodeJS.ErrnoException) => {
+  // A taken or forbidden address is an operator's to fix; the stack trace would only bury the one line that says so.
+  if (!['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].includes(error.code ?? '')) throw error;
+  log.fatal({ code: error.code }, `api cannot listen on ${config.host}:${config.port} (${error.code}); set HOST and PORT to a free address`);
+  process.exit(1);
+});
 log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
 
 let stopping = false;
