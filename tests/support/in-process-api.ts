@@ -35,7 +35,7 @@ export async function startInProcessApi(
 ): Promise<InProcessApi> {
   const db = await createEventLogDatabase(prefix);
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
-  const log = createLogger({ name: prefix, level: 'silent' });
+  const log = createLogger({ name: prefix, level: 'silent', format: 'json' });
   const projections = createProjectionTargets(config, db.pool);
   const runners = projections.targets.map(
     (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),

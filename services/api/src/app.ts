@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { redactedPaths } from '@portcullis/platform';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
@@ -21,12 +20,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
 export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: {
-      level: ctx.config.logLevel,
-      redact: { paths: redactedPaths, censor: '[redacted]' },
-      // Request URLs without the tokens some of them carry (reset-password/:token, verify-email?token=).
-      serializers: { req: serializeRequest },
-    },
+    // The api's own logger (format, redaction), with request URLs logged without the tokens some of them
+    // carry (reset-password/:token, verify-email?token=).
+    loggerInstance: ctx.log.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     childLoggerFactory: deferredRequestLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: (request) => {

@@ -67,7 +67,7 @@ describeWithRedis('ProjectionWaiter with the Redis session cache', () => {
   });
 
   it('hears them on the local session cache’s subscriber when given it, not on a connection of its own', async () => {
-    const local = new LocalSessionCache({ redisUrl, keyPrefix: keys.session(''), maxEntries: 10, ttlMs: 60_000, log: createLogger({ name: 'spec', level: 'silent' }) });
+    const local = new LocalSessionCache({ redisUrl, keyPrefix: keys.session(''), maxEntries: 10, ttlMs: 60_000, log: createLogger({ name: 'spec', level: 'silent', format: 'json' }) });
     const shared = new ProjectionWaiter({ pool: db.pool, databaseUrl: db.url, redis: { client: redis, url: redisUrl, keys, notices: local }, timeoutMs: 10_000, onTimeout: () => {} });
     onTestFinished(async () => {
       await shared.close();

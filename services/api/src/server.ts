@@ -18,7 +18,7 @@ import { LocalSessionCache } from './session/local-session-cache.ts';
 const LOCAL_SESSION_CACHE_TTL_MS = 30_000;
 
 const config = loadConfigOrExit();
-const log = createLogger({ name: 'api', level: config.logLevel });
+const log = createLogger({ name: 'api', level: config.logLevel, format: config.logFormat });
 
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 20 });

@@ -37,7 +37,7 @@ export function createProjectionTargets(config: Config, pool: DatabasePool): Pro
   if (redis && keys) targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(keys)));
   let bus: MailBus | null = null;
   if (config.kafka) {
-    bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel }) });
+    bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel, format: config.logFormat }) });
     targets.push(new MailRelayTarget(pool, bus));
   }
   return {
