@@ -171,6 +171,8 @@ async function shutdown(exitCode: number): Promise<void> {
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+// The terminal closed: nobody is left to press Ctrl-C.
+process.on('SIGHUP', () => void shutdown(0));
 
 for (const service of services) launch(service);
 say('starting the projector, the api and the mailer');

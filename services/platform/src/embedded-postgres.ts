@@ -194,14 +194,16 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     onLog,
     onError: (err: unknown) => onLog(err instanceof Error ? err.message : String(err)),
   });
-  if (runAs && runAs.name !== SUPERUSER) {
-    // The package hard-codes a lookup of a system user named `postgres` when running as root; without one we
-    // point it at an existing unprivileged account rather than letting it add users to the host.
-    (instance as unknown as { getUidAndGid: () => Promise<{ uid: number; gid: number }> }).getUidAndGid = async () => ({
-      uid: runAs.uid,
-      gid: runAs.gid,
-    });
-  }
+  // The package spreads what getUidAndGid answers into the options it spawns initdb and the server with.
+  // - As root it looks up a system user named `postgres`; we name the account resolveRunAsUser chose (it may
+  //   be `nobody`) rather than let it add users to the host.
+  // - `detached` gives the server a process group of its own: the Ctrl-C a terminal sends to all of
+  //   `npm start`'s group would otherwise stop Postgres under the services still shutting down, and each
+  //   would log its lost connections. stop() ends it after them.
+  (instance as unknown as { getUidAndGid: () => Promise<{ uid?: number; gid?: number; detached: boolean }> }).getUidAndGid = async () => ({
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+    detached: true,
+  });
 
   const cleanupFailedStart = async (): Promise<void> => {
     const child = childOf(instance);
