@@ -9,6 +9,7 @@ import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { startPageRoutes } from './ops/start-page.routes.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
@@ -52,6 +53,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook('preValidation', perimeter.inspect);
   app.addHook('onClose', () => perimeter.close());
 
+  await app.register(startPageRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
   await app.register(
