@@ -4,7 +4,7 @@ import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { answerFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
@@ -34,6 +34,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: false },
+    frameworkErrors: answerFrameworkError,
     // request.ip: the socket's peer, or what a trusted proxy forwards in X-Forwarded-For (AUTH_TRUSTED_PROXIES).
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
