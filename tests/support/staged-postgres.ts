@@ -1,6 +1,7 @@
-import { readFile, rm, rmdir } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { STAGING_ROOT } from '../../services/platform/src/embedded-postgres.ts';
+import { waitFor } from './processes.ts';
 
 /**
  * The folder that holds the embedded Postgres data of the data folder `dataFolder` (PORTCULLIS_DATA_DIR) when
@@ -23,4 +24,34 @@ export async function removeStagedPostgresData(dataFolder: string): Promise<void
   if (standIn === null) return;
   await rm(standIn, { recursive: true, force: true });
   await rmdir(path.dirname(standIn)).catch(() => {});
+}
+
+/**
+ * Stops any Postgres server still running on a data folder under `folder` (a start that was killed leaves
+ * it running: it has a process group of its own), so the folder can be removed.
+ */
+export async function stopPostgresServersIn(folder: string): Promise<void> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const dataDir = path.join(folder, entry.name);
+    const pidFile = await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => null);
+    const pid = Number.parseInt(pidFile?.split('\n')[0] ?? '', 10);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    // Only the server on this data folder: a stale file's pid may belong to anything by now.
+    const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (!command.split('\0').includes(dataDir)) continue;
+    // SIGQUIT is Postgres' immediate shutdown: the data is thrown away next anyway.
+    process.kill(pid, 'SIGQUIT');
+    await waitFor(() => !isRunning(pid), { timeoutMs: 10_000, message: `Postgres (pid ${pid}) to stop` }).catch(() => process.kill(pid, 'SIGKILL'));
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
