@@ -8,10 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, ConfigError, migrate } from '@portcullis/platform';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
+import { loadConfig, ConfigError, migrate, type Config } from '@portcullis/platform';
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
 import { buildServices, nodeArgumentsFor, serviceEntries } from './build.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,29 +35,77 @@ async function embeddedSecret(): Promise<string> {
 }
 
 let database: EmbeddedPostgres | null = null;
-await mkdir(dataDir, { recursive: true });
-if (!env.DATABASE_URL) {
-  say(`DATABASE_URL not set: starting embedded Postgres (data in ${path.relative(root, dataDir) || '.'}/postgres)`);
-  database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ...(embeddedPort ? { port: embeddedPort } : {}) });
-  env.DATABASE_URL = database.url;
-}
-if (!env.AUTH_SECRET && env.NODE_ENV !== 'production') {
-  console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
-  env.AUTH_SECRET = await embeddedSecret();
+
+/**
+ * Ends a start that cannot succeed with one line saying why (and what Postgres said, when it was Postgres):
+ * a stack trace helps nobody who just typed `npm start`. LOG_LEVEL=debug shows the stack as well.
+ */
+async function cannotStart(error: unknown): Promise<never> {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+  } else {
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`[portcullis] cannot start: ${message}`);
+    if (error instanceof EmbeddedPostgresError && error.serverOutput.length > 0) {
+      console.error(`[portcullis] Postgres said:\n${error.serverOutput.slice(-12).map((line) => `  | ${line}`).join('\n')}`);
+    }
+    if (['debug', 'trace'].includes(env.LOG_LEVEL ?? '') && error instanceof Error) console.error(error.stack);
+  }
+  await database?.stop().catch(() => {});
+  process.exit(error instanceof ConfigError ? 78 : 1);
 }
 
-let config;
-try {
-  config = loadConfig(env);
-} catch (error) {
-  if (error instanceof ConfigError) console.error(error.message);
-  else console.error(error);
-  await database?.stop();
-  process.exit(78);
+/** The error of a step that failed, with what was being done; the cause's own words are kept. */
+function during(step: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof EmbeddedPostgresError || error instanceof ConfigError) throw error;
+    throw new Error(`${step} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  };
 }
-await migrate(config.databaseUrl);
-// Always from the sources in front of us: a stale build would run code that is no longer there.
-await buildServices();
+
+/** The api would die on a taken port and be restarted over and over; better to say so once, up front. */
+async function assertApiPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on ${host} is already in use (another npm start?); stop whatever holds it, or set PORT to a free port`)
+          : new Error(`the api cannot listen on ${host}:${port} (${error.code ?? error.message}); set HOST and PORT to an address it may use`),
+      );
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+/** Everything before the services run: the database, the secret, the configuration, the schema and the build. */
+async function prepare(): Promise<Config> {
+  await mkdir(dataDir, { recursive: true });
+  if (!env.DATABASE_URL) {
+    say(`DATABASE_URL not set: starting embedded Postgres (data in ${path.relative(root, dataDir) || '.'}/postgres)`);
+    database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ...(embeddedPort ? { port: embeddedPort } : {}) });
+    env.DATABASE_URL = database.url;
+    const staging = database.staging;
+    if (staging) {
+      const why = staging.privateDir ? `the ${staging.user} user cannot enter ${staging.privateDir}` : 'its files were placed there before';
+      const data = staging.dataNote ? `; its data is in ${database.dataDir} (noted in ${path.relative(root, staging.dataNote)})` : '';
+      say(`running as root: ${why}, so Postgres runs from ${staging.folder}${data}`);
+    }
+  }
+  if (!env.AUTH_SECRET && env.NODE_ENV !== 'production') {
+    console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
+    env.AUTH_SECRET = await embeddedSecret();
+  }
+  const config = loadConfig(env);
+  await assertApiPortFree(config.host, config.port);
+  await migrate(config.databaseUrl).catch(during('migrating the database at DATABASE_URL'));
+  // Always from the sources in front of us: a stale build would run code that is no longer there.
+  await buildServices().catch(during('building the services (esbuild printed why above)'));
+  return config;
+}
+
+const config = await prepare().catch(cannotStart);
 
 interface Supervised {
   readonly name: string;
@@ -122,6 +171,8 @@ async function shutdown(exitCode: number): Promise<void> {
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+// The terminal closed: nobody is left to press Ctrl-C.
+process.on('SIGHUP', () => void shutdown(0));
 
 for (const service of services) launch(service);
 say('starting the projector, the api and the mailer');
@@ -129,7 +180,7 @@ const readyUrl = `http://127.0.0.1:${config.port}/readyz`;
 while (!stopping) {
   const ready = await fetch(readyUrl).then((r) => r.ok, () => false);
   if (ready) {
-    say(`ready: ${config.baseUrl}${config.basePath}  (try ${config.baseUrl}${config.basePath}/ok; health ${config.baseUrl}/readyz)`);
+    say(`ready: ${config.baseUrl}${config.basePath}  (start page ${config.baseUrl}/; try ${config.baseUrl}${config.basePath}/ok; health ${config.baseUrl}/readyz)`);
     if (!config.mail.smtpUrl) say(`mail: SMTP_URL not set; sent mail is in the dev mailbox at ${config.baseUrl}/ops/mailbox`);
     break;
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { VerificationTokenIssued, streams } from '@portcullis/contracts';
-import { generateSessionToken, hashToken, PostgresEventStore } from '@portcullis/platform';
+import { SessionRevoked, VerificationTokenIssued, streams } from '@portcullis/contracts';
+import { generateSessionToken, hashToken, PostgresEventStore, sessionIdForTokenHash } from '@portcullis/platform';
 import { DEFAULT_PASSWORD, signUp, uniqueEmail } from '../support/auth.ts';
 import { domainWrite, metadataAt } from '../support/event-log.ts';
 import { spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
@@ -162,6 +162,46 @@ describeWithRedis('with the projector paused (real processes, Redis cache)', () 
       } finally {
         frozen.kill('SIGCONT');
       }
+    }
+  });
+});
+
+/**
+ * A read model that may still be believed (within a long staleness bound here) holds a session whose own
+ * stream has ended it; a refresh is due on every read. The refresh reads the stream, finds the session
+ * ended, and that, not the read model, is the answer.
+ */
+describeWithRedis('a due refresh of a session its stream has ended', () => {
+  let system: System;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    system = await startSystem({ redis: true, env: { AUTH_SESSION_UPDATE_AGE: '0', AUTH_SESSION_READ_MAX_LAG_MS: '60000' } });
+    store = new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL! });
+  });
+
+  afterAll(async () => {
+    system?.projector.kill('SIGCONT');
+    await store?.close();
+    await system?.stop();
+  });
+
+  it('answers no session, however current the read model that still holds it', async () => {
+    const { token } = await signUp(new HttpClient(system.authUrl));
+    const tokenHash = hashToken(token);
+    const sessionId = sessionIdForTokenHash(tokenHash);
+    const userId = (await system.query<{ userId: string }>(`SELECT "userId" FROM session WHERE token = $1`, [tokenHash]))[0]!.userId;
+    system.projector.kill('SIGSTOP');
+    try {
+      // Ended by another api whose revocation the read models have not applied yet.
+      await store.append([
+        domainWrite(streams.session(sessionId), 'any', [SessionRevoked({ sessionId, userId, tokenHash, reason: 'signed_out' })], metadataAt(new Date())),
+      ]);
+      const response = await fetch(`${system.authUrl}/get-session`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toBeNull();
+    } finally {
+      system.projector.kill('SIGCONT');
     }
   });
 });

@@ -1,8 +1,9 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { removeStagedPostgresData, stagedPostgresData } from '../support/staged-postgres.ts';
 
 /**
  * `npm start` on a machine with nothing configured: embedded Postgres, migrations, projector and api as
@@ -14,7 +15,9 @@ describe('npm start (embedded default)', () => {
 
   afterAll(async () => {
     await running?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    if (!dataDir) return;
+    await removeStagedPostgresData(dataDir);
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   async function start(port: number, pgPort: number): Promise<ServiceProcess> {
@@ -34,15 +37,21 @@ describe('npm start (embedded default)', () => {
   }
 
   it('serves sign-up, survives a restart with users and sessions intact, and stops cleanly', async () => {
+    // 0700, as mkdtemp makes it: run as root, the unprivileged user Postgres runs as cannot enter it.
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
-    // Run as root, embedded Postgres runs as an unprivileged user that must be able to reach its data dir.
-    await chmod(dataDir, 0o755);
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     const port = await freePort();
     const pgPort = await freePort();
     const auth = `http://127.0.0.1:${port}/api/auth`;
 
     running = await start(port, pgPort);
     expect(running.output()).toMatch(/AUTH_SECRET not set/);
+    if (process.getuid?.() === 0) {
+      // The data went where that user can reach it, and the data folder says where.
+      const standIn = await stagedPostgresData(dataDir);
+      expect(standIn).not.toBeNull();
+      expect(running.output()).toContain(`its data is in ${standIn}`);
+    }
     const signUp = await fetch(`${auth}/sign-up/email`, {
       method: 'POST',
       // What a browser on the app's origin (BASE_URL defaults to http://localhost:$PORT) sends.

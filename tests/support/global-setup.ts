@@ -60,6 +60,9 @@ async function resolvePostgresAdminUrl(): Promise<string> {
 
   embedded = await startEphemeralPostgres();
   console.warn(`[global-setup] embedded Postgres listening on 127.0.0.1:${embedded.port} (data in ${embedded.dataDir})`);
+  if (embedded.staging) {
+    console.warn(`[global-setup] running as root: the ${embedded.staging.user} user cannot enter ${embedded.staging.privateDir}, so Postgres runs from ${embedded.staging.folder}`);
+  }
   return embedded.url;
 }
 

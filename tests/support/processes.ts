@@ -47,9 +47,9 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 const OUTPUT_LIMIT = 8 * 1024 * 1024;
 
 // A worker that dies between spawn and stop() must not leave services holding ports for the next run.
-const live = new Set<ChildProcess>();
+const live = new Map<ChildProcess, () => void>();
 process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
+  for (const kill of live.values()) kill();
 });
 
 /**
@@ -58,11 +58,47 @@ process.once('exit', () => {
  */
 export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   const entry = path.resolve(repoRoot, opts.entry);
-  const child = spawn(process.execPath, [...nodeArgumentsFor(entry), entry, ...(opts.args ?? [])], {
-    cwd: repoRoot,
-    env: { ...inheritedEnv(), ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return watchProcess(
+    opts.name,
+    entry,
+    spawn(process.execPath, [...nodeArgumentsFor(entry), entry, ...(opts.args ?? [])], {
+      cwd: repoRoot,
+      env: { ...inheritedEnv(), ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    false,
+  );
+}
+
+export interface SpawnShellCommandOptions {
+  name: string;
+  /** A command line, as a person types it (`npm install && npm start`). */
+  command: string;
+  cwd: string;
+  /** The whole environment: nothing of the test runner's is passed on that is not in it. */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs a command line through `sh` in a process group of its own, as a terminal runs it: `kill` signals
+ * the whole group, so SIGINT is the Ctrl-C a person would press.
+ */
+export function spawnShellCommand(opts: SpawnShellCommandOptions): ServiceProcess {
+  const child = spawn('/bin/sh', ['-c', opts.command], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  return watchProcess(opts.name, opts.command, child, true);
+}
+
+/** Output capture, waiting and stopping for a spawned child; `wholeGroup`: signals go to its process group. */
+function watchProcess(name: string, what: string, child: ChildProcess, wholeGroup: boolean): ServiceProcess {
+  const sendSignal = (sent: NodeJS.Signals): boolean => {
+    if (!wholeGroup || child.pid === undefined) return child.kill(sent);
+    try {
+      process.kill(-child.pid, sent);
+      return true;
+    } catch {
+      return false;
+    }
+  };
 
   let captured = '';
   let spawnError: Error | undefined;
@@ -73,7 +109,7 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
     const text = chunk.toString('utf8');
     captured += text;
     if (captured.length > OUTPUT_LIMIT) captured = captured.slice(captured.length - OUTPUT_LIMIT);
-    if (echo) process.stderr.write(text.replace(/^(?=.)/gm, `[${opts.name}] `));
+    if (echo) process.stderr.write(text.replace(/^(?=.)/gm, `[${name}] `));
     events.emit('output');
   };
   child.stdout?.on('data', append);
@@ -98,9 +134,9 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   });
 
   if (child.pid === undefined) {
-    throw new Error(`failed to spawn ${opts.name} (${entry})${spawnError ? `: ${spawnError.message}` : ''}`);
+    throw new Error(`failed to spawn ${name} (${what})${spawnError ? `: ${spawnError.message}` : ''}`);
   }
-  live.add(child);
+  live.set(child, () => sendSignal('SIGKILL'));
   const pid = child.pid;
   let hasExited = false;
   void exited.then(() => {
@@ -126,11 +162,11 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
       const onExit = (): void => {
         if (check()) return;
         cleanup();
-        reject(new Error(`${opts.name} exited before printing ${re}\n${tail(captured)}`));
+        reject(new Error(`${name} exited before printing ${re}\n${tail(captured)}`));
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`${opts.name} did not print ${re} within ${timeoutMs} ms\n${tail(captured)}`));
+        reject(new Error(`${name} did not print ${re} within ${timeoutMs} ms\n${tail(captured)}`));
       }, timeoutMs);
       events.on('output', check);
       events.on('exit', onExit);
@@ -142,7 +178,7 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
   const stop = (): Promise<ServiceExit> => {
     stopping ??= (async () => {
       if (hasExited) return exited;
-      child.kill('SIGTERM');
+      sendSignal('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const graceful = await Promise.race([
         exited,
@@ -152,18 +188,18 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
       ]);
       clearTimeout(timer);
       if (graceful) return graceful;
-      child.kill('SIGKILL');
+      sendSignal('SIGKILL');
       return exited;
     })();
     return stopping;
   };
 
   return {
-    name: opts.name,
+    name,
     pid,
     output: () => captured,
     waitForOutput,
-    kill: (signal = 'SIGTERM') => child.kill(signal),
+    kill: (sent = 'SIGTERM') => sendSignal(sent),
     exited,
     stop,
   };

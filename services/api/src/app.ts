@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { redactedPaths } from '@portcullis/platform';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
-import { installErrorHandling } from './http/error-handler.ts';
+import { answerFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { startPageRoutes } from './ops/start-page.routes.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
@@ -21,12 +21,9 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
 export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: {
-      level: ctx.config.logLevel,
-      redact: { paths: redactedPaths, censor: '[redacted]' },
-      // Request URLs without the tokens some of them carry (reset-password/:token, verify-email?token=).
-      serializers: { req: serializeRequest },
-    },
+    // The api's own logger (format, redaction), with request URLs logged without the tokens some of them
+    // carry (reset-password/:token, verify-email?token=).
+    loggerInstance: ctx.log.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     childLoggerFactory: deferredRequestLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: (request) => {
@@ -37,6 +34,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     routerOptions: { ignoreTrailingSlash: false },
+    frameworkErrors: answerFrameworkError,
     // request.ip: the socket's peer, or what a trusted proxy forwards in X-Forwarded-For (AUTH_TRUSTED_PROXIES).
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
@@ -56,6 +54,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook('preValidation', perimeter.inspect);
   app.addHook('onClose', () => perimeter.close());
 
+  await app.register(startPageRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
   await app.register(

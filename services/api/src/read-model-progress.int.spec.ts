@@ -17,7 +17,7 @@ import { deleteRedisKeys, describeOnRedisDeployments, describeWithRedis, testRed
 import { ReadModelProgress } from './read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
 
-const log = createLogger({ name: 'spec', level: 'silent' });
+const log = createLogger({ name: 'spec', level: 'silent', format: 'json' });
 const MAX_LAG_MS = 1000;
 
 /** A clock the spec moves, so "a read model stuck for longer than the bound" takes no waiting. */

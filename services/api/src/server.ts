@@ -3,7 +3,7 @@ import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 
 const config = loadConfigOrExit();
-const log = createLogger({ name: 'api', level: config.logLevel });
+const log = createLogger({ name: 'api', level: config.logLevel, format: config.logFormat });
 
 await migrate(config.databaseUrl);
 const running = await createApiContext(config, { log }).catch((error: unknown) => {
@@ -11,7 +11,12 @@ const running = await createApiContext(config, { log }).catch((error: unknown) =
   process.exit(78);
 });
 const app = await buildApp(running.ctx);
-const address = await app.listen({ host: config.host, port: config.port });
+const address = await app.listen({ host: config.host, port: config.port }).catch((error: NodeJS.ErrnoException) => {
+  // A taken or forbidden address is an operator's to fix; the stack trace would only bury the one line that says so.
+  if (!['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].includes(error.code ?? '')) throw error;
+  log.fatal({ code: error.code }, `api cannot listen on ${config.host}:${config.port} (${error.code}); set HOST and PORT to a free address`);
+  process.exit(1);
+});
 log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
 
 let stopping = false;

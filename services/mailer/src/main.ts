@@ -22,7 +22,7 @@ import { DeliveryWorker } from './delivery-worker.ts';
  * KAFKA_BROKERS) into its delivery log, and delivers them over SMTP (SMTP_URL) or into the dev mailbox.
  */
 const config = loadConfigOrExit();
-const log = createLogger({ name: 'mailer', level: config.logLevel });
+const log = createLogger({ name: 'mailer', level: config.logLevel, format: config.logFormat });
 
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });

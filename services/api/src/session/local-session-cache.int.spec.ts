@@ -44,7 +44,7 @@ describeWithRedis('local session cache (real Redis, tracking invalidations)', ()
 
   beforeAll(async () => {
     writer = createRedisClient(url, { name: 'local-cache-spec-writer' });
-    cache = new LocalSessionCache({ redisUrl: url, keyPrefix, maxEntries: 3, ttlMs: 60_000, log: createLogger({ name: 'spec', level: 'silent' }) });
+    cache = new LocalSessionCache({ redisUrl: url, keyPrefix, maxEntries: 3, ttlMs: 60_000, log: createLogger({ name: 'spec', level: 'silent', format: 'json' }) });
     await waitFor(() => cache.isLive, { timeoutMs: 10_000, message: 'the local cache to arm tracking' });
   });
 

@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
+import { repoRoot } from '../../../../tests/support/processes.ts';
+
+const SECRET = 'start-page-secret-start-page-secret-0123';
+const started: InProcessApi[] = [];
+
+afterAll(async () => {
+  for (const api of started) await api.close();
+});
+
+async function api(env: Record<string, string>): Promise<InProcessApi> {
+  const running = await startInProcessApi('start_page', { AUTH_SECRET: SECRET, ...env });
+  started.push(running);
+  return running;
+}
+
+/** The targets of the page's links, in order. */
+function links(html: string): string[] {
+  return [...html.matchAll(/<a href="([^"]+)">/g)].map((match) => match[1]!);
+}
+
+describe('GET /', () => {
+  it('answers a short HTML page linking the auth API, readiness, the dev mailbox and the README', async () => {
+    const { app } = await api({ AUTH_BASE_PATH: '/auth' });
+    const response = await app.inject({ url: '/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(response.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(response.body).toContain('<title>Portcullis</title>');
+    expect(links(response.body)).toEqual(['/auth/ok', '/readyz', '/ops/mailbox', '/readme']);
+    // Every link leads somewhere (readiness may still be 503 while the projections start).
+    for (const link of links(response.body)) expect((await app.inject({ url: link })).statusCode, link).not.toBe(404);
+    expect((await app.inject({ url: '/auth/ok' })).json()).toEqual({ ok: true });
+  });
+
+  it('leaves the dev mailbox out in production, where it answers server calls only', async () => {
+    const { app } = await api({ NODE_ENV: 'production' });
+    const response = await app.inject({ url: '/' });
+    expect(response.statusCode).toBe(200);
+    expect(links(response.body)).toEqual(['/api/auth/ok', '/readyz', '/readme']);
+  });
+
+  it('serves the repository README as plain text at /readme', async () => {
+    const { app } = await api({});
+    const response = await app.inject({ url: '/readme' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(response.body).toBe(await readFile(path.join(repoRoot, 'README.md'), 'utf8'));
+  });
+});

@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.ts';
+
+/**
+ * The repository's README, two levels above the platform workspace (found through the package, as the
+ * migrations are, so the built api finds it too). A deployment that ships without it has no /readme.
+ */
+const readmeFile = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@portcullis/platform/package.json')), '..', '..', 'README.md');
+
+/** The page is all inline: no script, no external asset, nothing to frame it. */
+const PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+interface StartPageLinks {
+  basePath: string;
+  /** The dev mailbox answers anyone only outside production, so only there is it offered. */
+  mailbox: boolean;
+  readme: boolean;
+}
+
+/** GET /: what someone who just ran `npm start` and opened the URL can do next (until the console exists). */
+export function renderStartPage(links: StartPageLinks): string {
+  const ok = `${escapeHtml(links.basePath)}/ok`;
+  const items = [
+    `<li><a href="${ok}">${ok}</a>: the auth API (better-auth's HTTP API) answers here</li>`,
+    `<li><a href="/readyz">/readyz</a>: whether Postgres, Redis and the projections are ready</li>`,
+    ...(links.mailbox ? [`<li><a href="/ops/mailbox">/ops/mailbox</a>: the dev mailbox, where mail lands without SMTP_URL</li>`] : []),
+    ...(links.readme ? [`<li><a href="/readme">README</a>: what runs, the API, the configuration</li>`] : []),
+  ];
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Portcullis</title>
+<style>
+  body { font-family: system-ui, sans-serif; display: grid; place-items: center; min-height: 100vh; margin: 0; background: #f6f6f4; color: #1d1d1b; }
+  main { max-width: 36rem; padding: 2rem; }
+  li { margin: 0.4rem 0; }
+</style>
+</head>
+<body>
+<main>
+  <h1>Portcullis</h1>
+  <p>An account and organization access service: a standalone authentication server, wire-compatible with better-auth.</p>
+  <ul>
+    ${items.join('\n    ')}
+  </ul>
+</main>
+</body>
+</html>
+`;
+}
+
+/**
+ * GET / and GET /readme. Both answer text fixed at start, as cheaply as the probes, so like them they stand
+ * outside the perimeter (which guards the auth API under the base path).
+ */
+export function startPageRoutes(ctx: ApiContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    const readme = await readFile(readmeFile, 'utf8').catch(() => null);
+    const page = renderStartPage({ basePath: ctx.config.basePath, mailbox: ctx.config.env !== 'production', readme: readme !== null });
+
+    app.get('/', async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).send(page),
+    );
+    if (readme !== null) {
+      app.get('/readme', async (_request, reply) =>
+        reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(readme),
+      );
+    }
+  };
+}
