@@ -142,7 +142,8 @@ describeWithRedis('with the projector paused (real processes, Redis cache)', () 
   });
 
   it(`hands a frozen holder's projections to the standby within its lease (${LEASE_MS} ms)`, async () => {
-    standby = spawnService({ name: 'standby', entry: serviceEntries.projector.built, env: { ...system.env } });
+    standby = spawnService({ name: 'standby', entry: serviceEntries.projector.built, env: { ...system.env, LOG_LEVEL: 'info' } });
+    await standby.waitForOutput(/projector started/, 60_000);
     for (const frozen of [system.projector, standby]) {
       frozen.kill('SIGSTOP');
       try {
@@ -156,7 +157,9 @@ describeWithRedis('with the projector paused (real processes, Redis cache)', () 
             return rows.length === 3 && rows.every((r) => Number(r.position) >= head);
           },
           { timeoutMs: LEASE_MS * 10, message: `the projections to move on while ${frozen.name} is frozen` },
-        );
+        ).catch((error: unknown) => {
+          throw new Error(`${String(error)}\n--- standby\n${standby.output().slice(-3000)}`);
+        });
         console.info(`[projector-paused] ${frozen.name} frozen: every projection at the head after ${Date.now() - startedAt} ms`);
         expect(await sessionOf(token)).not.toBeNull();
       } finally {
