@@ -26,6 +26,24 @@ function manualClock(): { now: () => number; advance: (ms: number) => void } {
   return { now: () => at, advance: (ms) => (at += ms) };
 }
 
+/** Progress on a spec's log, polling often so that specs wait little. */
+function progressOn(
+  db: EventLogDatabase,
+  options: { redis?: ConstructorParameters<typeof ReadModelProgress>[0]['redis']; now?: () => number } = {},
+): ReadModelProgress {
+  return new ReadModelProgress({
+    pool: db.pool,
+    databaseUrl: db.url,
+    store: db.store,
+    redis: options.redis ?? null,
+    timeoutMs: 10_000,
+    maxLagMs: MAX_LAG_MS,
+    pollIntervalMs: 20,
+    log,
+    ...(options.now ? { now: options.now } : {}),
+  });
+}
+
 async function appendSomething(db: EventLogDatabase): Promise<number> {
   const userId = randomUUID();
   const { position } = await db.store.append([
@@ -50,16 +68,7 @@ describe('ReadModelProgress', () => {
 
   beforeAll(async () => {
     db = await createEventLogDatabase('read_model_progress');
-    progress = new ReadModelProgress({
-      pool: db.pool,
-      databaseUrl: db.url,
-      store: db.store,
-      redis: null,
-      timeoutMs: 10_000,
-      maxLagMs: MAX_LAG_MS,
-      pollIntervalMs: 20,
-      log,
-    });
+    progress = progressOn(db);
     await progress.start();
   });
 
@@ -89,17 +98,7 @@ describe('ReadModelProgress trust', () => {
 
   beforeAll(async () => {
     db = await createEventLogDatabase('read_model_trust');
-    progress = new ReadModelProgress({
-      pool: db.pool,
-      databaseUrl: db.url,
-      store: db.store,
-      redis: null,
-      timeoutMs: 10_000,
-      maxLagMs: MAX_LAG_MS,
-      pollIntervalMs: 20,
-      log,
-      now: clock.now,
-    });
+    progress = progressOn(db, { now: clock.now });
     await progress.start();
   });
 
@@ -153,16 +152,7 @@ describeOnRedisDeployments('ReadModelProgress with the Redis session cache', (de
     db = await createEventLogDatabase('read_model_progress_redis');
     redis = createRedisClient(redisUrl, { name: 'read-model-progress-spec' });
     layout = sessionCacheLayout(prefix, await db.store.logId());
-    progress = new ReadModelProgress({
-      pool: db.pool,
-      databaseUrl: db.url,
-      store: db.store,
-      redis: { client: redis, url: redisUrl, layout },
-      timeoutMs: 10_000,
-      maxLagMs: MAX_LAG_MS,
-      pollIntervalMs: 20,
-      log,
-    });
+    progress = progressOn(db, { redis: { client: redis, url: redisUrl, layout } });
     await progress.start();
   });
 
@@ -223,16 +213,7 @@ describeWithRedis('ReadModelProgress with entries held in process', () => {
 
   it('hears notices on the in-process cache’s subscriber, and believes held entries only as far as they have arrived there', async () => {
     const local = new LocalSessionCache({ redisUrl, keyPrefix: layout.sessionKeyPrefix, maxEntries: 10, ttlMs: 60_000, log });
-    const shared = new ReadModelProgress({
-      pool: db.pool,
-      databaseUrl: db.url,
-      store: db.store,
-      redis: { client: redis, url: redisUrl, layout, held: local },
-      timeoutMs: 10_000,
-      maxLagMs: MAX_LAG_MS,
-      pollIntervalMs: 20,
-      log,
-    });
+    const shared = progressOn(db, { redis: { client: redis, url: redisUrl, layout, held: local } });
     onTestFinished(async () => {
       await shared.close();
       await local.close();

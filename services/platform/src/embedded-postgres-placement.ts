@@ -252,7 +252,8 @@ async function writeNote(note: string, standIn: string, requested: string, runAs
   if (current !== text) await writeFile(note, text, { mode: 0o644 });
 }
 
-async function exists(file: string): Promise<boolean> {
+/** Whether a file or folder is there (for this process). */
+export async function exists(file: string): Promise<boolean> {
   try {
     await access(file);
     return true;

