@@ -5,15 +5,15 @@ import {
   streams,
   type DomainEvent,
   type EventMetadata,
+  type StreamModel,
 } from '@portcullis/contracts';
 import type { StreamWrite } from '@portcullis/platform';
-import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
-import { eventMetadata } from '../http/request-context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { storeCookieCache } from '../session/cookie-cache.ts';
 import { sessionAnswer, type CurrentSession } from '../session/current-session.ts';
-import { evolveSession, initialSessionState } from '../session/session.decider.ts';
-import { loadStream, loadTimedStream, streamWrite, type Loaded } from '../write-model.ts';
+import { sessionModel } from '../session/session.decider.ts';
+import { loadTimedStream, type Loaded } from '../write-model.ts';
 import { membershipIndexWrites } from './membership-index.ts';
 import { evolveOrganization, initialOrganizationState, type OrganizationState } from './organization.state.ts';
 
@@ -33,14 +33,24 @@ export interface OrganizationDecision<T> {
 
 /**
  * Many members act on one organization at once (everyone accepting an invitation to it, say): a conflict
- * on its stream is normal, and each retry decides again on the newer state, so a limit is never overrun.
- * Every round lets at least one writer through, so this bounds how many may race, not how long they wait.
+ * on its stream is normal across api processes (within one, commands on it queue), and each retry decides
+ * again on the newer state, so a limit is never overrun. Every round lets at least one writer through, so
+ * this bounds how many may race, not how long they wait.
  */
 const ORGANIZATION_RETRY_ATTEMPTS = 64;
 
+/** The organization stream as its commands fold it. */
+export const organizationModel: StreamModel<OrganizationState> = {
+  name: 'organization',
+  revision: 1,
+  initial: initialOrganizationState,
+  evolve: (state, event, time) => evolveOrganization(state, { event, occurredAt: time.occurredAt }),
+};
+
 /**
  * Load the organization, decide, append against the version decided on (with any other streams the
- * decision touches, atomically), and wait for the read models: retried from the start on a conflict.
+ * decision touches, atomically), and wait for the read models: through the command handler, so a kept
+ * state spares the read, a conflict is retried on a fresh one, and one that persists is a 409.
  */
 export async function runOrganizationCommand<T>(
   ctx: ApiContext,
@@ -49,20 +59,22 @@ export async function runOrganizationCommand<T>(
   actorId: string | null,
   decide: (loaded: Loaded<OrganizationState>, now: Date, metadata: EventMetadata) => OrganizationDecision<T> | Promise<OrganizationDecision<T>>,
 ): Promise<T> {
-  return withRetryOnConflict(async () => {
-    const now = ctx.clock();
-    const metadata = eventMetadata(request, now, actorId);
-    const loaded = await loadOrganization(ctx, organizationId);
-    const decision = await decide(loaded, now, metadata);
-    await commit(ctx, [
-      streamWrite(streams.organization(organizationId), loaded.version, decision.events, metadata),
-      ...(decision.alsoWrite ?? []),
+  const streamId = streams.organization(organizationId);
+  const { result } = await ctx.commands.handle(
+    { request: requestMetadataOf(request), actorId, serialize: [streamId], attempts: ORGANIZATION_RETRY_ATTEMPTS },
+    async (unit) => {
+      const loaded = await unit.load(streamId, organizationModel);
+      const metadata = unit.metadata;
+      const decision = await decide(loaded, unit.now, metadata);
+      unit.append(streamId, decision.events);
+      unit.include(decision.alsoWrite ?? []);
       // Each member who joins or leaves, in their own index: what the organization limit and a user's
       // deletion are decided on.
-      ...membershipIndexWrites(decision.events, metadata, decision.indexesRead),
-    ]);
-    return decision.result;
-  }, ORGANIZATION_RETRY_ATTEMPTS);
+      unit.include(membershipIndexWrites(decision.events, metadata, decision.indexesRead));
+      return decision.result;
+    },
+  );
+  return result;
 }
 
 export interface ActiveSelection {
@@ -85,12 +97,11 @@ export async function setActiveSelection(
   const unchanged =
     current.session.activeOrganizationId === selection.activeOrganizationId && current.session.activeTeamId === selection.activeTeamId;
   if (!unchanged) {
-    await withRetryOnConflict(async () => {
-      const streamId = streams.session(current.session.id);
-      const { state, version } = await loadStream(ctx.store, streamId, evolveSession, initialSessionState);
-      if (state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
-      const changed = SessionActiveOrganizationChanged({ sessionId: current.session.id, userId: current.user.id, ...selection });
-      await commit(ctx, [streamWrite(streamId, version, [changed], eventMetadata(request, ctx.clock(), current.user.id))]);
+    const streamId = streams.session(current.session.id);
+    await ctx.commands.handle({ request: requestMetadataOf(request), actorId: current.user.id, serialize: [streamId] }, async (unit) => {
+      const session = await unit.load(streamId, sessionModel);
+      if (session.state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
+      unit.append(streamId, [SessionActiveOrganizationChanged({ sessionId: current.session.id, userId: current.user.id, ...selection })]);
     });
   }
   const updated: CurrentSession = { ...current, session: { ...current.session, ...selection } };

@@ -35,6 +35,8 @@ export interface CommandOptions {
   readonly serialize?: readonly string[];
   /** Default `write`. */
   readonly settle?: Settlement;
+  /** Attempts before a persistent conflict is a 409, where many writers normally race on one stream. */
+  readonly attempts?: number;
 }
 
 export interface CommandOutcome<T> {
@@ -120,7 +122,7 @@ export class CommandHandler {
         }
         if (!(error instanceof WrongExpectedVersionError)) throw error;
         fresh = true;
-        if (attempt >= this.maxAttempts) throw new DomainError('CONFLICT', { cause: error });
+        if (attempt >= (options.attempts ?? this.maxAttempts)) throw new DomainError('CONFLICT', { cause: error });
         await sleep(this.random() * Math.min(this.backoff.capMs, this.backoff.baseMs * 2 ** attempt));
       }
     }
