@@ -168,3 +168,4 @@ export const streams = {
   userOrganizations: (userId: string) => `user-organizations-${userId}`,
 } as const;
 export * from './stream-model.ts';
+export * from './published.ts';
