@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './config/index.ts';
 import { configProblems as problems, minimalEnv as base } from './config.test-support.ts';
 
 describe('configuration of the email lifecycle and the mailer', () => {

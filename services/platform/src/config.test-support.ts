@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config/index.ts';
 
 /** The smallest environment that loads. */
 export const minimalEnv = { DATABASE_URL: 'postgres://localhost/db', AUTH_SECRET: 'x'.repeat(32) };

@@ -1,4 +1,4 @@
-export * from './config.ts';
+export * from './config/index.ts';
 export * from './perimeter-settings.ts';
 export * from './logger.ts';
 export * from './database/pool.ts';

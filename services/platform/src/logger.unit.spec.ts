@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig, ConfigError } from './config/index.ts';
 import { chooseLogFormat, createLogger, type LogFormatSetting } from './logger.ts';
 
 /** Everything a logger wrote, as text. */

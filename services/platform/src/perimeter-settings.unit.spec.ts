@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './config/index.ts';
 import { parseRateLimitRules, parseTrustedOrigins, parseTrustedProxies, rulePathMatches } from './perimeter-settings.ts';
 
 const base = { DATABASE_URL: 'postgres://localhost/x', AUTH_SECRET: 'a-perfectly-good-secret-of-more-than-32-characters' };

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { logFormats } from '../logger.ts';
+import { section, setting } from './settings.ts';
+
+/**
+ * What slonik would get wrong about a postgres:// URL. It reads the user, password, host and port from the
+ * URL's authority only: libpq's `?host=/socket&user=…` form parses without complaint and connects as the
+ * OS user, and a socket path left unencoded in the authority is no URL at all.
+ */
+function databaseUrlProblem(value: string): string | null {
+  const supportedForms = 'postgres://user:password@host:5432/db, or for a Unix socket postgres://user@%2Fvar%2Frun%2Fpostgresql/db';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `is not a valid URL; use ${supportedForms}`;
+  }
+  const ignored = ['host', 'hostaddr', 'port', 'user', 'password'].filter((name) => url.searchParams.has(name));
+  if (ignored.length > 0) return `takes ${ignored.join(', ')} in the URL itself, not as query parameters: ${supportedForms}`;
+  return null;
+}
+
+const coreShape = {
+  NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` and keeps the ops endpoints for server calls'),
+    HOST: setting(z.string().default('127.0.0.1'), 'where the api listens'),
+    PORT: setting(z.coerce.number().int().min(0).max(65535).default(3000), 'the port the api listens on'),
+    BASE_URL: setting(z.url().optional(), 'public URL; https turns on secure cookies', '`http://localhost:$PORT`'),
+    AUTH_BASE_PATH: setting(
+      z
+        .string()
+        .regex(/^\/[A-Za-z0-9/_-]*[^/]$/, 'must start with / and not end with /')
+        .default('/api/auth'),
+      'mount point of the auth API',
+    ),
+    AUTH_SECRET: setting(
+      z.string().min(32, 'must be at least 32 characters').optional(),
+      'signs cookies and seals mailed tokens; at least 32 characters; required when `NODE_ENV=production`',
+      'generated into `.data/auth-secret` by `npm start`',
+    ),
+    DATABASE_URL: setting(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+        .superRefine((value, context) => {
+          const problem = databaseUrlProblem(value);
+          if (problem) context.addIssue({ code: 'custom', message: problem });
+        }),
+      'event log and read models; a Unix socket goes in as a percent-encoded host (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`); libpq\'s `?host=…&user=…` query parameters are refused, since slonik would ignore them and connect as the OS user',
+      'embedded Postgres under `npm start`',
+    ),
+    REDIS_URL: setting(
+      z
+        .string()
+        .regex(/^(rediss?|redis\+cluster):\/\//, 'must be a redis:// URL (redis+cluster://host:port,host:port for a cluster)')
+        .optional(),
+      'session cache and shared rate-limit counts (`redis://`, `rediss://`, or `redis+cluster://host:port,host:port`); needs `maxmemory-policy noeviction`',
+    ),
+    REDIS_KEY_PREFIX: setting(z.string().default('portcullis:'), 'prefix of every Redis key'),
+    LOG_LEVEL: setting(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'pino level; secrets are redacted'),
+    LOG_FORMAT: setting(
+      z.enum(logFormats).default('auto'),
+      '`pretty` (pino\'s human-readable lines), `json`, or `auto`: pretty when standard output is a terminal, JSON otherwise',
+    ),
+    AUTH_SERVER_API_KEY: setting(
+      z.string().min(32, 'must be at least 32 characters').optional(),
+      '`x-api-key` of server calls (set-password, add-member, the ops endpoints); at least 32 characters',
+    ),
+    AUTH_BODY_LIMIT_BYTES: setting(z.coerce.number().int().positive().default(64 * 1024), 'larger request bodies are refused with 413'),
+};
+
+/** The core settings as parsed: what other concerns derive from (the base URL, the Redis URL). */
+export type CoreValues = z.infer<z.ZodObject<typeof coreShape>>;
+
+/** The base URL as configured, or the local default. */
+export function baseUrlOf(core: CoreValues): string {
+  return (core.BASE_URL ?? `http://localhost:${core.PORT}`).replace(/\/$/, '');
+}
+
+/** Where the service runs and what it runs on. */
+export const coreSettings = section(
+  'Core',
+  coreShape,
+  (c) => {
+    return {
+      env: c.NODE_ENV,
+      host: c.HOST,
+      port: c.PORT,
+      baseUrl: baseUrlOf(c),
+      basePath: c.AUTH_BASE_PATH,
+      /** Checked present after parsing (npm start generates one; production must set it). */
+      secret: c.AUTH_SECRET ?? '',
+      databaseUrl: c.DATABASE_URL,
+      logLevel: c.LOG_LEVEL,
+      logFormat: c.LOG_FORMAT,
+      /** `x-api-key` that makes a request a server call. */
+      serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
+      bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
+    };
+  },
+);

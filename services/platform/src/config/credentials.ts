@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { flag, section, setting } from './settings.ts';
+
+/** Passwords, usernames, sign-up and the protection of sign-in against guessing. */
+export const credentialsSettings = section(
+  'Credentials',
+  {
+    AUTH_PASSWORD_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(8), 'shortest password accepted'),
+    AUTH_PASSWORD_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(4096).default(128), 'longest password accepted'),
+    AUTH_SIGN_UP_AUTO_SIGN_IN: setting(flag(true), 'sign-up opens a session'),
+    AUTH_USERNAME_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(3), 'shortest username'),
+    AUTH_USERNAME_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(256).default(30), 'longest username'),
+    AUTH_BRUTE_FORCE_PROTECTION: setting(flag(true), 'lock an email or username after repeated failed sign-ins'),
+    AUTH_BRUTE_FORCE_MAX_FAILURES: setting(z.coerce.number().int().min(1).default(5), 'failed sign-ins within the window that lock'),
+    AUTH_BRUTE_FORCE_WINDOW: setting(z.coerce.number().int().min(1).default(900), 'the window failures are counted in, seconds'),
+    AUTH_BRUTE_FORCE_LOCK_DURATION: setting(z.coerce.number().int().min(1).default(900), 'how long a lock lasts, seconds (a password reset lifts it)'),
+  },
+  (c) => ({
+    password: { minLength: c.AUTH_PASSWORD_MIN_LENGTH, maxLength: c.AUTH_PASSWORD_MAX_LENGTH },
+    signUpAutoSignIn: c.AUTH_SIGN_UP_AUTO_SIGN_IN,
+    username: { minLength: c.AUTH_USERNAME_MIN_LENGTH, maxLength: c.AUTH_USERNAME_MAX_LENGTH },
+    bruteForce: {
+      enabled: c.AUTH_BRUTE_FORCE_PROTECTION,
+      maxFailures: c.AUTH_BRUTE_FORCE_MAX_FAILURES,
+      windowSeconds: c.AUTH_BRUTE_FORCE_WINDOW,
+      lockSeconds: c.AUTH_BRUTE_FORCE_LOCK_DURATION,
+    },
+  }),
+);

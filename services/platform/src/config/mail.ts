@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { flag, lifetime, section, setting } from './settings.ts';
+
+/** The email lifecycle (verification, reset, change, deletion) and how its mail travels. */
+export const mailSettings = section(
+  'Email lifecycle and mail',
+  {
+    AUTH_EMAIL_VERIFICATION_ENABLED: setting(flag(true), 'send-verification-email works (off: `VERIFICATION_EMAIL_NOT_ENABLED`)'),
+    AUTH_EMAIL_VERIFICATION_EXPIRES_IN: setting(lifetime(3600), 'verification link lifetime, seconds'),
+    AUTH_REQUIRE_EMAIL_VERIFICATION: setting(flag(false), 'sign-in refuses unverified emails (403) and re-sends the link; sign-up opens no session'),
+    AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP: setting(
+      z.enum(['true', 'false', '1', '0']).optional(),
+      'sign-up mails a verification link',
+      '= `AUTH_REQUIRE_EMAIL_VERIFICATION`',
+    ),
+    AUTH_EMAIL_VERIFICATION_AUTO_SIGN_IN: setting(flag(false), 'a used verification link signs the user in'),
+    AUTH_RESET_PASSWORD_ENABLED: setting(flag(true), 'password reset by mail'),
+    AUTH_RESET_PASSWORD_EXPIRES_IN: setting(lifetime(3600), 'reset link lifetime, seconds'),
+    AUTH_RESET_PASSWORD_REVOKE_SESSIONS: setting(flag(false), 'a reset ends every session of the user'),
+    AUTH_CHANGE_EMAIL_ENABLED: setting(flag(false), 'change-email works (off: `CHANGE_EMAIL_DISABLED`)'),
+    AUTH_DELETE_USER_ENABLED: setting(flag(false), 'delete-user works (off: 404)'),
+    AUTH_DELETE_USER_VERIFICATION: setting(flag(false), 'delete-user mails a confirmation link first'),
+    AUTH_DELETE_USER_EXPIRES_IN: setting(lifetime(86400), 'deletion link lifetime, seconds'),
+    SMTP_URL: setting(
+      z
+        .string()
+        .regex(/^smtps?:\/\/[^/]/, 'must be an smtp:// or smtps:// URL')
+        .optional(),
+      '`smtp://` or `smtps://` URL (credentials in it) the mailer sends through',
+      'none (the dev mailbox)',
+    ),
+    MAIL_FROM: setting(z.string().min(3).default('Portcullis <no-reply@localhost>'), 'sender of every mail'),
+    MAIL_PRODUCT_NAME: setting(z.string().min(1).max(100).default('Portcullis'), 'the name the mails speak of'),
+    KAFKA_BROKERS: setting(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9.-]+:\d+(,[A-Za-z0-9.-]+:\d+)*$/, 'must be host:port[,host:port...]')
+        .optional(),
+      '`host:port,...`: mail jobs travel over Kafka (relay in the projector, consumer group in the mailer)',
+    ),
+    KAFKA_CLIENT_ID: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis'), 'Kafka client id'),
+    KAFKA_TOPIC_PREFIX: setting(z.string().regex(/^[A-Za-z0-9._-]*$/).default(''), 'a prefix for the Kafka topic names'),
+    KAFKA_MAILER_GROUP: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis-mailer'), "the mailer's consumer group"),
+    MAILER_MAX_ATTEMPTS: setting(z.coerce.number().int().min(1).max(100).default(8), 'delivery attempts before a job is dead-lettered'),
+    MAILER_RETRY_BASE_MS: setting(z.coerce.number().int().positive().default(2000), 'backoff: base · 2^(attempt−1), ±20 %'),
+    MAILER_RETRY_MAX_MS: setting(z.coerce.number().int().positive().default(10 * 60 * 1000), 'the longest backoff'),
+    MAILER_CONCURRENCY: setting(z.coerce.number().int().min(1).max(64).default(4), 'parallel deliveries'),
+    MAILER_POLL_INTERVAL_MS: setting(z.coerce.number().int().positive().default(1000), 'how often an idle mailer looks for due retries'),
+  },
+  (c) => ({
+    emailVerification: {
+      enabled: c.AUTH_EMAIL_VERIFICATION_ENABLED,
+      expiresInSeconds: c.AUTH_EMAIL_VERIFICATION_EXPIRES_IN,
+      /** Sign-in refuses unverified emails (403) and re-sends the mail. */
+      required: c.AUTH_REQUIRE_EMAIL_VERIFICATION,
+      // better-auth: sendOnSignUp defaults to requireEmailVerification.
+      sendOnSignUp:
+        c.AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP === undefined
+          ? c.AUTH_REQUIRE_EMAIL_VERIFICATION
+          : ['true', '1'].includes(c.AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP),
+      autoSignIn: c.AUTH_EMAIL_VERIFICATION_AUTO_SIGN_IN,
+    },
+    resetPassword: {
+      enabled: c.AUTH_RESET_PASSWORD_ENABLED,
+      expiresInSeconds: c.AUTH_RESET_PASSWORD_EXPIRES_IN,
+      revokeSessions: c.AUTH_RESET_PASSWORD_REVOKE_SESSIONS,
+    },
+    changeEmail: { enabled: c.AUTH_CHANGE_EMAIL_ENABLED },
+    deleteUser: {
+      enabled: c.AUTH_DELETE_USER_ENABLED,
+      sendVerification: c.AUTH_DELETE_USER_VERIFICATION,
+      expiresInSeconds: c.AUTH_DELETE_USER_EXPIRES_IN,
+    },
+    mail: { smtpUrl: c.SMTP_URL ?? null, from: c.MAIL_FROM, productName: c.MAIL_PRODUCT_NAME },
+    kafka: c.KAFKA_BROKERS
+      ? {
+          brokers: c.KAFKA_BROKERS.split(','),
+          clientId: c.KAFKA_CLIENT_ID,
+          topicPrefix: c.KAFKA_TOPIC_PREFIX,
+          mailerGroup: c.KAFKA_MAILER_GROUP,
+        }
+      : null,
+    mailer: {
+      maxAttempts: c.MAILER_MAX_ATTEMPTS,
+      retryBaseMs: c.MAILER_RETRY_BASE_MS,
+      retryMaxMs: c.MAILER_RETRY_MAX_MS,
+      concurrency: c.MAILER_CONCURRENCY,
+      pollIntervalMs: c.MAILER_POLL_INTERVAL_MS,
+    },
+  }),
+);

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { section, setting } from './settings.ts';
+
+/** How projectors follow the log, hand projections over, and rebuild them. */
+export const projectorSettings = section(
+  'Projector',
+  {
+    PROJECTOR_BATCH_SIZE: setting(z.coerce.number().int().positive().default(500), 'events per projector batch'),
+    PROJECTOR_POLL_INTERVAL_MS: setting(z.coerce.number().int().positive().default(1000), 'how often a follower re-reads the log without a notification'),
+    PROJECTOR_LINGER_MS: setting(
+      z.coerce.number().int().min(0).max(1000).default(50),
+      'under a steady stream of writes, how long the projector waits to project several appends as one batch (group commit); a lone client is held up at most once a second; `0` turns it off',
+    ),
+    PROJECTOR_LEASE_MS: setting(
+      z.coerce.number().int().min(1000).max(600_000).default(5000),
+      'a projector that stops heartbeating (dead, frozen, cut off) loses its projections to a standby after this long',
+    ),
+    PROJECTOR_REBUILD_BATCH_SIZE: setting(z.coerce.number().int().positive().default(2000), 'events per batch when `rebuild-projection` replays the log'),
+  },
+  (c) => ({
+    projector: {
+      batchSize: c.PROJECTOR_BATCH_SIZE,
+      pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS,
+      lingerMs: c.PROJECTOR_LINGER_MS,
+      /** A holder that stops heartbeating loses its projections' locks after this long (failover bound). */
+      leaseMs: c.PROJECTOR_LEASE_MS,
+      rebuildBatchSize: c.PROJECTOR_REBUILD_BATCH_SIZE,
+    },
+  }),
+);
