@@ -72,19 +72,42 @@ export class WrongExpectedVersionError extends Error {
   }
 }
 
-/** The append-only log every change goes through. Adapters: Postgres (`postgres.ts`). */
+/**
+ * The append-only log every change goes through. Adapters: Postgres (`postgres.ts`). What each operation
+ * asks of an engine is said beside it; EventStoreDB's successor KurrentDB (server 25.1 and later, through
+ * `@kurrent/kurrentdb-client`) offers each: `multiStreamAppend` for atomic appends to several streams with
+ * an expected revision per stream, per-stream reads, `$all` reads by commit position (stable and gap-free
+ * in commit order), and subscriptions to `$all`.
+ */
 export interface EventStore {
-  /** Appends to one or more streams atomically: every write lands or none does. */
+  /**
+   * Appends to one or more streams atomically: every write lands or none does, and each write's expected
+   * version is checked within that same atomic step (a write without events is only checked). Needs: a
+   * multi-stream atomic append with optimistic concurrency per stream, and a global position for each
+   * event that readers of the whole log see in commit order (no later-committed event below an earlier
+   * one). Event ids are unique: an append repeating a stored id is refused, so a retry never doubles.
+   */
   append(writes: readonly StreamWrite[]): Promise<AppendResult>;
+  /** One stream, whole, in order, with its version. Needs: a read of a stream by name from its start. */
   readStream(streamId: string): Promise<StreamRead>;
   /** Several streams in one read, each as `readStream` would answer it (a missing one is version 0). */
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>>;
-  /** Events after a global position, in position order. */
+  /**
+   * Events after a global position, in position order. Needs: a read of the whole log from a position,
+   * that never skips an event committing after a later position was read (projections rely on it).
+   */
   readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]>;
+  /** The position of the last event committed. */
   headPosition(): Promise<number>;
-  /** The id every copy of this log shares, written once when the log was created (caches carry it). */
+  /**
+   * The id every copy of this log shares, written once when the log was created (caches carry it). Needs:
+   * somewhere to keep one value with the log (a table; on KurrentDB, the first event of a system stream).
+   */
   logId(): Promise<string>;
-  /** The id of the event at a global position, or null where there is none: tells one history from another. */
+  /**
+   * The id of the event at a global position, or null where there is none: tells one history from another
+   * (a cache built from a later history than a restored backup). Needs: a read of one event by position.
+   */
   eventIdAt(position: number): Promise<string | null>;
   /**
    * A counter that moves on every append this process hears of. Read it before reading the log, then
