@@ -15,6 +15,8 @@ export interface StreamModel<State> {
   readonly revision: number;
   initial(): State;
   evolve(state: State, event: DomainEvent, time: EventTime): State;
+  /** How the state is kept in a snapshot; absent: as it is, which must then be plain JSON. */
+  readonly snapshot?: SnapshotCodec<State>;
 }
 
 /** A model from an `evolve` that does not count time. */
@@ -25,4 +27,15 @@ export function streamModel<State>(
   evolve: (state: State, event: DomainEvent) => State,
 ): StreamModel<State> {
   return { name, revision, initial, evolve: (state, event) => evolve(state, event) };
+}
+
+/** How a model's state is kept in a snapshot: as it is (JSON), unless the model says otherwise. */
+export interface SnapshotCodec<State> {
+  encode(state: State): unknown;
+  decode(value: unknown): State;
+}
+
+/** The kind of snapshot a model keeps: its name and revision, so another fold's state is never read as its own. */
+export function snapshotKind(model: StreamModel<unknown>): string {
+  return `${model.name}@${model.revision}`;
 }

@@ -86,6 +86,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const commands = new CommandHandler({
     store,
     clock,
+    onSnapshotError: (err) => log.warn({ err }, 'a snapshot could not be kept; the next load folds further'),
     settle: (position, types, settlement) => progress.settle(position, types, settlement),
   });
   const ctx: ApiContext = {

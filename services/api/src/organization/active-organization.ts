@@ -1,9 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { streams } from '@portcullis/contracts';
-import type { EventStore } from '@portcullis/platform';
+import { loadStream, type SnapshotStore } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { foldTimedStream } from '../write-model.ts';
-import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
+import { organizationModel } from './organization-model.ts';
 import type { CurrentSession } from '../session/current-session.ts';
 import { setActiveSelection } from './organization-model.ts';
 
@@ -29,12 +28,12 @@ export async function clearActiveOrganizationIf(
  * `sessionFromLog`, which asks this when no read model holds the session).
  */
 export async function confirmActiveSelection(
-  store: Pick<EventStore, 'readStream'>,
+  store: SnapshotStore,
   userId: string,
   selection: { activeOrganizationId: string; activeTeamId: string | null },
 ): Promise<{ activeOrganizationId: string | null; activeTeamId: string | null }> {
   const none = { activeOrganizationId: null, activeTeamId: null };
-  const { state } = foldTimedStream(await store.readStream(streams.organization(selection.activeOrganizationId)), evolveOrganization, initialOrganizationState);
+  const { state } = await loadStream(store, streams.organization(selection.activeOrganizationId), organizationModel);
   if (state.status !== 'active' || ![...state.members.values()].some((member) => member.userId === userId)) return none;
   const team = selection.activeTeamId === null ? undefined : state.teams.get(selection.activeTeamId);
   return { activeOrganizationId: state.id, activeTeamId: team?.members.has(userId) ? team.id : null };

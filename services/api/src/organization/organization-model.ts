@@ -15,7 +15,7 @@ import { sessionAnswer, type CurrentSession } from '../session/current-session.t
 import { sessionModel } from '../session/session.decider.ts';
 import { loadTimedStream, type Loaded } from '../write-model.ts';
 import { membershipIndexWrites } from './membership-index.ts';
-import { evolveOrganization, initialOrganizationState, type OrganizationState } from './organization.state.ts';
+import { evolveOrganization, initialOrganizationState, organizationSnapshot, type OrganizationState } from './organization.state.ts';
 
 export function loadOrganization(ctx: ApiContext, organizationId: string): Promise<Loaded<OrganizationState>> {
   return loadTimedStream(ctx.store, streams.organization(organizationId), evolveOrganization, initialOrganizationState);
@@ -45,6 +45,7 @@ export const organizationModel: StreamModel<OrganizationState> = {
   revision: 1,
   initial: initialOrganizationState,
   evolve: (state, event, time) => evolveOrganization(state, { event, occurredAt: time.occurredAt }),
+  snapshot: organizationSnapshot,
 };
 
 /**

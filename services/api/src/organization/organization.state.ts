@@ -1,4 +1,4 @@
-import { DomainError, creatorRole, parseRoleList, type TimedEvent } from '@portcullis/contracts';
+import { DomainError, creatorRole, parseRoleList, type SnapshotCodec, type TimedEvent } from '@portcullis/contracts';
 
 /**
  * What the organization stream's deciders decide on: the organization with its members, invitations and
@@ -235,3 +235,33 @@ export function pendingInvitationFor(org: ActiveOrganization, email: string): In
   }
   return null;
 }
+
+type TeamSnapshot = Omit<TeamState, 'members'> & { readonly members: Array<[string, string]> };
+type OrganizationSnapshot = Omit<ActiveOrganization, 'members' | 'invitations' | 'teams'> & {
+  readonly members: Array<[string, MemberState]>;
+  readonly invitations: Array<[string, InvitationState]>;
+  readonly teams: Array<[string, TeamSnapshot]>;
+};
+
+/** The organization as a snapshot keeps it: its maps as lists of entries, which JSON can hold. */
+export const organizationSnapshot: SnapshotCodec<OrganizationState> = {
+  encode(state): OrganizationState | OrganizationSnapshot {
+    if (state.status !== 'active') return state;
+    return {
+      ...state,
+      members: [...state.members],
+      invitations: [...state.invitations],
+      teams: [...state.teams].map(([id, team]): [string, TeamSnapshot] => [id, { ...team, members: [...team.members] }]),
+    };
+  },
+  decode(value): OrganizationState {
+    if ((value as OrganizationState).status !== 'active') return value as OrganizationState;
+    const kept = value as OrganizationSnapshot;
+    return {
+      ...kept,
+      members: new Map(kept.members),
+      invitations: new Map(kept.invitations),
+      teams: new Map(kept.teams.map(([id, team]) => [id, { ...team, members: new Map(team.members) }])),
+    };
+  },
+};

@@ -1,5 +1,12 @@
-import { evolveSessionAnswer, evolveUserAnswer, parseDomainEvent, streams, type CachedSession, type User } from '@portcullis/contracts';
-import { sessionIdForTokenHash, type StreamRead } from '@portcullis/platform';
+import {
+  evolveSessionAnswer,
+  evolveUserAnswer,
+  streams,
+  type CachedSession,
+  type StreamModel,
+  type User,
+} from '@portcullis/contracts';
+import { loadStream, sessionIdForTokenHash } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 
 /**
@@ -12,26 +19,29 @@ export type ActiveSelectionCheck = (
   selection: { activeOrganizationId: string; activeTeamId: string | null },
 ) => Promise<{ activeOrganizationId: string | null; activeTeamId: string | null }>;
 
-function foldSession(read: StreamRead, tokenHash: string): CachedSession['session'] | null {
-  let session: CachedSession['session'] | null = null;
-  for (const recorded of read.events) {
-    const event = parseDomainEvent(recorded.type, recorded.data);
-    if (!event) continue;
-    // The id is derived from the hash; the stream must still be this token's.
-    if (event.type === 'session.created.v1' && event.data.tokenHash !== tokenHash) return null;
-    session = evolveSessionAnswer(session, event, recorded.metadata.occurredAt);
-  }
-  return session;
+/** A session's stream as get-session answers it, with the token hash it was created for. */
+interface SessionAnswerState {
+  readonly tokenHash: string | null;
+  readonly session: CachedSession['session'] | null;
 }
 
-function foldUser(read: StreamRead): User | null {
-  let user: User | null = null;
-  for (const recorded of read.events) {
-    const event = parseDomainEvent(recorded.type, recorded.data);
-    if (event) user = evolveUserAnswer(user, event, recorded.metadata.occurredAt);
-  }
-  return user;
-}
+export const sessionAnswerModel: StreamModel<SessionAnswerState> = {
+  name: 'session-answer',
+  revision: 1,
+  initial: () => ({ tokenHash: null, session: null }),
+  evolve: (state, event, time) => ({
+    tokenHash: event.type === 'session.created.v1' ? event.data.tokenHash : state.tokenHash,
+    session: evolveSessionAnswer(state.session, event, time.occurredAt),
+  }),
+};
+
+/** A user's stream as every answer shows the user. */
+export const userAnswerModel: StreamModel<User | null> = {
+  name: 'user-answer',
+  revision: 1,
+  initial: () => null,
+  evolve: (user, event, time) => evolveUserAnswer(user, event, time.occurredAt),
+};
 
 /**
  * The `{session, user}` for a token hash, folded from the log itself: the authority when no read model
@@ -39,10 +49,11 @@ function foldUser(read: StreamRead): User | null {
  * Null for a session that does not exist, has ended, or whose user is gone; expiry is the caller's rule.
  */
 export async function sessionFromLog(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
-  const sessionStream = streams.session(sessionIdForTokenHash(tokenHash));
-  const session = foldSession(await ctx.store.readStream(sessionStream), tokenHash);
+  const { state } = await loadStream(ctx.store, streams.session(sessionIdForTokenHash(tokenHash)), sessionAnswerModel);
+  // The id is derived from the hash; the stream must still be this token's.
+  const session = state.tokenHash === tokenHash ? state.session : null;
   if (session === null) return null;
-  const user = foldUser(await ctx.store.readStream(streams.user(session.userId)));
+  const { state: user } = await loadStream(ctx.store, streams.user(session.userId), userAnswerModel);
   if (user === null) return null;
   if (session.activeOrganizationId === null || !ctx.activeSelectionCheck) return { session, user };
   const selection = await ctx.activeSelectionCheck(user.id, {

@@ -6,6 +6,7 @@ import {
   type StreamRead,
   type StreamWrite,
 } from '../event-store/event-store.ts';
+import { keepSnapshotIfDue, loadStreams, type SnapshotStore } from './stream-loader.ts';
 import { KeyedQueue } from './keyed-queue.ts';
 import { eventMetadataOf, type RequestMetadata } from './request-metadata.ts';
 import { StateCache } from './state-cache.ts';
@@ -46,7 +47,9 @@ export interface CommandOutcome<T> {
 }
 
 export interface CommandHandlerOptions {
-  readonly store: Pick<EventStore, 'append' | 'readStreams'>;
+  readonly store: Pick<EventStore, 'append'> & SnapshotStore;
+  /** A snapshot that could not be kept (the next load folds further; nothing is lost). */
+  readonly onSnapshotError?: (error: unknown) => void;
   readonly clock: () => Date;
   /** Waits as `Settlement` says for an append whose last event is at `position`. */
   readonly settle: (position: number, eventTypes: ReadonlySet<string>, settlement: Exclude<Settlement, 'none'>) => Promise<void>;
@@ -98,7 +101,7 @@ export class CommandHandler {
   private async attempt<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
     let fresh = false;
     for (let attempt = 1; ; attempt += 1) {
-      const unit = new UnitOfWork(this.options.store, this.states, this.options.clock(), options, fresh);
+      const unit = new UnitOfWork(this.options.store, this.states, this.options.clock(), options, fresh, this.options.onSnapshotError ?? (() => {}));
       try {
         const result = await work(unit);
         const writes = unit.writes();
@@ -135,6 +138,7 @@ interface LoadedStream {
   readonly state: unknown;
   readonly model: StreamModel<unknown>;
   readonly check: boolean;
+  readonly snapshotVersion: number;
 }
 
 interface PendingAppend {
@@ -154,12 +158,13 @@ export class UnitOfWork {
   private keptStateUsed = false;
 
   constructor(
-    private readonly store: Pick<EventStore, 'readStreams'>,
+    private readonly store: SnapshotStore,
     private readonly states: StateCache,
     /** The time the command is decided at; every event it appends says so. */
     readonly now: Date,
     private readonly options: CommandOptions,
     private readonly fresh: boolean,
+    private readonly onSnapshotError: (error: unknown) => void,
   ) {
     this.actorId = options.actorId;
   }
@@ -202,16 +207,17 @@ export class UnitOfWork {
       const kept = this.fresh || !check ? undefined : this.states.get(stateKey(model, streamId));
       if (kept) {
         this.keptStateUsed = true;
-        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, check);
+        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, check, kept.snapshotVersion);
       } else {
         toRead.push([streamId, model]);
       }
     }
     if (toRead.length > 0) {
-      const reads = await this.store.readStreams(toRead.map(([streamId]) => streamId));
+      // From each stream's latest snapshot: a decision's cost does not grow with the stream's history.
+      const folded = await loadStreams(this.store, toRead, this.onSnapshotError);
       for (const [streamId, model] of toRead) {
-        const read = reads.get(streamId)!;
-        this.remember(streamId, model as StreamModel<unknown>, read.version, fold(model, read), check);
+        const stream = folded.get(streamId)!;
+        this.remember(streamId, model as StreamModel<unknown>, stream.version, stream.state, check, stream.snapshotVersion);
       }
     }
     return specs.map(([streamId]) => {
@@ -296,11 +302,14 @@ export class UnitOfWork {
       if (!loaded && version !== append.events.length) continue;
       const time = { occurredAt: this.now.toISOString() };
       for (const event of append.events) state = model.evolve(state, event, time);
-      this.states.set(stateKey(model, streamId), { version, state });
+      const stream = { state, version, snapshotVersion: loaded?.snapshotVersion ?? 0 };
+      const snapshotted = keepSnapshotIfDue(this.store, streamId, model, stream, this.onSnapshotError);
+      this.states.set(stateKey(model, streamId), { version, state, snapshotVersion: snapshotted ? version : stream.snapshotVersion });
     }
     // Streams read but not written are kept too: the next command on them can skip the read.
     for (const loaded of this.loaded.values()) {
-      if (!this.appends.has(loaded.streamId)) this.states.set(stateKey(loaded.model, loaded.streamId), { version: loaded.version, state: loaded.state });
+      if (this.appends.has(loaded.streamId)) continue;
+      this.states.set(stateKey(loaded.model, loaded.streamId), { version: loaded.version, state: loaded.state, snapshotVersion: loaded.snapshotVersion });
     }
   }
 
@@ -309,8 +318,8 @@ export class UnitOfWork {
     for (const loaded of this.loaded.values()) this.states.delete(stateKey(loaded.model, loaded.streamId));
   }
 
-  private remember(streamId: string, model: StreamModel<unknown>, version: number, state: unknown, check: boolean): void {
-    this.loaded.set(streamId, { streamId, version, state, model, check });
+  private remember(streamId: string, model: StreamModel<unknown>, version: number, state: unknown, check: boolean, snapshotVersion: number): void {
+    this.loaded.set(streamId, { streamId, version, state, model, check, snapshotVersion });
   }
 }
 

@@ -2,6 +2,8 @@
 export interface CachedState {
   readonly version: number;
   readonly state: unknown;
+  /** The version of the latest snapshot kept of this stream (0: none). */
+  readonly snapshotVersion: number;
 }
 
 /**

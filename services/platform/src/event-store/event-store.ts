@@ -48,6 +48,13 @@ export interface StreamRead {
   readonly events: readonly RecordedEvent[];
 }
 
+/** A stream read from its latest snapshot on: the snapshot (if any), then only the events after it. */
+export interface SnapshotRead {
+  readonly snapshot: { readonly version: number; readonly state: unknown } | null;
+  /** The events after the snapshot's version; `version` is the stream's. */
+  readonly read: StreamRead;
+}
+
 export interface Subscription {
   stop(): Promise<void>;
   /** Settles when the subscription has stopped; rejects with the handler's error if it failed. */
@@ -92,6 +99,15 @@ export interface EventStore {
   readStream(streamId: string): Promise<StreamRead>;
   /** Several streams in one read, each as `readStream` would answer it (a missing one is version 0). */
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>>;
+  /**
+   * Several streams, each from its latest snapshot of a given kind (`model`) on, in one read: what a
+   * decision loads, at a cost bounded by the snapshot interval rather than the stream's length. Needs:
+   * somewhere beside the log to keep a state per stream and kind (a table; on KurrentDB, a snapshot
+   * stream per stream read backwards), and a read of a stream from a version.
+   */
+  readStreamsFromSnapshots(requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>): Promise<ReadonlyMap<string, SnapshotRead>>;
+  /** Keeps a folded state of a stream at a version; an older one than what is kept is ignored. */
+  saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void>;
   /**
    * Events after a global position, in position order. Needs: a read of the whole log from a position,
    * that never skips an event committing after a later position was read (projections rely on it).

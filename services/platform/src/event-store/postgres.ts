@@ -8,6 +8,7 @@ import {
   type AppendResult,
   type EventStore,
   type RecordedEvent,
+  type SnapshotRead,
   type StreamRead,
   type StreamWrite,
   type SubscribeOptions,
@@ -74,6 +75,28 @@ const STATEMENTS = {
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
   },
   headPosition: { name: 'portcullis_head_position', text: 'SELECT position FROM event_log_head' },
+  // Each stream's snapshot of the kind asked for (kind 's'), then its events after that snapshot (kind 'e'):
+  // the snapshot travels once, however many events follow it.
+  readFromSnapshots: {
+    name: 'portcullis_read_from_snapshots',
+    text: `WITH wanted AS (
+             SELECT r.stream_id, r.model, s.version AS snapshot_version, s.state
+             FROM unnest($1::text[], $2::text[]) AS r(stream_id, model)
+             LEFT JOIN snapshots s ON s.stream_id = r.stream_id AND s.model = r.model)
+           SELECT 's' AS kind, w.stream_id, w.snapshot_version AS stream_version, w.state AS data,
+                  NULL::bigint AS position, NULL::uuid AS event_id, NULL::text AS type, NULL::jsonb AS metadata, NULL::timestamptz AS recorded_at
+           FROM wanted w WHERE w.snapshot_version IS NOT NULL
+           UNION ALL
+           SELECT 'e', e.stream_id, e.stream_version, e.data, e.position, e.event_id, e.type, e.metadata, e.recorded_at
+           FROM wanted w JOIN events e ON e.stream_id = w.stream_id AND e.stream_version > coalesce(w.snapshot_version, 0)
+           ORDER BY stream_id, stream_version`,
+  },
+  saveSnapshot: {
+    name: 'portcullis_save_snapshot',
+    text: `INSERT INTO snapshots (stream_id, model, version, state) VALUES ($1, $2, $3, $4::jsonb)
+           ON CONFLICT (stream_id, model) DO UPDATE SET version = excluded.version, state = excluded.state, taken_at = now()
+           WHERE snapshots.version < excluded.version`,
+  },
   eventIdAt: { name: 'portcullis_event_id_at', text: 'SELECT event_id FROM events WHERE position = $1' },
 } as const;
 
@@ -178,6 +201,36 @@ export class PostgresEventStore implements EventStore {
       reads.set(event.streamId, { version: event.streamVersion, events: [...read.events, event] });
     }
     return reads;
+  }
+
+  async readStreamsFromSnapshots(
+    requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
+  ): Promise<ReadonlyMap<string, SnapshotRead>> {
+    const rows = await this.rows<EventRow & { kind: 's' | 'e' }>(STATEMENTS.readFromSnapshots, [
+      requests.map((r) => r.streamId),
+      requests.map((r) => r.model),
+    ]);
+    const snapshots = new Map<string, { version: number; state: unknown }>();
+    const events = new Map<string, RecordedEvent[]>();
+    for (const row of rows) {
+      if (row.kind === 's') snapshots.set(row.stream_id, { version: row.stream_version, state: row.data });
+      else {
+        let list = events.get(row.stream_id);
+        if (!list) events.set(row.stream_id, (list = []));
+        list.push(toRecordedEvent(row));
+      }
+    }
+    return new Map(
+      requests.map(({ streamId }) => {
+        const snapshot = snapshots.get(streamId) ?? null;
+        const tail = events.get(streamId) ?? [];
+        return [streamId, { snapshot, read: { version: tail.at(-1)?.streamVersion ?? snapshot?.version ?? 0, events: tail } }];
+      }),
+    );
+  }
+
+  async saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
+    await this.rows(STATEMENTS.saveSnapshot, [streamId, model, version, JSON.stringify(state)]);
   }
 
   async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {

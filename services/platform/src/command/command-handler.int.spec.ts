@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError, OrganizationJoined, OrganizationLeft, snapshotKind, type StreamModel } from '@portcullis/contracts';
+import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { sql } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
+import { CommandHandler, type UnitOfWork } from './command-handler.ts';
+import { systemRequest } from './request-metadata.ts';
+import { SNAPSHOT_INTERVAL } from './stream-loader.ts';
+
+/** A stream of joins and leaves, folded into the organizations held: enough to decide on. */
+interface Memberships {
+  readonly organizations: readonly string[];
+}
+
+const memberships: StreamModel<Memberships> = {
+  name: 'spec-memberships',
+  revision: 1,
+  initial: () => ({ organizations: [] }),
+  evolve(state, event) {
+    if (event.type === 'organization_index.joined.v1') return { organizations: [...state.organizations, event.data.organizationId] };
+    if (event.type === 'organization_index.left.v1') return { organizations: state.organizations.filter((id) => id !== event.data.organizationId) };
+    return state;
+  },
+};
+
+/** The store as the handler sees it, counting what it reads. */
+function counting(store: EventStore): { store: EventStore; reads: { streams: number; events: number } } {
+  const reads = { streams: 0, events: 0 };
+  const seen: EventStore = Object.create(store) as EventStore;
+  seen.readStreamsFromSnapshots = async (requests) => {
+    const answer = await store.readStreamsFromSnapshots(requests);
+    reads.streams += requests.length;
+    for (const read of answer.values()) reads.events += read.read.events.length;
+    return answer;
+  };
+  return { store: seen, reads };
+}
+
+/** Joins one more organization, refusing a second join of the same one (a rule decided on the state). */
+function join(userId: string, organizationId: string) {
+  return async (unit: UnitOfWork): Promise<number> => {
+    const stream = await unit.load(`spec-${userId}`, memberships);
+    if (stream.state.organizations.includes(organizationId)) throw new DomainError('ORGANIZATION_ALREADY_EXISTS');
+    unit.append(stream.streamId, [OrganizationJoined({ userId, organizationId })]);
+    return stream.state.organizations.length + 1;
+  };
+}
+
+describe('CommandHandler (real Postgres)', () => {
+  let db: EventLogDatabase;
+  const handlerOn = (store: EventStore): CommandHandler =>
+    new CommandHandler({ store, clock: () => new Date(), settle: async () => {}, backoff: { baseMs: 1, capMs: 5 } });
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('command_handler');
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('decides the next command on the state it kept, reading nothing', async () => {
+    const { store, reads } = counting(db.store);
+    const handler = handlerOn(store);
+    const userId = randomUUID();
+    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    expect(reads.streams).toBe(1);
+    const { result } = await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'b'));
+    expect(result).toBe(2);
+    expect(reads.streams).toBe(1);
+  });
+
+  it('decides again on a fresh read when another process moved the stream, and lands the right events', async () => {
+    const userId = randomUUID();
+    const mine = handlerOn(db.store);
+    const theirs = handlerOn(db.store);
+    await mine.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    await theirs.handle({ request: systemRequest, actorId: null }, join(userId, 'b'));
+    // Mine still keeps the state after 'a': its append finds the stream moved, reads it, and decides again.
+    const { result } = await mine.handle({ request: systemRequest, actorId: null }, join(userId, 'c'));
+    expect(result).toBe(3);
+    // A refusal decided on a kept state is decided once more on what the log holds: 'b' is there now.
+    await expect(mine.handle({ request: systemRequest, actorId: null }, join(userId, 'b'))).rejects.toMatchObject({ code: 'ORGANIZATION_ALREADY_EXISTS' });
+    expect((await db.store.readStream(`spec-${userId}`)).events.map((e) => (e.data as { organizationId: string }).organizationId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('queues commands on one stream within a process: many at once, no conflict among them', async () => {
+    const userId = randomUUID();
+    let appends = 0;
+    const store = Object.create(db.store) as EventStore;
+    store.append = async (writes) => {
+      appends += 1;
+      return db.store.append(writes);
+    };
+    const handler = handlerOn(store);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => handler.handle({ request: systemRequest, actorId: null, serialize: [`spec-${userId}`] }, join(userId, `o${i}`))),
+    );
+    expect(results.map((r) => r.result).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(appends).toBe(20);
+  });
+
+  it('answers a conflict that persists with 409 CONFLICT, never an unhandled error', async () => {
+    const userId = randomUUID();
+    const handler = handlerOn(db.store);
+    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    const stubborn = (unit: UnitOfWork): Promise<void> => {
+      // Always expects a version the stream has left behind.
+      unit.append(`spec-${userId}`, [OrganizationLeft({ userId, organizationId: 'a' })], { expected: 0 });
+      return Promise.resolve();
+    };
+    const refused = await handler.handle({ request: systemRequest, actorId: null, attempts: 3 }, stubborn).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'CONFLICT', status: 409 });
+  });
+
+  it('loads a long stream from its latest snapshot: the fold is bounded however long the stream grows', async () => {
+    const userId = randomUUID();
+    const writer = handlerOn(db.store);
+    const total = SNAPSHOT_INTERVAL * 3 + 5;
+    for (let i = 0; i < total; i += 1) await writer.handle({ request: systemRequest, actorId: null }, join(userId, `o${i}`));
+    const kept = await db.pool.oneFirst(sql.unsafe`SELECT version FROM snapshots WHERE stream_id = ${`spec-${userId}`} AND model = ${snapshotKind(memberships)}`);
+    expect(Number(kept)).toBeGreaterThan(total - SNAPSHOT_INTERVAL);
+
+    // Another process, holding nothing: it reads the snapshot and the few events after it.
+    const { store, reads } = counting(db.store);
+    const { result } = await handlerOn(store).handle({ request: systemRequest, actorId: null }, join(userId, 'last'));
+    expect(result).toBe(total + 1);
+    expect(reads.events).toBeLessThan(SNAPSHOT_INTERVAL);
+
+    // A snapshot of another revision of the fold is not read as this one's.
+    const revised = { ...memberships, revision: 2 };
+    const { store: fresh, reads: freshReads } = counting(db.store);
+    await handlerOn(fresh).handle({ request: systemRequest, actorId: null }, async (unit) => {
+      const stream = await unit.load(`spec-${userId}`, revised);
+      expect(stream.state.organizations).toHaveLength(total + 1);
+    });
+    expect(freshReads.events).toBe(total + 1);
+  });
+});
