@@ -1,9 +1,10 @@
-import { createLogger, loadConfigOrExit, migrate } from '@portcullis/platform';
+import { createLogger, startTelemetry, loadConfigOrExit, migrate } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'api', level: config.logLevel, format: config.logFormat });
+const telemetry = startTelemetry('portcullis-api');
 
 await migrate(config.databaseUrl);
 const running = await createApiContext(config, { log }).catch((error: unknown) => {
@@ -26,6 +27,7 @@ async function shutdown(signal: string): Promise<void> {
   log.info({ signal }, 'api stopping');
   await app.close();
   await running.close();
+  await telemetry.shutdown();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

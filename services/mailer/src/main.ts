@@ -1,6 +1,7 @@
 import {
   createDatabasePool,
   createLogger,
+  startTelemetry,
   createTokenSealer,
   DevMailboxTransport,
   EventLogMailBus,
@@ -23,6 +24,7 @@ import { DeliveryWorker } from './delivery-worker.ts';
  */
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'mailer', level: config.logLevel, format: config.logFormat });
+const telemetry = startTelemetry('portcullis-mailer');
 
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
@@ -79,6 +81,7 @@ async function shutdown(signal: string): Promise<void> {
   await store?.close();
   await notifications?.close();
   await pool.end();
+  await telemetry.shutdown();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

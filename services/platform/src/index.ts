@@ -12,3 +12,4 @@ export * from './cache/redis.ts';
 export * from './bus/index.ts';
 export * from './mail/index.ts';
 export * from './rate-limit/index.ts';
+export * from './telemetry/telemetry.ts';

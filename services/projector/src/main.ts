@@ -1,6 +1,7 @@
 import {
   createDatabasePool,
   createLogger,
+  startTelemetry,
   loadConfigOrExit,
   migrate,
   NotificationListener,
@@ -14,6 +15,7 @@ import { createProjectionTargets } from './projections.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat });
+const telemetry = startTelemetry('portcullis-projector');
 
 await migrate(config.databaseUrl);
 // The projector writes read models and checkpoints only, which the log can always rebuild.
@@ -66,6 +68,7 @@ async function shutdown(signal: string): Promise<void> {
   await store.close();
   await pool.end();
   log.info('projector stopped');
+  await telemetry.shutdown();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -11,6 +11,13 @@ import { KeyedQueue } from './keyed-queue.ts';
 import { eventMetadataOf, type RequestMetadata } from './request-metadata.ts';
 import { StateCache } from './state-cache.ts';
 import type { StreamModel } from '@portcullis/contracts';
+import { inSpan, instruments } from '../telemetry/telemetry.ts';
+
+const commandMetrics = instruments((meter) => ({
+  runs: meter.createCounter('portcullis.commands', { description: 'Commands run, by name and outcome' }),
+  conflicts: meter.createCounter('portcullis.command.conflicts', { description: 'Appends refused for a stream another writer moved' }),
+  duration: meter.createHistogram('portcullis.command.duration', { unit: 'ms', description: 'From the first load to the settled answer' }),
+}));
 
 export interface Loaded<State> {
   readonly streamId: string;
@@ -27,6 +34,8 @@ export interface Loaded<State> {
 export type Settlement = 'write' | 'revocation' | 'none';
 
 export interface CommandOptions {
+  /** What traces and metrics call the command (`sign-out`, `organization.create`, …). */
+  readonly name?: string;
   readonly request: RequestMetadata;
   readonly actorId: string | null;
   /**
@@ -90,7 +99,22 @@ export class CommandHandler {
   }
 
   handle<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
-    return this.queue.run(options.serialize ?? [], () => this.attempt(options, work));
+    const command = options.name ?? 'command';
+    return inSpan(`command ${command}`, { 'portcullis.command': command }, async (span) => {
+      const started = performance.now();
+      let outcome = 'ok';
+      try {
+        const done = await this.queue.run(options.serialize ?? [], () => this.attempt(options, work, command));
+        span.setAttribute('portcullis.command.position', done.position ?? -1);
+        return done;
+      } catch (error) {
+        outcome = error instanceof DomainError ? error.code : 'error';
+        throw error;
+      } finally {
+        commandMetrics().runs.add(1, { command, outcome });
+        commandMetrics().duration.record(performance.now() - started, { command });
+      }
+    });
   }
 
   /** States kept between commands (a gauge, and for tests). */
@@ -98,7 +122,7 @@ export class CommandHandler {
     return this.states.size;
   }
 
-  private async attempt<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
+  private async attempt<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>, command: string): Promise<CommandOutcome<T>> {
     let fresh = false;
     for (let attempt = 1; ; attempt += 1) {
       const unit = new UnitOfWork(this.options.store, this.states, this.options.clock(), options, fresh, this.options.onSnapshotError ?? (() => {}));
@@ -124,6 +148,7 @@ export class CommandHandler {
           continue;
         }
         if (!(error instanceof WrongExpectedVersionError)) throw error;
+        commandMetrics().conflicts.add(1, { command });
         fresh = true;
         if (attempt >= (options.attempts ?? this.maxAttempts)) throw new DomainError('CONFLICT', { cause: error });
         await sleep(this.random() * Math.min(this.backoff.capMs, this.backoff.baseMs * 2 ** attempt));
