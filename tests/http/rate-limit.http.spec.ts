@@ -4,6 +4,7 @@ import { errorCatalogue } from '@portcullis/contracts';
 import { expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
+import { rawRequest } from '../support/raw-request.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
@@ -85,6 +86,40 @@ describe('rate limiting, on by default (Postgres counters)', () => {
       expectCatalogueError(await c.post('sign-up/email', {}, { headers: { 'x-forwarded-for': `203.0.113.${i}` } }), 'VALIDATION_ERROR');
     }
     expectLimited(await c.post('sign-up/email', {}, { headers: { 'x-forwarded-for': '203.0.113.99' } }), 10);
+  });
+
+  it('counts every spelling of a path against its route: percent-encoded and absolute-form lines share one budget', async () => {
+    // Its own client (any 127.x address is this machine), so the sign-ins of the tests above do not count.
+    const fromOwnAddress = (target: string, body: unknown) =>
+      rawRequest(system().baseUrl, {
+        method: 'POST',
+        target,
+        localAddress: '127.0.0.2',
+        headers: { 'content-type': 'application/json', origin: system().baseUrl },
+        body: JSON.stringify(body),
+      });
+    const email = uniqueEmail('spelled');
+    const targets = [
+      '/api/auth/%73ign-in/email',
+      '/api/auth/sign-in/%65mail',
+      `http://evil.example/api/auth/sign-in/email`,
+      '/api/%61uth/%73ign-in/email',
+      `HTTP://localhost/api/auth/sign-in/email`,
+      '/api/auth/%73ign-in/email',
+    ];
+    const answers: number[] = [];
+    for (const target of targets) answers.push((await fromOwnAddress(target, { email, password: 'not the password' })).status);
+    expect(answers).toEqual([401, 401, 401, 429, 429, 429]);
+    expect(await system().query('SELECT key, count FROM rate_limit WHERE key LIKE $1', ['127.0.0.2|%'])).toEqual([
+      { key: '127.0.0.2|/sign-in/email', count: 6 },
+    ]);
+
+    // The mail routes' 3 per 60 s, however their paths are written.
+    const resets: number[] = [];
+    for (const target of ['/api/auth/%66orget-password', '/api/auth/forget-passwor%64', 'http://x/api/auth/forget-password', '/api/auth/%66orget-password']) {
+      resets.push((await fromOwnAddress(target, { email: uniqueEmail('reset') })).status);
+    }
+    expect(resets).toEqual([200, 200, 200, 429]);
   });
 
   it('keeps counters in Postgres, one row per client and path', async () => {
