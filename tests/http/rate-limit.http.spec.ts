@@ -143,6 +143,26 @@ describe('rate limiting behind a trusted proxy (AUTH_TRUSTED_PROXIES)', () => {
     const current = await third.get<SessionAnswerJson>('get-session');
     expect(current.json?.session.ipAddress).toBe('198.51.100.7');
   });
+
+  it('reads each way of writing a forwarded address as that one client, and refuses what is no address', async () => {
+    // One client, three spellings: one budget.
+    const spellings = ['203.0.113.20:1111', '203.0.113.20:2222', '::ffff:cb00:7114', '[::ffff:203.0.113.20]:443'];
+    const answers: number[] = [];
+    for (const written of spellings) answers.push((await wrongSignIn(viaProxy(written))).status);
+    expect(answers).toEqual([401, 401, 401, 429]);
+
+    // IPv4-mapped clients in hex are their IPv4 addresses, not all one /64 of zeros.
+    for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(viaProxy('::ffff:c633:6401')), 'INVALID_EMAIL_OR_PASSWORD');
+    expectCatalogueError(await wrongSignIn(viaProxy('::ffff:c633:6402')), 'INVALID_EMAIL_OR_PASSWORD');
+
+    for (const garbage of ['garbage', 'example.com', '203.0.113.300', 'unknown']) {
+      expectCatalogueError(await wrongSignIn(viaProxy(garbage)), 'INVALID_CLIENT_ADDRESS');
+    }
+
+    const v6 = viaProxy('[2001:DB8::5]:8443');
+    await signUp(v6);
+    expect((await v6.get<SessionAnswerJson>('get-session')).json?.session.ipAddress).toBe('2001:db8::5');
+  });
 });
 
 /** The same limit, counted across two api replicas; an in-process counter would let each allow its own 3. */

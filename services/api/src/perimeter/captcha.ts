@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
 import type { AdmissionCheck } from './perimeter.ts';
 
@@ -54,7 +55,7 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
 
     let answer;
     try {
-      answer = await siteVerify(settings, token, request.ip);
+      answer = await siteVerify(settings, token, clientAddress(request) ?? undefined);
     } catch (error) {
       // Never the token or the secret: the vendor's failure only.
       request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');

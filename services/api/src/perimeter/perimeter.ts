@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { captcha } from './captcha.ts';
+import { requireClientAddress } from './client-address.ts';
 import { hostileInput } from './hostile-input.ts';
 import { originCheck } from './origin-check.ts';
 import { rateLimiter } from './rate-limit.ts';
@@ -37,7 +38,7 @@ export interface Perimeter {
 export function perimeter(ctx: ApiContext): Perimeter {
   const { basePath } = ctx.config;
   const limiter = rateLimiter(ctx);
-  const admissions = [limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
+  const admissions = [requireClientAddress, limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
   const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput()];
 
   // Synchronous until a check answers with a promise, so most requests cost no promise here.

@@ -10,6 +10,7 @@ import {
   type RateLimitStore,
 } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { clientBucket } from './client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
 
@@ -37,7 +38,7 @@ function settle(request: FastifyRequest, reply: FastifyReply, bucketPath: string
   if (!counted || counted.count <= limit.max) return;
   const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
   reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
-  request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
+  request.log.info({ ip: clientAddress(request), path: bucketPath, count: counted.count }, 'rate limited');
   throw new DomainError('TOO_MANY_REQUESTS');
 }
 
@@ -115,7 +116,8 @@ export function rateLimiter(ctx: ApiContext): RateLimiter | null {
       const bucketPath = guarded.kind === 'route' ? guarded.path : UNROUTED_BUCKET;
       const limit = guarded.kind === 'route' ? limitOf(guarded.path) : unroutedLimit;
       if (!limit) return;
-      const key = `${clientBucket(request.ip)}|${bucketPath}`;
+      // requireClientAddress has refused a request without one.
+      const key = `${clientBucket(clientAddress(request) ?? '')}|${bucketPath}`;
       const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
       if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c));
       settle(request, reply, bucketPath, limit, counted);
