@@ -3,7 +3,7 @@ import { deleteUserBodySchema, deleteUserCallbackQuerySchema, DomainError, strea
 import { hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { redirect } from '../http/redirect.ts';
+import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { emailReservationModel } from '../credentials/registration.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
@@ -107,11 +107,13 @@ export function deleteUserRoutes(ctx: ApiContext) {
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
       const query = parseQuery(deleteUserCallbackQuerySchema, request.query);
       checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      // Decided before the user is deleted: a refusal after it would leave a deletion no client was told of.
+      const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (!current) throw new DomainError('FAILED_TO_GET_USER_INFO');
       await deleteUser(ctx, request, current.user.id, query.token);
       clearSessionCookies(reply, ctx.cookies);
-      if (query.callbackURL) return redirect(reply, query.callbackURL);
+      if (location) return redirect(reply, location);
       return { success: true, message: 'User deleted' };
     });
   };

@@ -17,7 +17,7 @@ import { newSession } from '../credentials/new-session.ts';
 import { checkNewPassword } from '../credentials/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
-import { redirect } from '../http/redirect.ts';
+import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
@@ -112,7 +112,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const { state } = await loadToken(ctx, hashToken(token));
       if (usableBy(state, 'reset-password', ctx.clock()) === null) target.searchParams.set('error', 'INVALID_TOKEN');
       else target.searchParams.set('token', token);
-      return redirect(reply, target.href);
+      return redirect(reply, redirectLocation(target.href, trustedOrigins(ctx)));
     });
 
     app.post('/reset-password', async (request) => {

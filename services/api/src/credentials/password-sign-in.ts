@@ -13,6 +13,7 @@ import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type Str
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { redirectLocation } from '../http/redirect.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { newSession } from './new-session.ts';
 import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
@@ -337,6 +338,9 @@ export async function openSignInSession(
   options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
 ): Promise<{ redirect: boolean; token: string; url?: string; user: User }> {
   const userId = user.id;
+  // The Location is decided before the session is appended: a callbackURL that cannot go out in a header
+  // must be refused, not fail the answer of a session that then exists for no client.
+  const location = options.callbackURL ? redirectLocation(options.callbackURL, ctx.config.trustedOrigins) : null;
   const now = ctx.clock();
   const rememberMe = options.rememberMe !== false;
   const signIn = newSession(ctx, requestMetadataOf(request), now, rememberMe);
@@ -353,7 +357,7 @@ export async function openSignInSession(
   );
   if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
   setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
-  if (options.callbackURL) reply.header('location', options.callbackURL);
+  if (location) reply.header('location', location);
   return {
     redirect: Boolean(options.callbackURL),
     token: signIn.token,
