@@ -6,9 +6,10 @@ import { isTrustedOrigin, isTrustedRedirect } from './trusted-origins.ts';
 
 /**
  * Login CSRF (better-auth's formCsrfMiddleware) guards the routes that open a session from credentials in
- * the body: without it a cross-site form could sign the victim in to the attacker's account.
+ * the body: without it a cross-site form could sign the victim in to the attacker's account. better-auth's
+ * username plugin leaves its sign-in out; it opens a session from credentials all the same, so it is here.
  */
-const FORM_CSRF_ROUTES = new Set(['/sign-in/email', '/sign-up/email']);
+const FORM_CSRF_ROUTES = new Set(['/sign-in/email', '/sign-up/email', '/sign-in/username']);
 
 /** Every parameter a flow later redirects to, with better-auth's error for an untrusted value. */
 const REDIRECT_PARAMETERS: ReadonlyArray<readonly [name: string, code: ErrorCode]> = [
