@@ -148,6 +148,24 @@ describe('POST /sign-up/email', () => {
     await signUp(client(), { password: 'x'.repeat(128) });
   });
 
+  it('counts password length in characters (code points), not UTF-16 units', async () => {
+    // 100 emoji are 200 UTF-16 units: within 8..128 characters.
+    const { user } = await signUp(client(), { password: '😀'.repeat(100) });
+    expect((await client().post('sign-in/email', { email: user.email, password: '😀'.repeat(100) })).status).toBe(200);
+    // 4 emoji are 8 units but 4 characters.
+    expectCatalogueError(await client().post('sign-up/email', { name: 'X', email: uniqueEmail('short'), password: '😀'.repeat(4) }), 'PASSWORD_TOO_SHORT');
+    expectCatalogueError(await client().post('sign-in/email', { email: user.email, password: '😀'.repeat(129) }), 'PASSWORD_TOO_LONG');
+  });
+
+  it('takes a password typed another way (NFKC: full-width, ligatures, combining accents) as the same password', async () => {
+    const { user } = await signUp(client(), { password: 'Ｃｏｒｒｅｃｔ ﬁsh café' });
+    for (const typed of ['Correct fish café', 'Correct fish cafe\u0301', 'Ｃｏｒｒｅｃｔ ﬁsh café']) {
+      const response = await client().post('sign-in/email', { email: user.email, password: typed });
+      expect(response.status, `${JSON.stringify(typed)}: ${response.text}`).toBe(200);
+    }
+    expectCatalogueError(await client().post('sign-in/email', { email: user.email, password: 'correct fish café' }), 'INVALID_EMAIL_OR_PASSWORD');
+  });
+
   it('answers schema failures with 400 VALIDATION_ERROR naming the fields', async () => {
     const missing = await client().post<{ details: string }>('sign-up/email', {});
     expectCatalogueError(missing, 'VALIDATION_ERROR');

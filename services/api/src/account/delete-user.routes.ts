@@ -5,6 +5,7 @@ import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { checkPresentedPassword } from '../credentials/password-policy.ts';
 import { emailReservationModel } from '../credentials/registration.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
@@ -63,7 +64,7 @@ export function deleteUserRoutes(ctx: ApiContext) {
       if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
 
       if (body.password) {
-        if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+        checkPresentedPassword(ctx.config, body.password);
         if (!state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
         if (!(await verifyPassword(state.credential.passwordHash, body.password))) throw new DomainError('INVALID_PASSWORD');
       }

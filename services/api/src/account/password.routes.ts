@@ -14,7 +14,7 @@ import { generateId, hashPassword, hashToken, randomString, verifyPassword } fro
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { newSession } from '../credentials/new-session.ts';
-import { checkNewPassword } from '../credentials/password-policy.ts';
+import { checkNewPassword, checkPresentedPassword } from '../credentials/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
@@ -147,7 +147,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const body = parseBody(changePasswordBodySchema, request.body);
       checkNewPassword(ctx.config, body.newPassword);
-      if (body.currentPassword.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.currentPassword);
       const userId = current.user.id;
       const { state } = await loadAccount(ctx, userId);
       if (state.status !== 'active' || !state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
@@ -179,7 +179,7 @@ export function passwordRoutes(ctx: ApiContext) {
     app.post('/verify-password', async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const body = parseBody(verifyPasswordBodySchema, request.body);
-      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.password);
       const { state } = await loadAccount(ctx, current.user.id);
       const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
       if (!hash || !(await verifyPassword(hash, body.password))) throw new DomainError('INVALID_PASSWORD');

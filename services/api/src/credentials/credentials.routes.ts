@@ -25,7 +25,7 @@ import {
 import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
 import { newSession } from './new-session.ts';
 import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from './password-sign-in.ts';
-import { checkNewPassword, normalizeEmail } from './password-policy.ts';
+import { checkNewPassword, checkPresentedPassword, normalizeEmail } from './password-policy.ts';
 import { decideRegistration, evolveEmailReservation, initialEmailReservation } from './registration.decider.ts';
 
 /** Sign-in by email: failures and locks on `sign-in-<email>`, the account found by the email's reservation. */
@@ -131,7 +131,7 @@ export function credentialsRoutes(ctx: ApiContext) {
       const body = parseBody(signInEmailBodySchema, request.body);
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
-      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.password);
       return signInWithPassword(ctx, request, reply, emailSignInIdentity(ctx, email), body.password, async (signIn) => {
         await enforceVerifiedEmail(ctx, request, signIn.account, body.callbackURL);
         return openSignInSession(ctx, request, reply, signIn, { ...body, method: 'email-password' });
