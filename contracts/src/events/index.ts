@@ -19,8 +19,10 @@ import {
   EmailVerified,
   PasswordChanged,
   UserDeleted,
+  PasswordResetLinkIssued,
   VerificationTokenConsumed,
   VerificationTokenIssued,
+  VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
 import {
@@ -83,6 +85,8 @@ export const eventDefinitions = [
   EmailReleased,
   VerificationTokenIssued,
   VerificationTokenConsumed,
+  VerificationTokenRevoked,
+  PasswordResetLinkIssued,
   MailJobQueued,
   OrganizationCreated,
   OrganizationUpdated,
@@ -161,6 +165,8 @@ export const streams = {
   /** Usernames cannot hold '@', so these never meet an email's `sign-in-<email>` stream. */
   usernameSignIn: (username: string) => `sign-in-username-${username}`,
   verification: (tokenHash: string) => `verification-${tokenHash}`,
+  /** The user's latest password-reset link (see `PasswordResetLinkIssued`). */
+  passwordReset: (userId: string) => `password-reset-${userId}`,
   mail: (jobId: string) => `mail-${jobId}`,
   organization: (organizationId: string) => `organization-${organizationId}`,
   organizationSlug: (slug: string) => `organization-slug-${slug}`,

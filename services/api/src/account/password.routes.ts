@@ -29,6 +29,7 @@ import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
 import { accountModel, decideAccount } from './account.decider.ts';
 import { loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
+import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
 import {
   decideVerificationToken,
   evolveVerificationToken,
@@ -71,30 +72,42 @@ export function passwordRoutes(ctx: ApiContext) {
         return;
       }
       const account = found.account.state;
-      const now = ctx.clock();
-      const expiresAt = new Date(now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
-      const metadata = eventMetadata(request, now, null);
-      await ctx.store.append([
-        streamWrite(
-          streams.verification(tokenHash),
-          'no_stream',
-          decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, { status: 'none' }),
-          metadata,
-        ),
-        mailJobWrite(
-          ctx,
-          {
-            kind: 'password-reset',
-            userId: account.userId,
-            to: account.email,
-            name: account.name,
-            token,
-            callbackURL: body.redirectTo ?? null,
-            expiresAt,
-          },
-          metadata,
-        ),
-      ]);
+      const resets = streams.passwordReset(account.userId);
+      await ctx.commands.handle(
+        // Nothing the api reads waits on the verification table: the links are decided on their streams.
+        { request: requestMetadataOf(request), actorId: null, serialize: [resets], settle: 'none' },
+        async (unit) => {
+          const expiresAt = new Date(unit.now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
+          // A newer link ends the one before, in the same append: only the latest mailed link resets.
+          const index = await unit.load(resets, passwordResetModel);
+          const earlier = index.state.latest;
+          if (earlier) {
+            const earlierToken = await unit.load(streams.verification(earlier.tokenHash), verificationTokenModel);
+            unit.append(earlierToken.streamId, decideVerificationToken({ type: 'revoke', reason: 'superseded' }, earlierToken.state));
+          }
+          unit.append(resets, decidePasswordResetLink({ userId: account.userId, tokenHash, expiresAt }, index.state));
+          unit.append(
+            streams.verification(tokenHash),
+            decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, initialVerificationToken()),
+            { expected: 'no_stream', model: verificationTokenModel },
+          );
+          unit.include([
+            mailJobWrite(
+              ctx,
+              {
+                kind: 'password-reset',
+                userId: account.userId,
+                to: account.email,
+                name: account.name,
+                token,
+                callbackURL: body.redirectTo ?? null,
+                expiresAt,
+              },
+              unit.metadata,
+            ),
+          ]);
+        },
+      );
     });
     return RESET_REQUEST_ANSWER;
   };
