@@ -43,6 +43,7 @@ export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdent
     reservationStream: streams.email(email),
     reservedFor: reservationHolder(evolveEmailReservation, initialEmailReservation),
     failure: (reason, userId) => SignInFailed({ email, userId, reason }),
+    via: 'email',
     refusal: 'INVALID_EMAIL_OR_PASSWORD',
   };
 }

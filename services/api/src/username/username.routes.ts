@@ -25,6 +25,7 @@ function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdenti
     reservationStream: usernameReservationStream(username),
     reservedFor: reservationHolder(evolveUsernameReservation, initialUsernameReservation),
     failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),
+    via: 'username',
     refusal: 'INVALID_USERNAME_OR_PASSWORD',
   };
 }
