@@ -45,6 +45,7 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.deleted.v1',
     'verification.token_issued.v1',
     'verification.token_consumed.v1',
+    'verification.token_revoked.v1',
   ]),
   sessions: new Set([...sessionLifecycle, ...activeSelectionEnders, 'user.deleted.v1']),
   // Each cached session carries its user, so every change of what get-session shows of a user is here too.

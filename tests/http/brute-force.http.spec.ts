@@ -102,7 +102,7 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     expect(lockedUnknown.text).toBe(lockedKnown.text);
   });
 
-  it('locks a username on its own sign-in stream; the email of the same account is a separate identifier', async () => {
+  it('locks a username on its own sign-in stream, and with it the account: its email is refused too', async () => {
     const email = uniqueEmail('named');
     const username = uniqueUsername('named');
     const signedUp = await new HttpClient(system.authUrl, fromNewAddress()).post('sign-up/email', { name: 'N', email, password: DEFAULT_PASSWORD, username });
@@ -114,7 +114,32 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
       `sign-in-username-${username}`,
     ]);
     expect(locks).toHaveLength(1);
-    expect((await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD })).status).toBe(200);
+    expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
+  });
+
+  it('counts the failures by email and by username of one account together, and locks both ways in', async () => {
+    const email = uniqueEmail('both');
+    const username = uniqueUsername('both');
+    const signedUp = await new HttpClient(system.authUrl, fromNewAddress()).post('sign-up/email', { name: 'B', email, password: DEFAULT_PASSWORD, username });
+    expect(signedUp.status, signedUp.text).toBe(200);
+    const userId = (signedUp.json as { user: { id: string } }).user.id;
+    // Below the limit on each identifier, at it on the account.
+    await failTimes(system, 'sign-in/email', { email }, MAX_FAILURES - 1);
+    await failTimes(system, 'sign-in/username', { username }, 1);
+
+    expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
+    expectLocked(await attempt(system, 'sign-in/username', { username, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
+    const accountStream = await system.query<{ type: string; via: string | null }>(
+      `SELECT type, data->>'via' AS via FROM events WHERE stream_id = $1 ORDER BY position`,
+      [`sign-in-account-${userId}`],
+    );
+    expect(accountStream).toEqual([
+      ...Array.from({ length: MAX_FAILURES - 1 }, () => ({ type: 'credentials.account_sign_in_failed.v1', via: 'email' })),
+      { type: 'credentials.account_sign_in_failed.v1', via: 'username' },
+      { type: 'credentials.account_sign_in_locked.v1', via: null },
+    ]);
+    // Neither identifier reached the limit on its own stream.
+    expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = ANY($1)`, [[`sign-in-${email}`, `sign-in-username-${username}`]])).toEqual([]);
   });
 
   it('lifts the locks of an account when its password is reset, and records the lift', async () => {
@@ -122,7 +147,7 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     const username = uniqueUsername('reset');
     const signedUp = await new HttpClient(system.authUrl, fromNewAddress()).post('sign-up/email', { name: 'R', email, password: DEFAULT_PASSWORD, username });
     expect(signedUp.status, signedUp.text).toBe(200);
-    await failTimes(system, 'sign-in/email', { email }, MAX_FAILURES);
+    // Locks the username and, through it, the account: the email is refused without failures of its own.
     await failTimes(system, 'sign-in/username', { username }, MAX_FAILURES);
     expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
 
@@ -143,10 +168,13 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
       `SELECT stream_id, data->>'reason' AS reason FROM events WHERE type = 'credentials.sign_in_unlocked.v1' AND stream_id = ANY($1) ORDER BY position`,
       [[`sign-in-${email}`, `sign-in-username-${username}`]],
     );
-    expect(lifts).toEqual([
-      { stream_id: `sign-in-${email}`, reason: 'password_reset' },
-      { stream_id: `sign-in-username-${username}`, reason: 'password_reset' },
-    ]);
+    expect(lifts).toEqual([{ stream_id: `sign-in-username-${username}`, reason: 'password_reset' }]);
+    const userId = (signedUp.json as { user: { id: string } }).user.id;
+    const accountLifts = await system.query<{ reason: string }>(
+      `SELECT data->>'reason' AS reason FROM events WHERE type = 'credentials.account_sign_in_unlocked.v1' AND stream_id = $1`,
+      [`sign-in-account-${userId}`],
+    );
+    expect(accountLifts).toEqual([{ reason: 'password_reset' }]);
 
     // Counting starts again after the reset: one more failure does not lock.
     const again = await attempt(system, 'sign-in/email', { email, password: 'wrong again' });

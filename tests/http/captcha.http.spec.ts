@@ -4,6 +4,7 @@ import { errorCatalogue } from '@portcullis/contracts';
 import { DEFAULT_PASSWORD, expectCatalogueError, uniqueEmail } from '../support/auth.ts';
 import { FakeCaptchaVendor } from '../support/captcha-vendor.ts';
 import { spawnService } from '../support/processes.ts';
+import { rawRequest } from '../support/raw-request.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
@@ -61,6 +62,32 @@ describe('captcha: cloudflare-turnstile, default endpoints', () => {
     }
     expect(errorCatalogue.MISSING_RESPONSE).toEqual({ status: 400, message: 'Missing CAPTCHA response' });
     expect(vendor.callsTo(path)).toEqual([]);
+  });
+
+  it('guards every spelling of an endpoint the router dispatches to it: percent-encoded paths and absolute-form lines', async () => {
+    const spellings: Array<[string, unknown]> = [
+      ['/api/auth/%73ign-in/email', { email: uniqueEmail('nobody'), password: DEFAULT_PASSWORD }],
+      ['/api/auth/sign-%75p/email', signUpBody()],
+      ['/api/auth/%66orget-password', { email: uniqueEmail('nobody') }],
+      ['/api/auth/request-password-rese%74', { email: uniqueEmail('nobody') }],
+      ['/api/%61uth/sign-up/%65mail', signUpBody()],
+      ['http://x/api/auth/sign-up/email', signUpBody()],
+    ];
+    const before = await eventsMentioning(system, 'user.registered.v1');
+    for (const [target, body] of spellings) {
+      const response = await rawRequest(system.baseUrl, {
+        method: 'POST',
+        target,
+        headers: { 'content-type': 'application/json', origin: system.baseUrl },
+        body: JSON.stringify(body),
+      });
+      expect({ target, status: response.status, json: response.json }).toEqual({
+        target,
+        status: 400,
+        json: { code: 'MISSING_RESPONSE', message: errorCatalogue.MISSING_RESPONSE.message },
+      });
+    }
+    expect(await eventsMentioning(system, 'user.registered.v1')).toBe(before);
   });
 
   it('checks the token before the body: a malformed body without a token is a missing captcha', async () => {

@@ -65,6 +65,33 @@ describe('POST /sign-up/email', () => {
   it('keeps the image it was given', async () => {
     const { user } = await signUp(client(), { image: 'https://example.com/ada.png' });
     expect(user.image).toBe('https://example.com/ada.png');
+    const inline = 'data:image/png;base64,iVBORw0KGgo=';
+    expect((await signUp(client(), { image: inline })).user.image).toBe(inline);
+  });
+
+  it('refuses an image that is not a picture on the web (javascript:, vbscript:, file:, data: other than raster images), on sign-up and update-user', async () => {
+    const refused = [
+      'javascript:alert(document.cookie)',
+      'JavaScript:alert(1)',
+      ' javascript:alert(1)',
+      'vbscript:msgbox(1)',
+      'file:///etc/passwd',
+      'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
+      'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=',
+      'ftp://example.com/a.png',
+      '/relative.png',
+      'https://example.com/\u0007.png',
+    ];
+    const c = client();
+    await signUp(c);
+    for (const image of refused) {
+      const signUpAnswer = await client().post<{ details: string }>('sign-up/email', { name: 'X', email: uniqueEmail('image'), password: DEFAULT_PASSWORD, image });
+      expectCatalogueError(signUpAnswer, 'VALIDATION_ERROR');
+      expect(signUpAnswer.json.details, image).toContain('[body.image]');
+      expectCatalogueError(await c.post('update-user', { image }), 'VALIDATION_ERROR');
+    }
+    expect((await c.post('update-user', { image: 'https://example.com/new.png' })).status).toBe(200);
+    expect((await c.post('update-user', { image: null })).status).toBe(200);
   });
 
   it('sets the signed session cookie better-auth sets: token.HMAC, URL-encoded, HttpOnly, Lax, a week long', async () => {
@@ -119,6 +146,24 @@ describe('POST /sign-up/email', () => {
 
     await signUp(client(), { password: 'x'.repeat(8) });
     await signUp(client(), { password: 'x'.repeat(128) });
+  });
+
+  it('counts password length in characters (code points), not UTF-16 units', async () => {
+    // 100 emoji are 200 UTF-16 units: within 8..128 characters.
+    const { user } = await signUp(client(), { password: '😀'.repeat(100) });
+    expect((await client().post('sign-in/email', { email: user.email, password: '😀'.repeat(100) })).status).toBe(200);
+    // 4 emoji are 8 units but 4 characters.
+    expectCatalogueError(await client().post('sign-up/email', { name: 'X', email: uniqueEmail('short'), password: '😀'.repeat(4) }), 'PASSWORD_TOO_SHORT');
+    expectCatalogueError(await client().post('sign-in/email', { email: user.email, password: '😀'.repeat(129) }), 'PASSWORD_TOO_LONG');
+  });
+
+  it('takes a password typed another way (NFKC: full-width, ligatures, combining accents) as the same password', async () => {
+    const { user } = await signUp(client(), { password: 'Ｃｏｒｒｅｃｔ ﬁsh café' });
+    for (const typed of ['Correct fish café', 'Correct fish cafe\u0301', 'Ｃｏｒｒｅｃｔ ﬁsh café']) {
+      const response = await client().post('sign-in/email', { email: user.email, password: typed });
+      expect(response.status, `${JSON.stringify(typed)}: ${response.text}`).toBe(200);
+    }
+    expectCatalogueError(await client().post('sign-in/email', { email: user.email, password: 'correct fish café' }), 'INVALID_EMAIL_OR_PASSWORD');
   });
 
   it('answers schema failures with 400 VALIDATION_ERROR naming the fields', async () => {

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PASSWORD, expectCatalogueError, signUp, type SessionAnswerJson } from '../support/auth.ts';
+import { DEFAULT_PASSWORD, expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
 
 /**
@@ -161,6 +161,32 @@ describe('login CSRF on sign-in and sign-up (no cookies)', () => {
       'INVALID_ORIGIN',
     );
     const trusted = await client().post('sign-in/email', body, { headers: { origin: TRUSTED, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' } });
+    expect(trusted.status, trusted.text).toBe(200);
+  });
+
+  it('holds sign-in by username to the same rules', async () => {
+    const username = `csrf_${Date.now().toString(36)}`;
+    const email = uniqueEmail('csrf-username');
+    const signedUp = await client().post('sign-up/email', { name: 'Csrf', email, password: DEFAULT_PASSWORD, username });
+    expect(signedUp.status, signedUp.text).toBe(200);
+    const body = { username, password: DEFAULT_PASSWORD };
+    const navigation = await rawPost(`${system.authUrl}/sign-in/username`, JSON.stringify(body), {
+      'content-type': 'application/json',
+      origin: 'https://evil.example',
+      'sec-fetch-site': 'cross-site',
+      'sec-fetch-mode': 'navigate',
+      'sec-fetch-dest': 'document',
+    });
+    expect(navigation.status, navigation.body).toBe(403);
+    expect(JSON.parse(navigation.body)).toMatchObject({ code: 'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED' });
+    expect(navigation.setCookie).toBeUndefined();
+    expectCatalogueError(await client().post('sign-in/username', body, { headers: { origin: '', 'sec-fetch-mode': 'cors' } }), 'MISSING_OR_NULL_ORIGIN');
+    expectCatalogueError(
+      await client().post('sign-in/username', body, { headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } }),
+      'INVALID_ORIGIN',
+    );
+    expectCatalogueError(await client().post('sign-in/username', body, { headers: { origin: 'https://evil.example' } }), 'INVALID_ORIGIN');
+    const trusted = await client().post('sign-in/username', body, { headers: { origin: TRUSTED, 'sec-fetch-mode': 'cors' } });
     expect(trusted.status, trusted.text).toBe(200);
   });
 

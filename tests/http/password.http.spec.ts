@@ -81,6 +81,28 @@ describe('passwords: reset by mail, change, verify, set; delete-user by password
     expectCatalogueError(await client().post(`reset-password?token=${'x'.repeat(24)}`, { newPassword: 'yet another passphrase' }), 'INVALID_TOKEN');
   });
 
+  it('ends the links mailed before when a newer one is issued: only the latest resets', async () => {
+    const { user } = await signUp(client());
+    const tokens: string[] = [];
+    for (let count = 1; count <= 3; count += 1) {
+      expect((await client().post('forget-password', { email: user.email, redirectTo: '/reset' })).status).toBe(200);
+      const link = linkIn(await system.smtp!.waitForMail(user.email, { subject: /Reset your/, count }));
+      tokens.push(link.split('/reset-password/')[1]!.split('?')[0]!);
+    }
+    const [first, second, latest] = tokens as [string, string, string];
+    // The verification table holds the latest link only.
+    await waitFor(async () => (await system.query<{ n: number }>(`SELECT count(*)::int AS n FROM verification WHERE value = $1`, [user.id]))[0]!.n === 1, {
+      timeoutMs: 10_000,
+      message: 'the earlier links to leave the verification table',
+    });
+    for (const ended of [first, second]) {
+      expect((await client().get(`reset-password/${ended}?callbackURL=%2Freset`)).headers.get('location')).toBe(`${system.baseUrl}/reset?error=INVALID_TOKEN`);
+      expectCatalogueError(await client().post('reset-password', { newPassword: NEW_PASSWORD, token: ended }), 'INVALID_TOKEN');
+    }
+    expect((await client().post('reset-password', { newPassword: NEW_PASSWORD, token: latest })).status).toBe(200);
+    expect((await client().post('sign-in/email', { email: user.email, password: NEW_PASSWORD })).status).toBe(200);
+  });
+
   it('takes the token from the query too, checks the new password, and works under request-password-reset', async () => {
     const { user } = await signUp(client());
     expect((await client().post('request-password-reset', { email: user.email })).status).toBe(200);

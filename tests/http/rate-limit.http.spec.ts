@@ -4,6 +4,7 @@ import { errorCatalogue } from '@portcullis/contracts';
 import { expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
 import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
+import { rawRequest } from '../support/raw-request.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
@@ -87,6 +88,40 @@ describe('rate limiting, on by default (Postgres counters)', () => {
     expectLimited(await c.post('sign-up/email', {}, { headers: { 'x-forwarded-for': '203.0.113.99' } }), 10);
   });
 
+  it('counts every spelling of a path against its route: percent-encoded and absolute-form lines share one budget', async () => {
+    // Its own client (any 127.x address is this machine), so the sign-ins of the tests above do not count.
+    const fromOwnAddress = (target: string, body: unknown) =>
+      rawRequest(system().baseUrl, {
+        method: 'POST',
+        target,
+        localAddress: '127.0.0.2',
+        headers: { 'content-type': 'application/json', origin: system().baseUrl },
+        body: JSON.stringify(body),
+      });
+    const email = uniqueEmail('spelled');
+    const targets = [
+      '/api/auth/%73ign-in/email',
+      '/api/auth/sign-in/%65mail',
+      `http://evil.example/api/auth/sign-in/email`,
+      '/api/%61uth/%73ign-in/email',
+      `HTTP://localhost/api/auth/sign-in/email`,
+      '/api/auth/%73ign-in/email',
+    ];
+    const answers: number[] = [];
+    for (const target of targets) answers.push((await fromOwnAddress(target, { email, password: 'not the password' })).status);
+    expect(answers).toEqual([401, 401, 401, 429, 429, 429]);
+    expect(await system().query('SELECT key, count FROM rate_limit WHERE key LIKE $1', ['127.0.0.2|%'])).toEqual([
+      { key: '127.0.0.2|/sign-in/email', count: 6 },
+    ]);
+
+    // The mail routes' 3 per 60 s, however their paths are written.
+    const resets: number[] = [];
+    for (const target of ['/api/auth/%66orget-password', '/api/auth/forget-passwor%64', 'http://x/api/auth/forget-password', '/api/auth/%66orget-password']) {
+      resets.push((await fromOwnAddress(target, { email: uniqueEmail('reset') })).status);
+    }
+    expect(resets).toEqual([200, 200, 200, 429]);
+  });
+
   it('keeps counters in Postgres, one row per client and path', async () => {
     const rows = await system().query<{ key: string; count: number }>('SELECT key, count FROM rate_limit ORDER BY key');
     expect(rows.map((r) => r.key)).toEqual(expect.arrayContaining(['127.0.0.1|/sign-in/email', '127.0.0.1|/error']));
@@ -107,6 +142,26 @@ describe('rate limiting behind a trusted proxy (AUTH_TRUSTED_PROXIES)', () => {
     await signUp(third);
     const current = await third.get<SessionAnswerJson>('get-session');
     expect(current.json?.session.ipAddress).toBe('198.51.100.7');
+  });
+
+  it('reads each way of writing a forwarded address as that one client, and refuses what is no address', async () => {
+    // One client, three spellings: one budget.
+    const spellings = ['203.0.113.20:1111', '203.0.113.20:2222', '::ffff:cb00:7114', '[::ffff:203.0.113.20]:443'];
+    const answers: number[] = [];
+    for (const written of spellings) answers.push((await wrongSignIn(viaProxy(written))).status);
+    expect(answers).toEqual([401, 401, 401, 429]);
+
+    // IPv4-mapped clients in hex are their IPv4 addresses, not all one /64 of zeros.
+    for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(viaProxy('::ffff:c633:6401')), 'INVALID_EMAIL_OR_PASSWORD');
+    expectCatalogueError(await wrongSignIn(viaProxy('::ffff:c633:6402')), 'INVALID_EMAIL_OR_PASSWORD');
+
+    for (const garbage of ['garbage', 'example.com', '203.0.113.300', 'unknown']) {
+      expectCatalogueError(await wrongSignIn(viaProxy(garbage)), 'INVALID_CLIENT_ADDRESS');
+    }
+
+    const v6 = viaProxy('[2001:DB8::5]:8443');
+    await signUp(v6);
+    expect((await v6.get<SessionAnswerJson>('get-session')).json?.session.ipAddress).toBe('2001:db8::5');
   });
 });
 

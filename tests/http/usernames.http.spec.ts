@@ -294,6 +294,14 @@ describe('usernames (better-auth username plugin)', () => {
       const session = await c.get<{ user: UsernameUserJson }>('get-session');
       expect(session.json.user).toMatchObject({ username: own.toLowerCase(), displayUsername: 'The Countess' });
 
+      // Bidirectional overrides and controls would let a name display as another (\u202Enimda shows "admin").
+      for (const displayUsername of ['\u202Enimda', 'ad\u2066min', 'x\u200Fy', 'line\u2028break', 'tab\there', 'nul\u0085']) {
+        const refused = await c.post<{ details: string }>('update-user', { displayUsername });
+        expectCatalogueError(refused, 'VALIDATION_ERROR');
+        expect(refused.json.details).toContain('[body.displayUsername]');
+        expectCatalogueError(await signUpWith(system, { username: uniqueUsername('bidi'), displayUsername }), 'VALIDATION_ERROR');
+      }
+      expect((await c.post('update-user', { displayUsername: 'Ada 👩‍💻 Ōkubo' })).status).toBe(200);
       expectCatalogueError(await c.post('update-user', { username: 'ab' }), 'USERNAME_TOO_SHORT');
       expectCatalogueError(await c.post('update-user', { username: 'bad name' }), 'INVALID_USERNAME');
       expectCatalogueError(await client().post('update-user', { username: uniqueUsername('anon') }), 'UNAUTHORIZED');

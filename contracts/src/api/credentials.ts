@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { userSchema } from './user.ts';
+import { displayUsernameInputSchema, imageUrlSchema } from './user-fields.ts';
 
 // Shape checks only: the email syntax check answers INVALID_EMAIL and the password length check answers
 // PASSWORD_TOO_SHORT/LONG from the handler, as better-auth does, because their bounds are configuration.
@@ -9,11 +10,11 @@ export const signUpEmailBodySchema = z.object({
   name: bounded(256),
   email: bounded(320),
   password: bounded(4096),
-  image: bounded(2048).optional(),
+  image: imageUrlSchema.optional(),
   callbackURL: bounded(2048).optional(),
   rememberMe: z.boolean().optional(),
   username: bounded(1024).optional(),
-  displayUsername: bounded(1024).optional(),
+  displayUsername: displayUsernameInputSchema.optional(),
 });
 export type SignUpEmailBody = z.infer<typeof signUpEmailBodySchema>;
 

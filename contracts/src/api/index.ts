@@ -7,3 +7,4 @@ export * from './organization.ts';
 export * from './invitation.ts';
 export * from './team.ts';
 export * from './full-organization.ts';
+export * from './user-fields.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { displayUsernameInputSchema, imageUrlSchema } from './user-fields.ts';
 
 /** The user as better-auth answers it; dates travel as ISO strings. */
 export const userSchema = z.object({
@@ -18,10 +19,10 @@ export type User = z.infer<typeof userSchema>;
 export const updateUserBodySchema = z
   .object({
     name: z.string().max(256).optional(),
-    image: z.string().max(2048).nullable().optional(),
+    image: imageUrlSchema.nullable().optional(),
     email: z.unknown().optional().meta({ description: 'Refused: use /change-email' }),
     username: z.string().max(1024).optional(),
-    displayUsername: z.string().max(1024).optional(),
+    displayUsername: displayUsernameInputSchema.optional(),
   })
   .meta({ description: 'POST /update-user' });
 

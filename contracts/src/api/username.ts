@@ -7,7 +7,7 @@ import { userSchema } from './user.ts';
  * here only keeps absurd input out.
  */
 export const usernameInputSchema = z.string().max(1024).meta({ description: 'The username, in any letter case' });
-export const displayUsernameInputSchema = z.string().max(1024).meta({ description: 'The username as shown; defaults to the username' });
+export { displayUsernameInputSchema } from './user-fields.ts';
 
 export const signInUsernameBodySchema = z
   .object({

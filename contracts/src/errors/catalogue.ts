@@ -58,6 +58,9 @@ export const errorCatalogue = {
   },
   // better-auth's rate limiter answers this message without a code (and `X-Retry-After`); the catalogue needs one.
   TOO_MANY_REQUESTS: { status: 429, message: 'Too many requests. Please try again later.' },
+  // Behind a trusted proxy, an X-Forwarded-For entry that is no IP address (better-auth would count all such
+  // clients in one shared bucket; here they are refused).
+  INVALID_CLIENT_ADDRESS: { status: 400, message: 'Invalid client address' },
   // Spec sections 5 and 9: the session_data cookie cache is refused above 4093 characters.
   SESSION_DATA_TOO_LARGE: { status: 500, message: 'Session data is too large to store in the cookie' },
   // Usernames (spec section 8): the username plugin's codes with the spec's messages and its 422 for every

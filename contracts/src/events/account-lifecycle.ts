@@ -3,8 +3,9 @@ import { defineEvent } from './define-event.ts';
 
 /**
  * The email lifecycle of an account: verification, password changes and resets, change of email, deletion.
- * Streams: `user-<userId>` for facts about the user, `email-<email>` for the reservation, and
- * `verification-<tokenHash>` for a single-use token. Tokens appear only as SHA-256 hashes (hex).
+ * Streams: `user-<userId>` for facts about the user, `email-<email>` for the reservation,
+ * `verification-<tokenHash>` for a single-use token, and `password-reset-<userId>` for the user's latest
+ * reset link. Tokens appear only as SHA-256 hashes (hex).
  */
 
 const tokenHash = z.string().regex(/^[0-9a-f]{64}$/);
@@ -51,4 +52,23 @@ export const VerificationTokenIssued = defineEvent(
 export const VerificationTokenConsumed = defineEvent(
   'verification.token_consumed.v1',
   z.object({ purpose: z.enum(verificationPurposes), tokenHash, userId: z.string() }),
+);
+
+/**
+ * Stream `verification-<tokenHash>`: the token can no longer be used, unused: a newer one for the same
+ * purpose replaced it (a second reset link ends the first).
+ */
+export const VerificationTokenRevoked = defineEvent(
+  'verification.token_revoked.v1',
+  z.object({ purpose: z.enum(verificationPurposes), tokenHash, userId: z.string(), reason: z.enum(['superseded']) }),
+);
+
+/**
+ * Stream `password-reset-<userId>`: a reset link was mailed to the user, its token `tokenHash`. The stream
+ * names the latest one, which is the only one usable: issuing a link revokes the one before in the same
+ * append, decided against this stream's version.
+ */
+export const PasswordResetLinkIssued = defineEvent(
+  'verification.password_reset_link_issued.v1',
+  z.object({ userId: z.string(), tokenHash, expiresAt: z.string() }),
 );

@@ -11,7 +11,14 @@ import {
   SessionsClosed,
   SessionUpdated,
 } from './session.ts';
-import { SignInLocked, SignInUnlocked, UsernameSignInFailed } from './sign-in-guard.ts';
+import {
+  AccountSignInFailed,
+  AccountSignInLocked,
+  AccountSignInUnlocked,
+  SignInLocked,
+  SignInUnlocked,
+  UsernameSignInFailed,
+} from './sign-in-guard.ts';
 import { UsernameChanged, UsernameReleased, UsernameReserved } from './username.ts';
 import {
   EmailChanged,
@@ -19,8 +26,10 @@ import {
   EmailVerified,
   PasswordChanged,
   UserDeleted,
+  PasswordResetLinkIssued,
   VerificationTokenConsumed,
   VerificationTokenIssued,
+  VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
 import {
@@ -76,6 +85,9 @@ export const eventDefinitions = [
   UsernameSignInFailed,
   SignInLocked,
   SignInUnlocked,
+  AccountSignInFailed,
+  AccountSignInLocked,
+  AccountSignInUnlocked,
   EmailVerified,
   EmailChanged,
   PasswordChanged,
@@ -83,6 +95,8 @@ export const eventDefinitions = [
   EmailReleased,
   VerificationTokenIssued,
   VerificationTokenConsumed,
+  VerificationTokenRevoked,
+  PasswordResetLinkIssued,
   MailJobQueued,
   OrganizationCreated,
   OrganizationUpdated,
@@ -160,7 +174,11 @@ export const streams = {
   username: (username: string) => `username-${username}`,
   /** Usernames cannot hold '@', so these never meet an email's `sign-in-<email>` stream. */
   usernameSignIn: (username: string) => `sign-in-username-${username}`,
+  /** Failures and locks of one account, by any of its identifiers; user ids hold no '@', so no email's stream either. */
+  accountSignIn: (userId: string) => `sign-in-account-${userId}`,
   verification: (tokenHash: string) => `verification-${tokenHash}`,
+  /** The user's latest password-reset link (see `PasswordResetLinkIssued`). */
+  passwordReset: (userId: string) => `password-reset-${userId}`,
   mail: (jobId: string) => `mail-${jobId}`,
   organization: (organizationId: string) => `organization-${organizationId}`,
   organizationSlug: (slug: string) => `organization-slug-${slug}`,

@@ -41,3 +41,39 @@ export const SignInUnlocked = defineEvent(
     reason: z.enum(['password_reset', 'password_changed']),
   }),
 );
+
+/**
+ * Stream `sign-in-account-<userId>`: a failed sign-in of this account, whichever of its identifiers (email or
+ * username) named it. The account's failures lock the account, so that guessing through both identifiers
+ * gets no more tries than through one. Never carries the attempted password.
+ */
+export const AccountSignInFailed = defineEvent(
+  'credentials.account_sign_in_failed.v1',
+  z.object({
+    userId: z.string(),
+    via: z.enum(['email', 'username']),
+    reason: z.enum(['credential_account_not_found', 'invalid_password']),
+  }),
+);
+
+/**
+ * On `sign-in-account-<userId>`: too many failures within the window, by any of the account's identifiers,
+ * so sign-ins to it are refused until `lockedUntil`, whichever identifier names it.
+ */
+export const AccountSignInLocked = defineEvent(
+  'credentials.account_sign_in_locked.v1',
+  z.object({
+    userId: z.string(),
+    failures: z.number().int().positive(),
+    lockedUntil: z.string(),
+  }),
+);
+
+/** On `sign-in-account-<userId>`: the account's lock lifted before its time by a password reset or change made after it. */
+export const AccountSignInUnlocked = defineEvent(
+  'credentials.account_sign_in_unlocked.v1',
+  z.object({
+    userId: z.string(),
+    reason: z.enum(['password_reset', 'password_changed']),
+  }),
+);

@@ -3,8 +3,9 @@ import { deleteUserBodySchema, deleteUserCallbackQuerySchema, DomainError, strea
 import { hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { redirect } from '../http/redirect.ts';
+import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { checkPresentedPassword } from '../credentials/password-policy.ts';
 import { emailReservationModel } from '../credentials/registration.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
@@ -63,7 +64,7 @@ export function deleteUserRoutes(ctx: ApiContext) {
       if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
 
       if (body.password) {
-        if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+        checkPresentedPassword(ctx.config, body.password);
         if (!state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
         if (!(await verifyPassword(state.credential.passwordHash, body.password))) throw new DomainError('INVALID_PASSWORD');
       }
@@ -107,11 +108,13 @@ export function deleteUserRoutes(ctx: ApiContext) {
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
       const query = parseQuery(deleteUserCallbackQuerySchema, request.query);
       checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      // Decided before the user is deleted: a refusal after it would leave a deletion no client was told of.
+      const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (!current) throw new DomainError('FAILED_TO_GET_USER_INFO');
       await deleteUser(ctx, request, current.user.id, query.token);
       clearSessionCookies(reply, ctx.cookies);
-      if (query.callbackURL) return redirect(reply, query.callbackURL);
+      if (location) return redirect(reply, location);
       return { success: true, message: 'User deleted' };
     });
   };

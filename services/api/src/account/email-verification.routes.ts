@@ -7,7 +7,7 @@ import { newSession } from '../credentials/new-session.ts';
 import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
-import { appendQueryParams, redirect } from '../http/redirect.ts';
+import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
@@ -77,6 +77,8 @@ export function emailVerificationRoutes(ctx: ApiContext) {
     app.get('/verify-email', async (request, reply) => {
       const query = parseQuery(verifyEmailQuerySchema, request.query);
       checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      // What the success redirect sends, decided before the link changes anything.
+      const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;
       try {
         const verified = await verifyEmailVerificationToken(query.token, ctx.config.secret, ctx.clock());
         if (!verified.ok) throw new VerifyEmailFailure(verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN');
@@ -84,12 +86,14 @@ export function emailVerificationRoutes(ctx: ApiContext) {
         const answer = claims.updateTo
           ? await changeEmailFromLink(ctx, request, reply, claims, query.callbackURL)
           : await verifyEmailFromLink(ctx, request, reply, claims);
-        if (query.callbackURL) return redirect(reply, query.callbackURL);
+        if (location) return redirect(reply, location);
         return answer;
       } catch (error) {
         const code = error instanceof VerifyEmailFailure ? error.code : error instanceof DomainError && error.code in redirectCodes ? (error.code as VerifyFailure) : null;
         if (code === null) throw error;
-        if (query.callbackURL) return redirect(reply, appendQueryParams(query.callbackURL, { error: redirectCodes[code] }));
+        if (query.callbackURL) {
+          return redirect(reply, redirectLocation(query.callbackURL, trustedOrigins(ctx), { params: { error: redirectCodes[code] } }));
+        }
         throw new DomainError(code);
       }
     });

@@ -14,10 +14,10 @@ import { generateId, hashPassword, hashToken, randomString, verifyPassword } fro
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { newSession } from '../credentials/new-session.ts';
-import { checkNewPassword } from '../credentials/password-policy.ts';
+import { checkNewPassword, checkPresentedPassword } from '../credentials/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
-import { redirect } from '../http/redirect.ts';
+import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
@@ -29,6 +29,7 @@ import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
 import { accountModel, decideAccount } from './account.decider.ts';
 import { loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
 import { trustedOrigins } from './trusted-origins.ts';
+import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
 import {
   decideVerificationToken,
   evolveVerificationToken,
@@ -71,30 +72,42 @@ export function passwordRoutes(ctx: ApiContext) {
         return;
       }
       const account = found.account.state;
-      const now = ctx.clock();
-      const expiresAt = new Date(now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
-      const metadata = eventMetadata(request, now, null);
-      await ctx.store.append([
-        streamWrite(
-          streams.verification(tokenHash),
-          'no_stream',
-          decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, { status: 'none' }),
-          metadata,
-        ),
-        mailJobWrite(
-          ctx,
-          {
-            kind: 'password-reset',
-            userId: account.userId,
-            to: account.email,
-            name: account.name,
-            token,
-            callbackURL: body.redirectTo ?? null,
-            expiresAt,
-          },
-          metadata,
-        ),
-      ]);
+      const resets = streams.passwordReset(account.userId);
+      await ctx.commands.handle(
+        // Nothing the api reads waits on the verification table: the links are decided on their streams.
+        { request: requestMetadataOf(request), actorId: null, serialize: [resets], settle: 'none' },
+        async (unit) => {
+          const expiresAt = new Date(unit.now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
+          // A newer link ends the one before, in the same append: only the latest mailed link resets.
+          const index = await unit.load(resets, passwordResetModel);
+          const earlier = index.state.latest;
+          if (earlier) {
+            const earlierToken = await unit.load(streams.verification(earlier.tokenHash), verificationTokenModel);
+            unit.append(earlierToken.streamId, decideVerificationToken({ type: 'revoke', reason: 'superseded' }, earlierToken.state));
+          }
+          unit.append(resets, decidePasswordResetLink({ userId: account.userId, tokenHash, expiresAt }, index.state));
+          unit.append(
+            streams.verification(tokenHash),
+            decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, initialVerificationToken()),
+            { expected: 'no_stream', model: verificationTokenModel },
+          );
+          unit.include([
+            mailJobWrite(
+              ctx,
+              {
+                kind: 'password-reset',
+                userId: account.userId,
+                to: account.email,
+                name: account.name,
+                token,
+                callbackURL: body.redirectTo ?? null,
+                expiresAt,
+              },
+              unit.metadata,
+            ),
+          ]);
+        },
+      );
     });
     return RESET_REQUEST_ANSWER;
   };
@@ -112,7 +125,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const { state } = await loadToken(ctx, hashToken(token));
       if (usableBy(state, 'reset-password', ctx.clock()) === null) target.searchParams.set('error', 'INVALID_TOKEN');
       else target.searchParams.set('token', token);
-      return redirect(reply, target.href);
+      return redirect(reply, redirectLocation(target.href, trustedOrigins(ctx)));
     });
 
     app.post('/reset-password', async (request) => {
@@ -147,7 +160,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const body = parseBody(changePasswordBodySchema, request.body);
       checkNewPassword(ctx.config, body.newPassword);
-      if (body.currentPassword.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.currentPassword);
       const userId = current.user.id;
       const { state } = await loadAccount(ctx, userId);
       if (state.status !== 'active' || !state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
@@ -179,7 +192,7 @@ export function passwordRoutes(ctx: ApiContext) {
     app.post('/verify-password', async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const body = parseBody(verifyPasswordBodySchema, request.body);
-      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.password);
       const { state } = await loadAccount(ctx, current.user.id);
       const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
       if (!hash || !(await verifyPassword(hash, body.password))) throw new DomainError('INVALID_PASSWORD');

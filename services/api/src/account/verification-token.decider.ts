@@ -3,15 +3,17 @@ import {
   DomainError,
   VerificationTokenConsumed,
   VerificationTokenIssued,
+  VerificationTokenRevoked,
   type DomainEvent,
   type VerificationPurpose,
 } from '@portcullis/contracts';
 
-/** A single-use token's stream, `verification-<tokenHash>`: issued, then consumed at most once. */
+/** A single-use token's stream, `verification-<tokenHash>`: issued, then consumed or revoked, at most once. */
 export type VerificationTokenState =
   | { status: 'none' }
   | { status: 'issued'; purpose: VerificationPurpose; tokenHash: string; userId: string; expiresAt: string }
-  | { status: 'consumed'; purpose: VerificationPurpose; userId: string };
+  | { status: 'consumed'; purpose: VerificationPurpose; userId: string }
+  | { status: 'revoked'; purpose: VerificationPurpose; userId: string };
 
 export const initialVerificationToken = (): VerificationTokenState => ({ status: 'none' });
 
@@ -21,6 +23,8 @@ export function evolveVerificationToken(state: VerificationTokenState, event: Do
       return { status: 'issued', ...event.data };
     case 'verification.token_consumed.v1':
       return { status: 'consumed', purpose: event.data.purpose, userId: event.data.userId };
+    case 'verification.token_revoked.v1':
+      return { status: 'revoked', purpose: event.data.purpose, userId: event.data.userId };
     default:
       return state;
   }
@@ -40,7 +44,9 @@ export type VerificationTokenCommand =
       readonly now: Date;
       /** When given, the token must have been issued to this user. */
       readonly userId?: string;
-    };
+    }
+  /** A newer token for the same purpose replaced this one: it ends unused, unless it has ended already. */
+  | { readonly type: 'revoke'; readonly reason: 'superseded' };
 
 /** The user a token is good for right now, or null (unknown, used, expired, or for another purpose). */
 export function usableBy(state: VerificationTokenState, purpose: VerificationPurpose, now: Date): string | null {
@@ -67,6 +73,10 @@ export function decideVerificationToken(command: VerificationTokenCommand, state
       if (command.userId !== undefined && command.userId !== userId) throw new DomainError('INVALID_TOKEN');
       return [VerificationTokenConsumed({ purpose: command.purpose, tokenHash: state.tokenHash, userId })];
     }
+    case 'revoke':
+      // Expired or not: revoking also takes it out of the read model now rather than never.
+      if (state.status !== 'issued') return [];
+      return [VerificationTokenRevoked({ purpose: state.purpose, tokenHash: state.tokenHash, userId: state.userId, reason: command.reason })];
     default: {
       const unreachable: never = command;
       return unreachable;
@@ -75,4 +85,4 @@ export function decideVerificationToken(command: VerificationTokenCommand, state
 }
 
 /** A single-use token's stream `verification-<tokenHash>`. */
-export const verificationTokenModel = streamModel('verification-token', 1, initialVerificationToken, evolveVerificationToken);
+export const verificationTokenModel = streamModel('verification-token', 2, initialVerificationToken, evolveVerificationToken);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VerificationTokenConsumed, VerificationTokenIssued } from '@portcullis/contracts';
+import { VerificationTokenConsumed, VerificationTokenIssued, VerificationTokenRevoked } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
 import { decideVerificationToken, evolveVerificationToken, initialVerificationToken, usableBy } from './verification-token.decider.ts';
 
@@ -7,6 +7,7 @@ const given = deciderSpec({ evolve: evolveVerificationToken, initial: initialVer
 const tokenHash = 'c'.repeat(64);
 const issued = VerificationTokenIssued({ purpose: 'reset-password', tokenHash, userId: 'u1', expiresAt: '2026-01-01T01:00:00.000Z' });
 const consumed = VerificationTokenConsumed({ purpose: 'reset-password', tokenHash, userId: 'u1' });
+const revoked = VerificationTokenRevoked({ purpose: 'reset-password', tokenHash, userId: 'u1', reason: 'superseded' });
 const at = (iso: string): Date => new Date(iso);
 
 describe('verification token decider', () => {
@@ -31,10 +32,19 @@ describe('verification token decider', () => {
     given([issued]).when({ type: 'consume', purpose: 'reset-password', now: at('2026-01-01T00:00:00.000Z'), userId: 'u2' }).thenFails('INVALID_TOKEN');
   });
 
+  it('revokes an issued token once a newer one replaces it, and leaves an ended one alone', () => {
+    given([issued]).when({ type: 'revoke', reason: 'superseded' }).then([revoked]);
+    given([issued, consumed]).when({ type: 'revoke', reason: 'superseded' }).then([]);
+    given([issued, revoked]).when({ type: 'revoke', reason: 'superseded' }).then([]);
+    given([]).when({ type: 'revoke', reason: 'superseded' }).then([]);
+    given([issued, revoked]).when({ type: 'consume', purpose: 'reset-password', now: at('2026-01-01T00:30:00.000Z') }).thenFails('INVALID_TOKEN');
+  });
+
   it('tells who a token is good for right now', () => {
     const state = [issued].reduce(evolveVerificationToken, initialVerificationToken());
     expect(usableBy(state, 'reset-password', at('2026-01-01T00:00:00.000Z'))).toBe('u1');
     expect(usableBy(state, 'reset-password', at('2026-01-01T02:00:00.000Z'))).toBeNull();
     expect(usableBy([issued, consumed].reduce(evolveVerificationToken, initialVerificationToken()), 'reset-password', at('2026-01-01T00:00:00.000Z'))).toBeNull();
+    expect(usableBy([issued, revoked].reduce(evolveVerificationToken, initialVerificationToken()), 'reset-password', at('2026-01-01T00:00:00.000Z'))).toBeNull();
   });
 });

@@ -143,7 +143,7 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
     expect(calls.appends).toHaveLength(1);
     const userId = (again.json.user as User).id;
     const checked = calls.appends[0]!.filter((w) => w.events.length === 0).map((w) => w.streamId);
-    expect(checked.sort()).toEqual([streams.email(email), streams.signIn(email), streams.user(userId)].sort());
+    expect(checked.sort()).toEqual([streams.email(email), streams.signIn(email), streams.user(userId), streams.accountSignIn(userId)].sort());
     const session = await api.app.inject({ method: 'GET', url: '/api/auth/get-session', headers: { authorization: `Bearer ${String(again.json.token)}` } });
     expect(JSON.parse(session.body)).toMatchObject({ user: { id: userId, email } });
   });
@@ -173,6 +173,20 @@ describe('password sign-in: decided on a remembered read, landed only on unchang
     const refused = await post(api.app, 'sign-in/email', { email, password: PASSWORD });
     expect(refused).toMatchObject({ status: 429, json: { code: 'TOO_MANY_FAILED_SIGN_INS' } });
     expect(await failures(email)).toBe(3);
+  });
+
+  it("refuses a correct password by email with 429 once failures by the account's username through another api locked the account", async () => {
+    const email = 'account-locked@example.com';
+    const token = await signUp(email);
+    expect((await post(api.app, 'update-user', { username: 'account_locked' }, token)).status).toBe(200);
+    expect((await post(api.app, 'sign-in/email', { email, password: PASSWORD })).status).toBe(200);
+
+    for (let i = 0; i < 3; i += 1) expect((await post(other, 'sign-in/username', { username: 'account_locked', password: 'not the password' })).status).toBe(401);
+
+    // The remembered read of the email saw the account's sign-in stream before the lock: its append fails.
+    const refused = await post(api.app, 'sign-in/email', { email, password: PASSWORD });
+    expect(refused).toMatchObject({ status: 429, json: { code: 'TOO_MANY_FAILED_SIGN_INS' } });
+    expect(await failures(email)).toBe(0);
   });
 
   it('refuses an email another api moved away, and signs in under the new one', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  AccountSignInFailed,
   DomainError,
   evolveUserAnswer,
   streams,
@@ -13,11 +14,12 @@ import { verifyAgainstDecoy, verifyPassword, WrongExpectedVersionError, type Str
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { redirectLocation } from '../http/redirect.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { newSession } from './new-session.ts';
 import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
 import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
-import { foldStream, foldTimedStream, loadTimedStream, streamWrite, unchangedStream, type Loaded } from '../write-model.ts';
+import { foldStream, foldTimedStream, streamWrite, unchangedStream, type Loaded } from '../write-model.ts';
 import {
   decideSignInGuard,
   evolveSignInGuard,
@@ -41,6 +43,8 @@ export interface SignInIdentity {
   readonly reservedFor: (reservation: StreamRead) => string | null;
   /** The failed-sign-in event for this kind of identifier (never with the attempted password). */
   readonly failure: (reason: SignInFailureReason, userId: string | null) => DomainEvent;
+  /** What the account's own failures say it was reached by. */
+  readonly via: 'email' | 'username';
   /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
   readonly refusal: ErrorCode;
 }
@@ -81,16 +85,19 @@ function evolveSignInAccount(state: SignInAccount, timed: TimedEvent): SignInAcc
 }
 
 /**
- * Everything a password sign-in decides on, folded from the three streams it reads: the identifier's
- * sign-in stream, its reservation, and the user the reservation names. The versions are what the new
- * session's append then requires of those streams (see `unchangedSince`), so a sign-in never lands on a
- * state that changed after it was decided: a password changed, the address released or moved.
+ * Everything a password sign-in decides on, folded from the streams it reads: the identifier's sign-in
+ * stream, its reservation, and, when the reservation names a user, that user's stream and the account's
+ * sign-in stream. The versions are what the new session's append then requires of those streams (see
+ * `unchangedSince`), so a sign-in never lands on a state that changed after it was decided: a password
+ * changed, the address released or moved, a lock set meanwhile.
  */
 export interface SignInRead {
   readonly guard: Loaded<SignInGuardState>;
   readonly reservationVersion: number;
   readonly userId: string | null;
   readonly found: Loaded<SignInAccount> | null;
+  /** The account's failures and lock, counted over all of its identifiers; null without an account. */
+  readonly accountGuard: Loaded<SignInGuardState> | null;
 }
 
 /** Enough for every account signing in within minutes on a busy node; a miss costs a read. */
@@ -123,35 +130,46 @@ export class RememberedSignIns {
   }
 }
 
+/** A user's streams a sign-in reads: the user's own and the account's sign-in stream. */
+const accountStreams = (userId: string): [string, string] => [streams.user(userId), streams.accountSignIn(userId)];
+
 /**
- * The identifier's sign-in stream, its reservation and, when it is reserved, its user's stream: one query
- * when the reservation names the user it named before (`hintedUserId`), two otherwise.
+ * The identifier's sign-in stream, its reservation and, when it is reserved, its user's stream and the
+ * account's sign-in stream: one query when the reservation names the user it named before (`hintedUserId`),
+ * two otherwise.
  */
 async function readSignInStreams(ctx: ApiContext, identity: SignInIdentity, hintedUserId: string | null): Promise<SignInRead> {
-  const hintedStream = hintedUserId === null ? null : streams.user(hintedUserId);
-  const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream, ...(hintedStream ? [hintedStream] : [])]);
+  const hinted = hintedUserId === null ? [] : accountStreams(hintedUserId);
+  const reads = await ctx.store.readStreams([identity.guardStream, identity.reservationStream, ...hinted]);
   const reservation = reads.get(identity.reservationStream)!;
   const userId = identity.reservedFor(reservation);
   const guard = foldTimedStream(reads.get(identity.guardStream)!, evolveSignInGuard, initialSignInGuard);
-  if (userId === null) return { guard, reservationVersion: reservation.version, userId, found: null };
-  const userStream = userId === hintedUserId ? reads.get(hintedStream!)! : await ctx.store.readStream(streams.user(userId));
+  if (userId === null) return { guard, reservationVersion: reservation.version, userId, found: null, accountGuard: null };
+  const [userStream, accountGuardStream] = accountStreams(userId);
+  const userReads = userId === hintedUserId ? reads : await ctx.store.readStreams([userStream, accountGuardStream]);
   return {
     guard,
     reservationVersion: reservation.version,
     userId,
-    found: foldTimedStream(userStream, evolveSignInAccount, initialSignInAccount),
+    found: foldTimedStream(userReads.get(userStream)!, evolveSignInAccount, initialSignInAccount),
+    accountGuard: foldTimedStream(userReads.get(accountGuardStream)!, evolveSignInGuard, initialSignInGuard),
   };
 }
 
 /**
  * The versions a sign-in decided on `read` requires of its streams when it appends the session. A fresh
- * read leaves the sign-in stream out: failures others record during the password check do not undo a
+ * read leaves the sign-in streams out: failures others record during the password check do not undo a
  * correct password, and a storm of them cannot keep a sign-in from landing. A remembered read may be of any
- * age, so a lock set since must stop it.
+ * age, so a lock set since, by this identifier or by the account's other one, must stop it.
  */
 function unchangedSince(identity: SignInIdentity, read: SignInRead, fresh: boolean): StreamWrite[] {
+  const guards: StreamWrite[] = [];
+  if (!fresh) {
+    guards.push(unchangedStream(identity.guardStream, read.guard.version));
+    if (read.userId !== null && read.accountGuard) guards.push(unchangedStream(streams.accountSignIn(read.userId), read.accountGuard.version));
+  }
   return [
-    ...(fresh ? [] : [unchangedStream(identity.guardStream, read.guard.version)]),
+    ...guards,
     unchangedStream(identity.reservationStream, read.reservationVersion),
     ...(read.userId !== null && read.found ? [unchangedStream(streams.user(read.userId), read.found.version)] : []),
   ];
@@ -221,7 +239,7 @@ export async function signInWithPassword<T>(
 const REMEMBERED_FAILURES_LIMIT = 32;
 
 function worthRemembering(read: SignInRead): boolean {
-  return read.guard.state.failures.length <= REMEMBERED_FAILURES_LIMIT;
+  return read.guard.state.failures.length <= REMEMBERED_FAILURES_LIMIT && (read.accountGuard?.state.failures.length ?? 0) <= REMEMBERED_FAILURES_LIMIT;
 }
 
 /** The attempted password, checked against a hash or against the decoy. */
@@ -243,11 +261,11 @@ function passwordCheck(password: string): PasswordCheck {
 }
 
 /**
- * The password check: refuses a locked identifier (429) before spending any work on the password, answers
- * every failure alike (a decoy hash for unknown accounts, so the time taken does not tell either), records
- * each failure on the identifier's sign-in stream, and locks the identifier once the failures within the
- * window reach the limit. On a remembered read it only ever decides a success: anything else, which may
- * write or refuse, waits for a fresh read.
+ * The password check: refuses a locked identifier or account (429) before spending any work on the
+ * password, answers every failure alike (a decoy hash for unknown accounts, so the time taken does not tell
+ * either), records each failure on the identifier's sign-in stream and, for an account, on the account's,
+ * and locks either once its failures within the window reach the limit. On a remembered read it only ever
+ * decides a success: anything else, which may write or refuse, waits for a fresh read.
  */
 async function decidePasswordSignIn(
   ctx: ApiContext,
@@ -259,8 +277,8 @@ async function decidePasswordSignIn(
   password: PasswordCheck,
 ): Promise<VerifiedSignIn> {
   const now = ctx.clock();
-  const { guard, userId, found } = read;
-  const attempt: SignInAttempt = {
+  const { guard, userId, found, accountGuard } = read;
+  const attempt: Omit<SignInAttempt, 'scope'> = {
     identifier: identity.identifier,
     userId,
     passwordChange: found?.state.passwordChange ?? null,
@@ -273,34 +291,53 @@ async function decidePasswordSignIn(
     if (!fresh) throw new RememberedReadDoesNotDecide();
   };
 
-  const check = decideSignInGuard({ type: 'check', ...attempt }, guard.state);
-  if (check.outcome === 'locked') {
-    decideOnFreshRead();
-    refuseLocked(reply, check.retryAfterSeconds);
+  // The identifier's guard, and the account's when the identifier names one: either lock refuses.
+  const guards = [
+    { scope: 'identifier' as const, streamId: identity.guardStream, loaded: guard },
+    ...(userId !== null && accountGuard ? [{ scope: 'account' as const, streamId: streams.accountSignIn(userId), loaded: accountGuard }] : []),
+  ];
+  const lifts: StreamWrite[] = [];
+  for (const { scope, streamId, loaded } of guards) {
+    const check = decideSignInGuard({ type: 'check', scope, ...attempt }, loaded.state);
+    if (check.outcome === 'locked') {
+      decideOnFreshRead();
+      refuseLocked(reply, check.retryAfterSeconds);
+    }
+    if (check.events.length > 0) lifts.push(streamWrite(streamId, loaded.version, check.events, metadata()));
   }
-  if (check.outcome === 'open' && check.events.length > 0) {
+  if (lifts.length > 0) {
     decideOnFreshRead();
     // The lift is a rule, not this write: a writer that got there first only delays its record to the next attempt.
-    await ctx.store.append([streamWrite(identity.guardStream, guard.version, check.events, metadata())]).catch((error: unknown) => {
+    await ctx.store.append(lifts).catch((error: unknown) => {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
     });
   }
 
   const fail = async (reason: SignInFailureReason): Promise<never> => {
-    const failure = identity.failure(reason, userId);
+    // Counted for the identifier, and for the account it names: one atomic append to both streams.
+    const records = [
+      { scope: 'identifier' as const, streamId: identity.guardStream, failure: identity.failure(reason, userId) },
+      ...(userId !== null && reason !== 'user_not_found'
+        ? [{ scope: 'account' as const, streamId: streams.accountSignIn(userId), failure: AccountSignInFailed({ userId, via: identity.via, reason }) }]
+        : []),
+    ];
     try {
       await withRetryOnConflict(async () => {
-        const { state, version } = await loadTimedStream(ctx.store, identity.guardStream, evolveSignInGuard, initialSignInGuard);
-        const decision = decideSignInGuard({ type: 'record_failure', failure, ...attempt }, state);
-        if (decision.outcome !== 'recorded') return;
+        const reads = await ctx.store.readStreams(records.map((r) => r.streamId));
+        const writes: StreamWrite[] = [];
+        for (const { scope, streamId, failure } of records) {
+          const { state, version } = foldTimedStream(reads.get(streamId)!, evolveSignInGuard, initialSignInGuard);
+          const decision = decideSignInGuard({ type: 'record_failure', scope, failure, ...attempt }, state);
+          if (decision.outcome === 'recorded') writes.push(streamWrite(streamId, version, decision.events, metadata()));
+        }
         // No read model follows sign-in streams, so there is nothing to wait for.
-        await ctx.store.append([streamWrite(identity.guardStream, version, decision.events, metadata())]);
+        if (writes.length > 0) await ctx.store.append(writes);
       });
     } catch (error) {
       if (!(error instanceof WrongExpectedVersionError)) throw error;
-      // A storm of attempts on one identifier kept moving the stream: record the failure anyway. The lock is
-      // then decided on the next failure, which counts this one; the answer stays the same 401.
-      await ctx.store.append([streamWrite(identity.guardStream, 'any', [failure], metadata())]);
+      // A storm of attempts kept moving the streams: record the failures anyway. The locks are then decided
+      // on the next failure, which counts these; the answer stays the same 401.
+      await ctx.store.append(records.map(({ streamId, failure }) => streamWrite(streamId, 'any', [failure], metadata())));
     }
     throw new DomainError(identity.refusal);
   };
@@ -337,6 +374,9 @@ export async function openSignInSession(
   options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
 ): Promise<{ redirect: boolean; token: string; url?: string; user: User }> {
   const userId = user.id;
+  // The Location is decided before the session is appended: a callbackURL that cannot go out in a header
+  // must be refused, not fail the answer of a session that then exists for no client.
+  const location = options.callbackURL ? redirectLocation(options.callbackURL, ctx.config.trustedOrigins) : null;
   const now = ctx.clock();
   const rememberMe = options.rememberMe !== false;
   const signIn = newSession(ctx, requestMetadataOf(request), now, rememberMe);
@@ -353,7 +393,7 @@ export async function openSignInSession(
   );
   if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
   setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
-  if (options.callbackURL) reply.header('location', options.callbackURL);
+  if (location) reply.header('location', location);
   return {
     redirect: Boolean(options.callbackURL),
     token: signIn.token,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RememberedSignIns, type SignInRead } from './password-sign-in.ts';
 
 function readFor(userId: string | null): SignInRead {
-  return { guard: { state: { failures: [], lock: null }, version: 0 }, reservationVersion: 1, userId, found: null };
+  return { guard: { state: { failures: [], lock: null }, version: 0 }, reservationVersion: 1, userId, found: null, accountGuard: null };
 }
 
 describe('RememberedSignIns', () => {

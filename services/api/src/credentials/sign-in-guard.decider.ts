@@ -1,12 +1,24 @@
-import { SignInLocked, SignInUnlocked, type DomainEvent, type TimedEvent } from '@portcullis/contracts';
+import {
+  AccountSignInLocked,
+  AccountSignInUnlocked,
+  SignInLocked,
+  SignInUnlocked,
+  type DomainEvent,
+  type TimedEvent,
+} from '@portcullis/contracts';
 
 /**
  * Brute-force protection beyond better-auth (which only limits per IP and path): failed sign-ins are
  * counted per identifier (one email, or one username), whatever the source IP, and after too many within
- * the window the identifier is locked for a while. The identifier's sign-in stream is the whole state, and
- * an identifier without an account is counted and locked exactly like one with, so neither the 401s nor
- * the 429s tell an attacker which emails or usernames are registered. An account has at most two
- * identifiers, so an attacker gets at most twice the allowance per window.
+ * the window the identifier is locked for a while. An identifier without an account is counted and locked
+ * exactly like one with, so neither the 401s nor the 429s tell an attacker which emails or usernames are
+ * registered.
+ *
+ * The failures of an account are also counted on the account (`sign-in-account-<userId>`), whichever of its
+ * identifiers named it, and lock it the same way: without that an account with an email and a username gave
+ * an attacker twice the allowance per window. The same decider keeps both kinds of guard stream (`scope`).
+ * A lock by the account's count does show that the email and the username it was reached by belong to one
+ * account, to whoever spent the failures on both; that is the price of not doubling the guesses.
  */
 
 export interface BruteForcePolicy {
@@ -31,11 +43,14 @@ export function evolveSignInGuard(state: SignInGuardState, { event, occurredAt }
   switch (event.type) {
     case 'credentials.sign_in_failed.v1':
     case 'credentials.username_sign_in_failed.v1':
+    case 'credentials.account_sign_in_failed.v1':
       return { ...state, failures: [...state.failures, occurredAt].slice(-FAILURES_KEPT) };
     case 'credentials.sign_in_locked.v1':
+    case 'credentials.account_sign_in_locked.v1':
       // The failures that caused the lock are spent: after it expires the count starts again.
       return { failures: [], lock: { lockedAt: occurredAt, lockedUntil: event.data.lockedUntil } };
     case 'credentials.sign_in_unlocked.v1':
+    case 'credentials.account_sign_in_unlocked.v1':
       return { failures: [], lock: null };
     default:
       return state;
@@ -49,6 +64,11 @@ export interface PasswordChange {
 }
 
 export interface SignInAttempt {
+  /**
+   * Which guard stream the command decides on: the identifier's (`sign-in-<email>`,
+   * `sign-in-username-<username>`) or the account's (`sign-in-account-<userId>`, only with a `userId`).
+   */
+  readonly scope: 'identifier' | 'account';
   /** The lower-cased email or username. */
   readonly identifier: string;
   /** The account the identifier names, or null when there is none (decided the same way). */
@@ -92,7 +112,11 @@ export function decideSignInGuard(command: GuardCommand, state: SignInGuardState
       // A lock still running on the clock but lifted by a password change is recorded as lifted.
       if (command.userId !== null && state.lock && Date.parse(state.lock.lockedUntil) > command.now.getTime()) {
         const reason = command.passwordChange?.via === 'change-password' ? 'password_changed' : 'password_reset';
-        return { outcome: 'open', events: [SignInUnlocked({ identifier: command.identifier, userId: command.userId, reason })] };
+        const unlocked =
+          command.scope === 'account'
+            ? AccountSignInUnlocked({ userId: command.userId, reason })
+            : SignInUnlocked({ identifier: command.identifier, userId: command.userId, reason });
+        return { outcome: 'open', events: [unlocked] };
       }
       return { outcome: 'open', events: [] };
     }
@@ -106,13 +130,11 @@ export function decideSignInGuard(command: GuardCommand, state: SignInGuardState
       ).length;
       const failures = counted + 1;
       if (failures >= command.policy.maxFailures) {
+        const lockedUntil = new Date(command.now.getTime() + command.policy.lockSeconds * 1000).toISOString();
         events.push(
-          SignInLocked({
-            identifier: command.identifier,
-            userId: command.userId,
-            failures,
-            lockedUntil: new Date(command.now.getTime() + command.policy.lockSeconds * 1000).toISOString(),
-          }),
+          command.scope === 'account' && command.userId !== null
+            ? AccountSignInLocked({ userId: command.userId, failures, lockedUntil })
+            : SignInLocked({ identifier: command.identifier, userId: command.userId, failures, lockedUntil }),
         );
       }
       return { outcome: 'recorded', events };

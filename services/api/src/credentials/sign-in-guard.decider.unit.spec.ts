@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { SignInFailed, SignInLocked, SignInUnlocked, UsernameSignInFailed, type DomainEvent, type TimedEvent } from '@portcullis/contracts';
+import {
+  AccountSignInFailed,
+  AccountSignInLocked,
+  AccountSignInUnlocked,
+  SignInFailed,
+  SignInLocked,
+  SignInUnlocked,
+  UsernameSignInFailed,
+  type DomainEvent,
+  type TimedEvent,
+} from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
 import {
   decideSignInGuard,
@@ -22,8 +32,12 @@ const failedAt = (seconds: number, userId: string | null = 'u1') => timed(second
 const lockedAt = (seconds: number, userId: string | null = 'u1', failures = 3) =>
   timed(seconds, SignInLocked({ identifier: email, userId, failures, lockedUntil: at(seconds + policy.lockSeconds) }));
 
-function attempt(seconds: number, overrides: { userId?: string | null; passwordChange?: PasswordChange | null; policy?: BruteForcePolicy } = {}) {
+function attempt(
+  seconds: number,
+  overrides: { userId?: string | null; passwordChange?: PasswordChange | null; policy?: BruteForcePolicy; scope?: 'identifier' | 'account' } = {},
+) {
   return {
+    scope: overrides.scope ?? ('identifier' as const),
     identifier: email,
     userId: overrides.userId === undefined ? 'u1' : overrides.userId,
     passwordChange: overrides.passwordChange ?? null,
@@ -118,6 +132,19 @@ describe('sign-in guard decider (brute-force protection)', () => {
     const usernameFailure = UsernameSignInFailed({ username: 'ada', userId: 'u1', reason: 'invalid_password' });
     const state = [timed(0, usernameFailure), timed(5, usernameFailure)].reduce(evolveSignInGuard, initialSignInGuard());
     expect(state.failures).toEqual([at(0), at(5)]);
+  });
+
+  it('keeps an account guard the same way: failures by email and by username count together, and lock the account', () => {
+    const byEmail = AccountSignInFailed({ userId: 'u1', via: 'email', reason: 'invalid_password' });
+    const byUsername = AccountSignInFailed({ userId: 'u1', via: 'username', reason: 'invalid_password' });
+    given([timed(0, byEmail), timed(10, byUsername)])
+      .when({ type: 'record_failure', failure: byEmail, ...attempt(20, { scope: 'account' }) })
+      .then({ outcome: 'recorded', events: [byEmail, AccountSignInLocked({ userId: 'u1', failures: 3, lockedUntil: at(920) })] });
+    const locked = [timed(0, byEmail), timed(10, byUsername), timed(20, byEmail), timed(20, AccountSignInLocked({ userId: 'u1', failures: 3, lockedUntil: at(920) }))];
+    given(locked).when({ type: 'check', ...attempt(21, { scope: 'account' }) }).then({ outcome: 'locked', retryAfterSeconds: 899 });
+    given(locked)
+      .when({ type: 'check', ...attempt(100, { scope: 'account', passwordChange: { at: at(60), via: 'reset-password' } }) })
+      .then({ outcome: 'open', events: [AccountSignInUnlocked({ userId: 'u1', reason: 'password_reset' })] });
   });
 
   it('does nothing when turned off: never locks, never refuses', () => {

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { EventMetadata } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
+import { clientAddress } from './client-address.ts';
 
 export interface ClientInfo {
   readonly ipAddress: string;
@@ -8,7 +9,7 @@ export interface ClientInfo {
 }
 
 export function clientInfo(request: FastifyRequest): ClientInfo {
-  return { ipAddress: request.ip ?? '', userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512) };
+  return { ipAddress: clientAddress(request) ?? '', userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512) };
 }
 
 function headerValue(request: FastifyRequest, name: string): string | null {

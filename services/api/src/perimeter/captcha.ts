@@ -1,12 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
 import type { AdmissionCheck } from './perimeter.ts';
 
 /**
- * A glob over auth paths, as better-auth's captcha endpoints: `*` within one segment, `**` across segments,
- * everything else literally.
+ * A glob over auth routes, as better-auth's captcha endpoints: `*` within one segment, `**` across segments,
+ * everything else literally. It is matched against the route the router dispatched to (its pattern under
+ * the base path, `/reset-password/:token`), so no spelling of an endpoint's path gets past it.
  */
 export function endpointMatcher(pattern: string): RegExp {
   let source = '';
@@ -36,14 +38,24 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
   const settings: CaptchaSettings | null = ctx.config.captcha;
   if (!settings) return null;
   const endpoints = settings.endpoints.map(endpointMatcher);
+  // Decided once per route: keyed by the app's route patterns, so no request can grow it.
+  const guardedRoutes = new Map<string, boolean>();
+  const needsCaptcha = (route: string): boolean => {
+    let guarded = guardedRoutes.get(route);
+    if (guarded === undefined) {
+      guarded = endpoints.some((endpoint) => endpoint.test(route));
+      guardedRoutes.set(route, guarded);
+    }
+    return guarded;
+  };
 
-  const verify = async (request: FastifyRequest, path: string): Promise<void> => {
+  const verify = async (request: FastifyRequest, route: string): Promise<void> => {
     const token = request.headers['x-captcha-response'];
     if (typeof token !== 'string' || token === '') throw new DomainError('MISSING_RESPONSE');
 
     let answer;
     try {
-      answer = await siteVerify(settings, token, request.ip);
+      answer = await siteVerify(settings, token, clientAddress(request) ?? undefined);
     } catch (error) {
       // Never the token or the secret: the vendor's failure only.
       request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');
@@ -51,13 +63,13 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
     }
     const verdict = captchaVerdict(settings, answer);
     if (verdict.passed) return;
-    request.log.warn({ provider: settings.provider, reason: verdict.reason, path }, 'captcha verification failed');
+    request.log.warn({ provider: settings.provider, reason: verdict.reason, route }, 'captcha verification failed');
     throw new DomainError('VERIFICATION_FAILED');
   };
 
   // Synchronous for every request that is not on a captcha endpoint: no promise for those.
-  return (request, _reply, path) => {
-    if (path === null || !endpoints.some((endpoint) => endpoint.test(path))) return;
-    return verify(request, path);
+  return (request, _reply, guarded) => {
+    if (guarded?.kind !== 'route' || !needsCaptcha(guarded.path)) return;
+    return verify(request, guarded.path);
   };
 }

@@ -1,22 +1,29 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { DomainError } from '@portcullis/contracts';
+import { clientAddress } from '../http/client-address.ts';
+import type { AdmissionCheck } from './perimeter.ts';
 
-function expandIPv6(address: string): string[] {
+/**
+ * The perimeter's first check: a request to the auth API must come from an address. Behind a trusted proxy,
+ * an `X-Forwarded-For` entry that is no address (garbage, a host name) is refused rather than given a bucket
+ * of its own, or kept on a session as where the client signed in from.
+ */
+export const requireClientAddress: AdmissionCheck = (request, _reply, guarded) => {
+  if (guarded === null || clientAddress(request) !== null) return;
+  request.log.info({ forwardedFor: String(request.headers['x-forwarded-for'] ?? '').slice(0, 200) }, 'refused a request without a client address');
+  throw new DomainError('INVALID_CLIENT_ADDRESS');
+};
+
+/**
+ * The rate-limit identity of a (normalized) client address: an IPv4 address is itself; an IPv6 client is its
+ * /64, because one subscriber usually holds a whole /64 and could otherwise rotate through 2^64 addresses,
+ * each with a fresh bucket (better-auth's normalizeIP does the same).
+ */
+export function clientBucket(address: string): string {
+  if (!address.includes(':')) return address;
   const [head = '', tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array<string>(missing).fill('0'), ...right].map((group) => group.padStart(4, '0').toLowerCase());
-}
-
-/**
- * The rate-limit identity of a client address. An IPv4-mapped IPv6 address is its IPv4 address; an IPv6
- * client is its /64, because one subscriber usually holds a whole /64 and could otherwise rotate through
- * 2^64 addresses, each with a fresh bucket (better-auth's normalizeIP does the same).
- */
-export function clientBucket(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped && isIPv4(mapped[1]!)) return mapped[1]!;
-  if (isIPv4(address)) return address;
-  if (isIPv6(address) && !address.includes('.')) return `${expandIPv6(address.split('%')[0]!).slice(0, 4).join(':')}::/64`;
-  return address.toLowerCase() || 'unknown';
+  const groups = [...left, ...Array<string>(missing).fill('0'), ...right].map((group) => group.padStart(4, '0'));
+  return `${groups.slice(0, 4).join(':')}::/64`;
 }

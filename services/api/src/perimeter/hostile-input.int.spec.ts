@@ -20,7 +20,7 @@ const SEED = process.env.PORTCULLIS_FUZZ_SEED ? Number(process.env.PORTCULLIS_FU
 const BASE_URL = 'http://localhost:3000';
 const PASSWORD = 'correct horse battery';
 /** Refusals that are recorded on purpose: failed sign-ins and the locks they lead to. */
-const FAILURE_RECORDS = /^credentials\.(username_)?sign_in_(failed|locked)\.v\d+$/;
+const FAILURE_RECORDS = /^credentials\.(username_|account_)?sign_in_(failed|locked)\.v\d+$/;
 
 let api: InProcessApi;
 let db: InProcessApi['db'];

@@ -1,8 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
 import type { InputCheck } from './perimeter.ts';
-import { authRoute } from './request-path.ts';
 
 /** No route takes anything nested this deep; deeper input only costs the walkers that follow. */
 const MAX_DEPTH = 8;
@@ -71,12 +69,11 @@ export function inspectInput(where: 'body' | 'query', input: unknown): void {
  * The hostile-input perimeter: JSON bodies, and form bodies only where better-auth takes them; then
  * {@link inspectInput} on the body and the query.
  */
-export function hostileInput(ctx: ApiContext): InputCheck {
-  const { basePath } = ctx.config;
-  return (request) => {
+export function hostileInput(): InputCheck {
+  return (request, route) => {
     // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
     const type = mediaType(request);
-    const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(authRoute(request, basePath) ?? ''));
+    const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(route));
     if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
     inspectInput('body', request.body);
     inspectInput('query', request.query);

@@ -2,14 +2,14 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import type { InputCheck } from './perimeter.ts';
-import { authRoute } from './request-path.ts';
 import { isTrustedOrigin, isTrustedRedirect } from './trusted-origins.ts';
 
 /**
  * Login CSRF (better-auth's formCsrfMiddleware) guards the routes that open a session from credentials in
- * the body: without it a cross-site form could sign the victim in to the attacker's account.
+ * the body: without it a cross-site form could sign the victim in to the attacker's account. better-auth's
+ * username plugin leaves its sign-in out; it opens a session from credentials all the same, so it is here.
  */
-const FORM_CSRF_ROUTES = new Set(['/sign-in/email', '/sign-up/email']);
+const FORM_CSRF_ROUTES = new Set(['/sign-in/email', '/sign-up/email', '/sign-in/username']);
 
 /** Every parameter a flow later redirects to, with better-auth's error for an untrusted value. */
 const REDIRECT_PARAMETERS: ReadonlyArray<readonly [name: string, code: ErrorCode]> = [
@@ -42,7 +42,7 @@ function asRecord(value: unknown): Record<string, unknown> | null {
  * It runs before body validation, as better-auth's does, so a forged request learns nothing about the schema.
  */
 export function originCheck(ctx: ApiContext): InputCheck {
-  const { basePath, trustedOrigins } = ctx.config;
+  const { trustedOrigins } = ctx.config;
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
   function requireTrustedOrigin(request: FastifyRequest): void {
@@ -87,7 +87,7 @@ export function originCheck(ctx: ApiContext): InputCheck {
     }
   }
 
-  return (request) => {
+  return (request, route) => {
     if (!SAFE_METHODS.has(request.method)) {
       // What the checks below decide on; never the cookie itself, only whether there is one.
       request.log.debug(
@@ -101,7 +101,7 @@ export function originCheck(ctx: ApiContext): InputCheck {
         'origin check',
       );
       if (request.headers.cookie !== undefined) requireTrustedOrigin(request);
-      else if (FORM_CSRF_ROUTES.has(authRoute(request, basePath) ?? '')) checkLoginCsrf(request);
+      else if (FORM_CSRF_ROUTES.has(route)) checkLoginCsrf(request);
     }
     checkRedirects('body', asRecord(request.body));
     checkRedirects('query', asRecord(request.query));

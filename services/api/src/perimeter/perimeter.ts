@@ -1,18 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { captcha } from './captcha.ts';
+import { requireClientAddress } from './client-address.ts';
 import { hostileInput } from './hostile-input.ts';
 import { originCheck } from './origin-check.ts';
 import { rateLimiter } from './rate-limit.ts';
-import { authPath } from './request-path.ts';
+import { guardedRequest, type GuardedRequest } from './request-path.ts';
 
 /**
- * A check before the body is read, given the request's path under the base path (null outside it): returns
- * to let the request on, or a promise of that; a refusal throws.
+ * A check before the body is read, given what the request is guarded as (its matched route under the base
+ * path, `unrouted`, or null outside the base path): returns to let the request on, or a promise of that; a
+ * refusal throws.
  */
-export type AdmissionCheck = (request: FastifyRequest, reply: FastifyReply, path: string | null) => void | Promise<void>;
-/** A check of the parsed body and query of a request under the base path; a refusal throws. */
-export type InputCheck = (request: FastifyRequest) => void;
+export type AdmissionCheck = (request: FastifyRequest, reply: FastifyReply, guarded: GuardedRequest) => void | Promise<void>;
+/** A check of the parsed body and query of a request to a route under the base path (`route`, its pattern); a refusal throws. */
+export type InputCheck = (request: FastifyRequest, route: string) => void;
 
 type Done = (error?: Error) => void;
 
@@ -20,6 +22,9 @@ type Done = (error?: Error) => void;
  * The security perimeter of the auth API, in better-auth's order: the rate limit, then captcha, before the
  * body is read (`admit`, for the onRequest phase); once it is parsed, the origin and redirect checks, then
  * hostile input (`inspect`, for preValidation). The probes outside the base path pass untouched.
+ *
+ * Every check decides on the route the router dispatched the request to (see `guardedRequest`), never on
+ * the path as written, so each spelling of a route meets the same rules.
  *
  * Each phase is one hook however many checks it holds: fastify sets up a hook runner per request for every
  * hook, and on a cached get-session that machinery cost more than the checks themselves.
@@ -33,20 +38,20 @@ export interface Perimeter {
 export function perimeter(ctx: ApiContext): Perimeter {
   const { basePath } = ctx.config;
   const limiter = rateLimiter(ctx);
-  const admissions = [limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
-  const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput(ctx)];
+  const admissions = [requireClientAddress, limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
+  const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput()];
 
   // Synchronous until a check answers with a promise, so most requests cost no promise here.
-  function admitFrom(first: number, request: FastifyRequest, reply: FastifyReply, path: string | null, done: Done): void {
+  function admitFrom(first: number, request: FastifyRequest, reply: FastifyReply, guarded: GuardedRequest, done: Done): void {
     for (let i = first; i < admissions.length; i += 1) {
       let pending: void | Promise<void>;
       try {
-        pending = admissions[i]!(request, reply, path);
+        pending = admissions[i]!(request, reply, guarded);
       } catch (error) {
         return done(error as Error);
       }
       if (pending) {
-        pending.then(() => admitFrom(i + 1, request, reply, path, done), done);
+        pending.then(() => admitFrom(i + 1, request, reply, guarded, done), done);
         return;
       }
     }
@@ -54,12 +59,14 @@ export function perimeter(ctx: ApiContext): Perimeter {
   }
 
   return {
-    // The path is worked out once per phase, for every check of it.
-    admit: (request, reply, done) => admitFrom(0, request, reply, authPath(request, basePath), done),
+    // The route is looked up once per phase, for every check of it.
+    admit: (request, reply, done) => admitFrom(0, request, reply, guardedRequest(request, basePath), done),
     inspect: (request, _reply, done) => {
-      if (authPath(request, basePath) === null) return done();
+      // An unrouted request is answered 404 without its input reaching anything.
+      const guarded = guardedRequest(request, basePath);
+      if (guarded?.kind !== 'route') return done();
       try {
-        for (const check of inspections) check(request);
+        for (const check of inspections) check(request, guarded.path);
       } catch (error) {
         return done(error as Error);
       }

@@ -10,9 +10,9 @@ import {
   type RateLimitStore,
 } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { clientAddress } from '../http/client-address.ts';
 import { clientBucket } from './client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
-import { authRoute } from './request-path.ts';
 
 /**
  * Limits this lenient are counted in the process between batched sends to the shared store (see
@@ -20,12 +20,15 @@ import { authRoute } from './request-path.ts';
  */
 const BATCHED_FROM_MAX = 50;
 
-/** More paths than the API has routes (with room for parameters), fewer than a flood of random ones. */
-const LIMITS_REMEMBERED = 1000;
+/** The bucket of every request no route matched: one per client, so random paths cannot mint buckets. */
+const UNROUTED_BUCKET = '(unrouted)';
 
-/** The limit for a path: the first configured or default rule that covers it, else the general limit. */
-export function limitFor(config: ApiContext['config']['rateLimit'], path: string): RateLimit | null {
-  const rule = config.rules.find((r) => rulePathMatches(r.path, path));
+/**
+ * The limit for a route (its pattern under the base path, `/reset-password/:token`): the first configured or
+ * default rule that covers it, else the general limit.
+ */
+export function limitFor(config: ApiContext['config']['rateLimit'], route: string): RateLimit | null {
+  const rule = config.rules.find((r) => rulePathMatches(r.path, route));
   return rule ? rule.limit : { window: config.window, max: config.max };
 }
 
@@ -35,7 +38,7 @@ function settle(request: FastifyRequest, reply: FastifyReply, bucketPath: string
   if (!counted || counted.count <= limit.max) return;
   const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
   reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
-  request.log.info({ ip: request.ip, path: bucketPath, count: counted.count }, 'rate limited');
+  request.log.info({ ip: clientAddress(request), path: bucketPath, count: counted.count }, 'rate limited');
   throw new DomainError('TOO_MANY_REQUESTS');
 }
 
@@ -51,11 +54,15 @@ export interface RateLimiter {
  * onRequest phase, before the body is even read, in a store every replica shares (Redis when configured,
  * else Postgres); over the limit the answer is 429 with `X-Retry-After` in seconds, as better-auth sends it.
  *
+ * Rules and buckets follow the route the router matched, so every spelling of a path (`%73ign-in`, an
+ * absolute-form request line) counts against its route's rule and budget. A request no route matched is
+ * counted under the general limit, in one bucket per client.
+ *
  * The client is the socket's peer, or the address forwarded by a trusted proxy (AUTH_TRUSTED_PROXIES):
  * a client cannot pick its own bucket with a header.
  */
 export function rateLimiter(ctx: ApiContext): RateLimiter | null {
-  const { basePath, rateLimit: settings } = ctx.config;
+  const { rateLimit: settings } = ctx.config;
   if (!settings.enabled) return null;
   const postgres = new PostgresRateLimitStore(ctx.pool, (error) => ctx.log.warn({ err: error }, 'pruning rate-limit rows failed'));
   const redis: RateLimitStore | null =
@@ -88,28 +95,29 @@ export function rateLimiter(ctx: ApiContext): RateLimiter | null {
         })
       : null;
 
-  // The rule a path falls under, looked up once per path: a linear match over every rule on every request
-  // showed in profiles. Bounded, so that a client requesting random paths cannot grow it.
-  const limitsByPath = new Map<string, RateLimit | null>();
-  function limitOf(path: string): RateLimit | null {
-    let limit = limitsByPath.get(path);
+  // The rule a route falls under, looked up once per route: a linear match over every rule on every request
+  // showed in profiles. Keyed by the app's route patterns, so no request can grow it.
+  const limitsByRoute = new Map<string, RateLimit | null>();
+  function limitOf(route: string): RateLimit | null {
+    let limit = limitsByRoute.get(route);
     if (limit === undefined) {
-      limit = limitFor(settings, path);
-      if (limitsByPath.size < LIMITS_REMEMBERED) limitsByPath.set(path, limit);
+      limit = limitFor(settings, route);
+      limitsByRoute.set(route, limit);
     }
     return limit;
   }
+  const unroutedLimit: RateLimit = { window: settings.window, max: settings.max };
 
   return {
     // A lenient limit is counted in the process, synchronously: no promise for the request to wait on.
-    check(request, reply, path) {
-      if (path === null) return;
-      const limit = limitOf(path);
+    check(request, reply, guarded) {
+      if (guarded === null) return;
+      // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket.
+      const bucketPath = guarded.kind === 'route' ? guarded.path : UNROUTED_BUCKET;
+      const limit = guarded.kind === 'route' ? limitOf(guarded.path) : unroutedLimit;
       if (!limit) return;
-      // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; one
-      // bucket for all unrouted paths, so random paths cannot mint buckets.
-      const bucketPath = authRoute(request, basePath) ?? '(unrouted)';
-      const key = `${clientBucket(request.ip)}|${bucketPath}`;
+      // requireClientAddress has refused a request without one.
+      const key = `${clientBucket(clientAddress(request) ?? '')}|${bucketPath}`;
       const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
       if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c));
       settle(request, reply, bucketPath, limit, counted);

@@ -15,14 +15,17 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]
 /**
  * A path on this site, not a way off it: `//evil.example` and `/\evil.example` are network-path references
  * that browsers resolve to another host, and encoded separators or control characters can smuggle the same
- * past a router (RFC 3986 section 4.2; WHATWG URL parser).
+ * past a router (RFC 3986 section 4.2; WHATWG URL parser). Nor may its dot segments resolve to one:
+ * `/..//evil.example` and `/%2e%2e//evil.example` are paths here, but whatever normalizes them (a URL
+ * builder, a client's router) makes `//evil.example` of them.
  */
 export function isSafeRelativePath(url: string): boolean {
   if (!url.startsWith('/') || url.startsWith('//') || url.includes('\\') || CONTROL_CHARACTER.test(url)) return false;
   const pathEnd = url.search(/[?#]/);
   if (ENCODED_PATH_SEPARATOR.test(pathEnd === -1 ? url : url.slice(0, pathEnd))) return false;
   try {
-    return new URL(url, PROBE_ORIGIN).origin === PROBE_ORIGIN;
+    const resolved = new URL(url, PROBE_ORIGIN);
+    return resolved.origin === PROBE_ORIGIN && !resolved.pathname.startsWith('//');
   } catch {
     return false;
   }
@@ -115,9 +118,11 @@ export function matchesOriginPattern(url: string, pattern: string): boolean {
 
 /**
  * Whether a redirect or callback URL may be followed: a safe relative path, or an absolute URL on a
- * trusted origin.
+ * trusted origin. Never one with control characters: the URL parser drops tabs and newlines wherever they
+ * are, so what was checked and what a client follows could differ.
  */
 export function isTrustedRedirect(url: string, trustedOrigins: readonly string[]): boolean {
+  if (CONTROL_CHARACTER.test(url)) return false;
   if (url.startsWith('/')) return isSafeRelativePath(url);
   return trustedOrigins.some((pattern) => matchesOriginPattern(url, pattern));
 }

@@ -62,6 +62,14 @@ describe('redirect and callback URLs', () => {
     ['data:text/html,x', false],
     ['https://evil.io/', false],
     ['http://app.example.com/', false],
+    // Dot segments that resolve to a network-path reference (issue 20), plain or encoded.
+    ['/..//evil.io', false],
+    ['/%2e%2e//evil.io', false],
+    ['/x/../..//evil.io', false],
+    ['/a/../b', true],
+    // The URL parser drops tabs and newlines: what is checked must be what is followed.
+    ['https://app.example.com/\tafter', false],
+    ['https://app.example.com\n', false],
   ])('%s → %s', (url, expected) => {
     expect(isTrustedRedirect(url, trusted)).toBe(expected);
   });

@@ -10,6 +10,7 @@ import {
 import type { ApiContext } from '../context.ts';
 import { enforceVerifiedEmail } from '../account/account-model.ts';
 import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../credentials/password-sign-in.ts';
+import { checkPresentedPassword } from '../credentials/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { parseBody } from '../http/validation.ts';
 import { checkUsername, loadUsernameReservation, usernameReservationStream } from './username-claim.ts';
@@ -24,6 +25,7 @@ function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdenti
     reservationStream: usernameReservationStream(username),
     reservedFor: reservationHolder(evolveUsernameReservation, initialUsernameReservation),
     failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),
+    via: 'username',
     refusal: 'INVALID_USERNAME_OR_PASSWORD',
   };
 }
@@ -37,7 +39,7 @@ export function usernameRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       if (!body.username || !body.password) throw new DomainError('INVALID_USERNAME_OR_PASSWORD');
       checkUsername(ctx.config.username, body.username);
-      if (body.password.length > ctx.config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+      checkPresentedPassword(ctx.config, body.password);
       const username = normalizeUsername(body.username);
 
       return signInWithPassword(ctx, request, reply, usernameSignInIdentity(ctx, username), body.password, async (signIn) => {

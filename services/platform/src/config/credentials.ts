@@ -5,8 +5,8 @@ import { flag, section, setting } from './settings.ts';
 export const credentialsSettings = section(
   'Credentials',
   {
-    AUTH_PASSWORD_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(8), 'shortest password accepted'),
-    AUTH_PASSWORD_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(4096).default(128), 'longest password accepted'),
+    AUTH_PASSWORD_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(8), 'shortest password accepted, in characters (code points of its NFKC form)'),
+    AUTH_PASSWORD_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(4096).default(128), 'longest password accepted, in characters (code points of its NFKC form)'),
     AUTH_SIGN_UP_AUTO_SIGN_IN: setting(flag(true), 'sign-up opens a session'),
     AUTH_USERNAME_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(3), 'shortest username'),
     AUTH_USERNAME_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(256).default(30), 'longest username'),

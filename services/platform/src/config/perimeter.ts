@@ -30,7 +30,7 @@ export const perimeterSettings = section(
     AUTH_RATE_LIMIT_MAX: setting(z.coerce.number().int().min(1).default(100), 'requests per window on paths no rule covers'),
     AUTH_RATE_LIMIT_RULES: setting(
       list(parseRateLimitRules),
-      'per-path rules before better-auth\'s defaults: `path=max/window` or `path=off`, comma-separated; a trailing `*` makes a prefix (`/sign-in/email=10/60,/get-session=off`)',
+      'per-route rules before better-auth\'s defaults: `path=max/window` or `path=off`, comma-separated; a trailing `*` makes a prefix (`/sign-in/email=10/60,/get-session=off`); matched against route patterns (`/reset-password/:token`)',
     ),
     AUTH_RATE_LIMIT_STORAGE: setting(
       z.enum(['auto', 'redis', 'postgres']).default('auto'),
@@ -49,7 +49,7 @@ export const perimeterSettings = section(
         .default(defaultCaptchaEndpoints.join(','))
         .transform((value) => value.split(',').map((p) => p.trim()).filter((p) => p !== ''))
         .pipe(z.array(z.string().regex(/^\/[A-Za-z0-9/_.*-]*$/, 'paths must start with / (wildcards: *, **)')).min(1)),
-      'paths that need a captcha (`*` within a segment, `**` across)',
+      'routes that need a captcha (`*` within a segment, `**` across), matched against route patterns',
     ),
     AUTH_CAPTCHA_VERIFY_URL: setting(z.url().optional(), 'where captcha tokens are verified', "the provider's siteverify URL"),
     AUTH_CAPTCHA_MIN_SCORE: setting(z.coerce.number().min(0).max(1).default(0.5), 'reCAPTCHA v3: answers scoring below this are refused'),

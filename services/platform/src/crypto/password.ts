@@ -39,16 +39,46 @@ export class HashingLanes {
 
 const lanes = new HashingLanes(os.availableParallelism());
 
-export function hashPassword(password: string): Promise<string> {
-  return lanes.run(() => argon2.hash(password, ARGON2ID_PARAMETERS));
+/**
+ * A password as it is hashed and compared: Unicode NFKC, as NIST SP 800-63B (5.1.1.2) advises, so that one
+ * password typed on two keyboards (a precomposed `é` or `e` and a combining accent, a full-width `Ａ` from an
+ * IME, a `ﬁ` ligature) is one password. better-auth hashes the string as sent; this is a deviation from it.
+ */
+export function normalizePassword(password: string): string {
+  return password.normalize('NFKC');
 }
 
-export async function verifyPassword(hash: string, password: string): Promise<boolean> {
+/** A password's length as its bounds count it: code points of its normalized form, not UTF-16 units. */
+export function passwordLength(password: string): number {
+  let length = 0;
+  for (const _codePoint of normalizePassword(password)) length += 1;
+  return length;
+}
+
+export function hashPassword(password: string): Promise<string> {
+  return lanes.run(() => argon2.hash(normalizePassword(password), ARGON2ID_PARAMETERS));
+}
+
+async function matches(hash: string, password: string): Promise<boolean> {
   try {
     return await lanes.run(() => argon2.verify(hash, password));
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `password` is the one `hash` was made from. Hashes made before passwords were normalized hold the
+ * password as it was typed, so when normalizing changes it, and the normalized form does not match, the form
+ * as typed is tried too: those accounts keep signing in with what they always typed. That second try can
+ * only ever match such a hash: NFKC is idempotent, so a form it changes is never a normalized password.
+ * It costs a second argon2 run, and only for passwords that normalizing changes (decoy checks included, so
+ * the time taken still does not tell whether an account exists).
+ */
+export async function verifyPassword(hash: string, password: string): Promise<boolean> {
+  const normalized = normalizePassword(password);
+  if (await matches(hash, normalized)) return true;
+  return normalized !== password && matches(hash, password);
 }
 
 let decoyHash: Promise<string> | null = null;

@@ -77,6 +77,7 @@ export const identityProjection: PostgresProjection = {
         return;
       }
       case 'verification.token_consumed.v1':
+      case 'verification.token_revoked.v1':
         await tx.query(sql.unsafe`DELETE FROM verification WHERE id = ${event.data.tokenHash}`);
         return;
       default:
