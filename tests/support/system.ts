@@ -50,6 +50,8 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     PORT: String(port),
     BASE_URL: baseUrl,
     LOG_LEVEL: 'warn',
+    // Every answer a suite provokes is held to its endpoint's declared schema (a stray one is a 500).
+    AUTH_CHECK_ANSWERS: 'true',
     // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
     REDIS_URL: redisUrl ?? '',
     REDIS_KEY_PREFIX: redisPrefix ?? '',

@@ -1,3 +1,4 @@
+export * from './endpoint.ts';
 export * from './user.ts';
 export * from './session.ts';
 export * from './credentials.ts';
@@ -8,3 +9,4 @@ export * from './invitation.ts';
 export * from './team.ts';
 export * from './full-organization.ts';
 export * from './user-fields.ts';
+export * from './ops.ts';

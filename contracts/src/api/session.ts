@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { userSchema } from './user.ts';
+import { signOutAnswerSchema } from './credentials.ts';
+import { endpoint } from './endpoint.ts';
+import { statusAnswerSchema, userSchema } from './user.ts';
 
 export const sessionSchema = z.object({
   id: z.string(),
@@ -34,3 +36,74 @@ export const updateSessionBodySchema = z.record(z.string(), z.unknown()).meta({
 });
 
 export const listSessionsAnswerSchema = z.array(sessionSchema);
+
+const updateSessionAnswerSchema = z.object({ session: sessionSchema });
+
+export const sessionEndpoints = {
+  getSession: endpoint({
+    operationId: 'getSession',
+    method: ['GET', 'POST'],
+    path: '/get-session',
+    summary: 'The caller\'s session and user, or null; refreshes the session when it is due',
+    tag: 'Session',
+    auth: 'optional',
+    query: getSessionQuerySchema,
+    answer: sessionAnswerSchema.nullable(),
+  }),
+  signOut: endpoint({
+    operationId: 'signOut',
+    method: 'POST',
+    path: '/sign-out',
+    summary: 'Ends the caller\'s session and clears its cookies',
+    tag: 'Session',
+    auth: 'optional',
+    answer: signOutAnswerSchema,
+  }),
+  listSessions: endpoint({
+    operationId: 'listSessions',
+    method: 'GET',
+    path: '/list-sessions',
+    summary: 'The caller\'s active sessions; others carry their token\'s hash in `token`',
+    tag: 'Session',
+    auth: 'session',
+    answer: listSessionsAnswerSchema,
+  }),
+  revokeSession: endpoint({
+    operationId: 'revokeSession',
+    method: 'POST',
+    path: '/revoke-session',
+    summary: 'Ends one of the caller\'s sessions, by its token or the hash list-sessions shows',
+    tag: 'Session',
+    auth: 'session',
+    body: revokeSessionBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  revokeSessions: endpoint({
+    operationId: 'revokeSessions',
+    method: 'POST',
+    path: '/revoke-sessions',
+    summary: 'Ends every session of the caller',
+    tag: 'Session',
+    auth: 'session',
+    answer: statusAnswerSchema,
+  }),
+  revokeOtherSessions: endpoint({
+    operationId: 'revokeOtherSessions',
+    method: 'POST',
+    path: '/revoke-other-sessions',
+    summary: 'Ends every session of the caller but this one',
+    tag: 'Session',
+    auth: 'session',
+    answer: statusAnswerSchema,
+  }),
+  updateSession: endpoint({
+    operationId: 'updateSession',
+    method: 'POST',
+    path: '/update-session',
+    summary: 'Sets additional session fields (none are defined: answers NO_FIELDS_TO_UPDATE)',
+    tag: 'Session',
+    auth: 'session',
+    body: updateSessionBodySchema,
+    answer: updateSessionAnswerSchema,
+  }),
+};

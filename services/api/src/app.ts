@@ -1,20 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Endpoint } from '@portcullis/contracts';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
+import { checkAnswersAgainstDeclarations } from './http/answer-check.ts';
 import { answerFrameworkError, installErrorHandling } from './http/error-handler.ts';
+import { useZodRouteSchemas } from './http/route-schemas.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
+import { openApiRoutes, registerOpenApi } from './openapi/openapi.routes.ts';
 import { startPageRoutes } from './ops/start-page.routes.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
 import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
+
+/** A route as registered: the OpenAPI spec holds them to the document, the console lists them. */
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
+  readonly endpoint: Endpoint | undefined;
+  /** Left out of the document on purpose (the document itself, the reference page's assets). */
+  readonly hidden: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    registeredRoutes: readonly RegisteredRoute[];
+  }
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -39,6 +58,16 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
   installErrorHandling(app);
+  useZodRouteSchemas(app);
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (options) => {
+    const methods = typeof options.method === 'string' ? [options.method] : [...options.method];
+    for (const method of methods) routes.push({ method, url: options.url, endpoint: options.config?.endpoint, hidden: options.schema?.hide === true });
+  });
+  // Before any route: the document is gathered from the routes as they are registered.
+  await registerOpenApi(app, ctx);
+  if (ctx.config.checkAnswers) checkAnswersAgainstDeclarations(app);
   await app.register(cookies);
   // better-auth accepts HTML form posts on sign-in and sign-up.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
@@ -66,6 +95,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       await auth.register(usernameRoutes(ctx));
       await auth.register(accountRoutes(ctx));
       await auth.register(organizationRoutes(ctx));
+      await auth.register(openApiRoutes(ctx));
     },
     { prefix: ctx.config.basePath },
   );

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { DomainError } from '@portcullis/contracts';
 
 /** better-auth's issue format, `[body.email] Invalid email address`, joined with '; '. */
-function describeIssues(where: 'body' | 'query', error: z.ZodError): string {
+function describeIssues(where: 'body' | 'query' | 'params', error: z.ZodError): string {
   return error.issues
     .map((issue) => `[${where}${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}] ${issue.message}`)
     .join('; ');
@@ -11,6 +11,12 @@ function describeIssues(where: 'body' | 'query', error: z.ZodError): string {
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) throw new DomainError('VALIDATION_ERROR', { details: describeIssues('body', parsed.error) });
+  return parsed.data;
+}
+
+export function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+  const parsed = schema.safeParse(params ?? {});
+  if (!parsed.success) throw new DomainError('VALIDATION_ERROR', { details: describeIssues('params', parsed.error) });
   return parsed.data;
 }
 

@@ -1,20 +1,26 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
-import { DomainError } from '@portcullis/contracts';
+import { DomainError, opsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
 import { readDevMailbox, sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
-import { parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 
-const mailboxQuerySchema = z.object({
-  to: z.string().max(320).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-});
-
-const deliveriesQuerySchema = z.object({
-  status: z.enum(['pending', 'sent', 'dead']).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
+interface DeliveryRow {
+  readonly job_id: string;
+  readonly kind: string;
+  readonly user_id: string | null;
+  readonly recipient: string;
+  readonly status: MailDelivery['status'];
+  readonly attempts: number;
+  readonly next_attempt_at: number | null;
+  readonly last_error: string | null;
+  readonly transport: string | null;
+  readonly message_id: string | null;
+  readonly smtp_response: string | null;
+  readonly received_at: number | null;
+  readonly sent_at: number | null;
+  readonly dead_at: number | null;
+}
 
 /** Hosts that only this machine can reach the api on. */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -35,26 +41,26 @@ export function mailOpsRoutes(ctx: ApiContext) {
   }
 
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/ops/mailbox', async (request, reply) => {
+    route(app, endpoints.mailbox, async (request, reply) => {
       authorize(request);
-      const query = parseQuery(mailboxQuerySchema, request.query);
+      const { query } = request;
       reply.header('cache-control', 'no-store');
       return { messages: await readDevMailbox(ctx.pool, { ...(query.to ? { to: query.to } : {}), limit: query.limit }) };
     });
 
-    app.get('/ops/mail/deliveries', async (request, reply) => {
+    route(app, endpoints.mailDeliveries, async (request, reply) => {
       authorize(request);
-      const query = parseQuery(deliveriesQuerySchema, request.query);
+      const { query } = request;
       const rows = (await ctx.pool.any(sql.unsafe`
         SELECT job_id, kind, user_id, recipient, status, attempts, next_attempt_at, last_error, transport, message_id,
                smtp_response, received_at, sent_at, dead_at
         FROM mail_delivery
         WHERE ${query.status ? sql.fragment`status = ${query.status}` : sql.fragment`true`}
-        ORDER BY updated_at DESC LIMIT ${query.limit}`)) as readonly Record<string, unknown>[];
-      const iso = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(value as number).toISOString());
+        ORDER BY updated_at DESC LIMIT ${query.limit}`)) as readonly DeliveryRow[];
+      const iso = (value: number | null): string | null => (value === null ? null : new Date(value).toISOString());
       reply.header('cache-control', 'no-store');
       return {
-        deliveries: rows.map((r) => ({
+        deliveries: rows.map((r): MailDelivery => ({
           jobId: r.job_id,
           kind: r.kind,
           userId: r.user_id,

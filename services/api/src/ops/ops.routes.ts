@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { projectionNames } from '@portcullis/contracts';
+import { opsEndpoints as endpoints, projectionNames } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { route } from '../http/declared-route.ts';
 import { errorCode, renderErrorPage } from './error-page.ts';
 
 /** A projection further behind the log than this is not ready to serve reads. */
@@ -9,10 +10,10 @@ const READY_MAX_LAG = 1000;
 
 export function publicOpsRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/ok', async () => ({ ok: true }));
-    app.get('/error', async (request, reply) => {
-      const query = request.query as Record<string, unknown>;
-      const description = typeof query.error_description === 'string' ? query.error_description : null;
+    route(app, endpoints.ok, async () => ({ ok: true }));
+    route(app, endpoints.errorPage, async (request, reply) => {
+      const { query } = request;
+      const description = query.error_description ?? null;
       return reply
         .type('text/html; charset=utf-8')
         .send(renderErrorPage(errorCode(query.error), description, `${new URL(ctx.config.baseUrl).origin}/`));
@@ -22,9 +23,9 @@ export function publicOpsRoutes(ctx: ApiContext) {
 
 export function healthRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/healthz', async () => ({ status: 'ok' }));
+    route(app, endpoints.healthz, async () => ({ status: 'ok' }));
 
-    app.get('/readyz', async (_request, reply) => {
+    route(app, endpoints.readyz, async (_request, reply) => {
       const checks: Record<string, { ok: boolean; detail?: string }> = {};
       try {
         const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { opsEndpoints } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
+import { route } from '../http/declared-route.ts';
 
 /**
  * The repository's README, two levels above the platform workspace (found through the package, as the
@@ -66,11 +68,11 @@ export function startPageRoutes(ctx: ApiContext) {
     const readme = await readFile(readmeFile, 'utf8').catch(() => null);
     const page = renderStartPage({ basePath: ctx.config.basePath, mailbox: ctx.config.env !== 'production', readme: readme !== null });
 
-    app.get('/', async (_request, reply) =>
+    route(app, opsEndpoints.startPage, async (_request, reply) =>
       reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).send(page),
     );
     if (readme !== null) {
-      app.get('/readme', async (_request, reply) =>
+      route(app, opsEndpoints.readme, async (_request, reply) =>
         reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(readme),
       );
     }

@@ -1,17 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  DomainError,
-  getSessionQuerySchema,
-  type SessionAnswer,
-  revokeSessionBodySchema,
-  streams,
-  updateSessionBodySchema,
-} from '@portcullis/contracts';
+import { DomainError, getSessionQuerySchema, type SessionAnswer, sessionEndpoints as endpoints, streams } from '@portcullis/contracts';
 import { hashToken, sessionIdForTokenHash } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route, type DeclaredRequest } from '../http/declared-route.ts';
+import { parseQuery } from '../http/validation.ts';
 import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
 import {
   requireSession,
@@ -69,9 +63,9 @@ export function sessionRoutes(ctx: ApiContext) {
       return sessionAnswerJson(current);
     };
     // Not async: a session this process holds is answered without a promise (see resolveSession).
-    const getSession = (request: FastifyRequest, reply: FastifyReply) => {
-      const source = request.method === 'GET' ? request.query : { ...(request.query as object), ...(request.body as object) };
-      const query = parseQuery(getSessionQuerySchema, source);
+    const getSession = (request: DeclaredRequest<typeof endpoints.getSession>, reply: FastifyReply) => {
+      // A POST may carry the flags in its body as well (better-auth reads both).
+      const query = request.method === 'GET' || request.body === undefined ? request.query : parseQuery(getSessionQuerySchema, { ...request.query, ...(request.body as object) });
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       // The signed session_data cookie cache (when enabled): a valid one answers without reading the store.
       if (query.disableCookieCache !== true) {
@@ -81,10 +75,9 @@ export function sessionRoutes(ctx: ApiContext) {
       const current = resolveSession(ctx, request, reply, { refresh: query.disableRefresh !== true });
       return current instanceof Promise ? current.then((resolved) => answer(request, reply, resolved)) : answer(request, reply, current);
     };
-    app.get('/get-session', getSession);
-    app.post('/get-session', getSession);
+    route(app, endpoints.getSession, getSession);
 
-    app.post('/sign-out', async (request, reply) => {
+    route(app, endpoints.signOut, async (request, reply) => {
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (current) {
         await runSessionCommand(ctx, requestMetadataOf(request), current.session.id, { type: 'revoke', byUserId: current.user.id, reason: 'signed_out' }, {
@@ -96,7 +89,7 @@ export function sessionRoutes(ctx: ApiContext) {
       return { success: true };
     });
 
-    app.get('/list-sessions', async (request, reply) => {
+    route(app, endpoints.listSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       requireFresh(ctx, current);
       const listed = await listUserSessions(ctx, current.user.id, ctx.clock());
@@ -108,16 +101,16 @@ export function sessionRoutes(ctx: ApiContext) {
       });
     });
 
-    app.post('/revoke-session', async (request, reply) => {
+    route(app, endpoints.revokeSession, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      const { token } = parseBody(revokeSessionBodySchema, request.body);
+      const { token } = request.body;
       const tokenHash = /^[0-9a-f]{64}$/.test(token) ? token : hashToken(token);
       await endSessionByTokenHash(ctx, request, tokenHash, current.user.id);
       if (tokenHash === current.tokenHash) clearSessionCookies(reply, ctx.cookies);
       return { status: true };
     });
 
-    app.post('/revoke-sessions', async (request, reply) => {
+    route(app, endpoints.revokeSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
       await ctx.commands.handle(
@@ -128,7 +121,7 @@ export function sessionRoutes(ctx: ApiContext) {
       return { status: true };
     });
 
-    app.post('/revoke-other-sessions', async (request, reply) => {
+    route(app, endpoints.revokeOtherSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
       await ctx.commands.handle(
@@ -138,11 +131,9 @@ export function sessionRoutes(ctx: ApiContext) {
       return { status: true };
     });
 
-    app.post('/update-session', async (request, reply) => {
+    route(app, endpoints.updateSession, async (request, reply) => {
       await requireSession(ctx, request, reply);
-      const body = parseBody(updateSessionBodySchema, request.body);
       // No additional session fields are defined yet, so like better-auth without them there is nothing to set.
-      void body;
       throw new DomainError('NO_FIELDS_TO_UPDATE');
     });
   };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { logFormats } from '../logger.ts';
-import { section, setting } from './settings.ts';
+import { flag, section, setting } from './settings.ts';
 
 /**
  * What slonik would get wrong about a postgres:// URL. It reads the user, password, host and port from the
@@ -66,6 +66,10 @@ const coreShape = {
       '`x-api-key` of server calls (set-password, add-member, the ops endpoints); at least 32 characters',
     ),
     AUTH_BODY_LIMIT_BYTES: setting(z.coerce.number().int().positive().default(64 * 1024), 'larger request bodies are refused with 413'),
+    AUTH_CHECK_ANSWERS: setting(
+      flag(false),
+      'check every JSON answer against its endpoint\'s declared schema and answer 500 where one strays (the test suites and staging run with it; it costs each request a parse)',
+    ),
 };
 
 /** The core settings as parsed: what other concerns derive from (the base URL, the Redis URL). */
@@ -95,6 +99,7 @@ export const coreSettings = section(
       /** `x-api-key` that makes a request a server call. */
       serverApiKey: c.AUTH_SERVER_API_KEY ?? null,
       bodyLimitBytes: c.AUTH_BODY_LIMIT_BYTES,
+      checkAnswers: c.AUTH_CHECK_ANSWERS,
     };
   },
 );

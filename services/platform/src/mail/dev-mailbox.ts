@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { MailboxMessage } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import type { MailTransport, OutgoingMail, SentMail } from './transport.ts';
 
@@ -31,16 +32,7 @@ export class DevMailboxTransport implements MailTransport {
   }
 }
 
-export interface MailboxMessage {
-  readonly id: number;
-  readonly jobId: string;
-  readonly from: string;
-  readonly to: string;
-  readonly subject: string;
-  readonly text: string;
-  readonly html: string;
-  readonly receivedAt: string;
-}
+export type { MailboxMessage };
 
 /** The newest messages first, optionally for one recipient. */
 export async function readDevMailbox(pool: DatabasePool, options: { to?: string; limit: number }): Promise<MailboxMessage[]> {
