@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { endpoint } from './endpoint.ts';
+import { statusAnswerSchema, userSchema } from './user.ts';
 
 // Schemas of the email lifecycle endpoints, as better-auth 1.7 declares them. Length bounds only keep
 // absurd input out; password lengths are checked by the handlers (PASSWORD_TOO_SHORT/LONG), as better-auth does.
@@ -33,3 +35,132 @@ export const deleteUserAnswerSchema = z.object({
   success: z.boolean(),
   message: z.enum(['User deleted', 'Verification email sent']),
 });
+
+export const verifyEmailAnswerSchema = z.object({
+  status: z.boolean(),
+  user: userSchema.nullable().optional().meta({ description: 'The verified user; null when already verified, absent for a change-of-email confirmation' }),
+});
+export const requestPasswordResetAnswerSchema = z.object({ status: z.boolean(), message: z.string() });
+export const changePasswordAnswerSchema = z.object({
+  token: z.string().nullable().meta({ description: 'The new session\'s token when other sessions were revoked' }),
+  user: userSchema,
+});
+const resetPasswordLinkParamsSchema = z.object({ token });
+
+const requestPasswordReset = {
+  method: 'POST',
+  summary: 'Mails a password reset link when the email is registered; answers the same either way',
+  tag: 'Account',
+  auth: 'public',
+  body: requestPasswordResetBodySchema,
+  answer: requestPasswordResetAnswerSchema,
+} as const;
+
+export const accountLifecycleEndpoints = {
+  sendVerificationEmail: endpoint({
+    operationId: 'sendVerificationEmail',
+    method: 'POST',
+    path: '/send-verification-email',
+    summary: 'Mails an email verification link',
+    tag: 'Account',
+    auth: 'optional',
+    body: sendVerificationEmailBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  verifyEmail: endpoint({
+    operationId: 'verifyEmail',
+    method: 'GET',
+    path: '/verify-email',
+    summary: 'Follows a verification (or change-of-email) link; redirects to callbackURL when given',
+    tag: 'Account',
+    auth: 'public',
+    query: verifyEmailQuerySchema,
+    answer: verifyEmailAnswerSchema,
+    redirects: true,
+  }),
+  requestPasswordReset: endpoint({ operationId: 'requestPasswordReset', path: '/request-password-reset', ...requestPasswordReset }),
+  forgetPassword: endpoint({ operationId: 'forgetPassword', path: '/forget-password', ...requestPasswordReset }),
+  resetPasswordCallback: endpoint({
+    operationId: 'resetPasswordCallback',
+    method: 'GET',
+    path: '/reset-password/:token',
+    summary: 'Follows a reset link: redirects to callbackURL with the token, or with error=INVALID_TOKEN',
+    tag: 'Account',
+    auth: 'public',
+    params: resetPasswordLinkParamsSchema,
+    query: resetPasswordCallbackQuerySchema,
+    redirects: true,
+  }),
+  resetPassword: endpoint({
+    operationId: 'resetPassword',
+    method: 'POST',
+    path: '/reset-password',
+    summary: 'Sets a new password with a reset token, and ends every session of the user',
+    tag: 'Account',
+    auth: 'public',
+    body: resetPasswordBodySchema,
+    query: resetPasswordQuerySchema,
+    answer: statusAnswerSchema,
+  }),
+  changePassword: endpoint({
+    operationId: 'changePassword',
+    method: 'POST',
+    path: '/change-password',
+    summary: 'Changes the caller\'s password, optionally ending their other sessions',
+    tag: 'Account',
+    auth: 'session',
+    body: changePasswordBodySchema,
+    answer: changePasswordAnswerSchema,
+  }),
+  verifyPassword: endpoint({
+    operationId: 'verifyPassword',
+    method: 'POST',
+    path: '/verify-password',
+    summary: 'Checks the caller\'s password',
+    tag: 'Account',
+    auth: 'session',
+    body: verifyPasswordBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  setPassword: endpoint({
+    operationId: 'setPassword',
+    method: 'POST',
+    path: '/set-password',
+    summary: 'Server call: sets a first password for a user who has none',
+    tag: 'Account',
+    auth: 'server',
+    body: setPasswordBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  changeEmail: endpoint({
+    operationId: 'changeEmail',
+    method: 'POST',
+    path: '/change-email',
+    summary: 'Starts a change of the caller\'s email: mails a confirmation link',
+    tag: 'Account',
+    auth: 'session',
+    body: changeEmailBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  deleteUser: endpoint({
+    operationId: 'deleteUser',
+    method: 'POST',
+    path: '/delete-user',
+    summary: 'Deletes the caller\'s account (with a password or fresh session), or mails a confirmation link',
+    tag: 'Account',
+    auth: 'session',
+    body: deleteUserBodySchema,
+    answer: deleteUserAnswerSchema,
+  }),
+  deleteUserCallback: endpoint({
+    operationId: 'deleteUserCallback',
+    method: 'GET',
+    path: '/delete-user/callback',
+    summary: 'Follows a deletion confirmation link; redirects to callbackURL when given',
+    tag: 'Account',
+    auth: 'session',
+    query: deleteUserCallbackQuerySchema,
+    answer: deleteUserAnswerSchema,
+    redirects: true,
+  }),
+};

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { userSchema } from './user.ts';
 import { displayUsernameInputSchema, imageUrlSchema } from './user-fields.ts';
+import { endpoint } from './endpoint.ts';
 
 // Shape checks only: the email syntax check answers INVALID_EMAIL and the password length check answers
 // PASSWORD_TOO_SHORT/LONG from the handler, as better-auth does, because their bounds are configuration.
@@ -44,3 +45,26 @@ export function isValidEmail(email: string): boolean {
   // Built once: constructing a zod schema costs more than the check itself, on every sign-in and sign-up.
   return emailSchema.safeParse(email).success;
 }
+
+export const credentialsEndpoints = {
+  signUpEmail: endpoint({
+    operationId: 'signUpEmail',
+    method: 'POST',
+    path: '/sign-up/email',
+    summary: 'Registers a user with an email and password, and signs them in unless verification is required',
+    tag: 'Credentials',
+    auth: 'public',
+    body: signUpEmailBodySchema,
+    answer: signUpAnswerSchema,
+  }),
+  signInEmail: endpoint({
+    operationId: 'signInEmail',
+    method: 'POST',
+    path: '/sign-in/email',
+    summary: 'Signs in with an email and password; sets the session cookie',
+    tag: 'Credentials',
+    auth: 'public',
+    body: signInEmailBodySchema,
+    answer: signInAnswerSchema,
+  }),
+};

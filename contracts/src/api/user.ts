@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { displayUsernameInputSchema, imageUrlSchema } from './user-fields.ts';
+import { endpoint } from './endpoint.ts';
 
 /** The user as better-auth answers it; dates travel as ISO strings. */
 export const userSchema = z.object({
@@ -27,3 +28,16 @@ export const updateUserBodySchema = z
   .meta({ description: 'POST /update-user' });
 
 export const statusAnswerSchema = z.object({ status: z.boolean() });
+
+export const userEndpoints = {
+  updateUser: endpoint({
+    operationId: 'updateUser',
+    method: 'POST',
+    path: '/update-user',
+    summary: 'Changes the caller\'s name, image or username (the email changes through /change-email)',
+    tag: 'User',
+    auth: 'session',
+    body: updateUserBodySchema,
+    answer: statusAnswerSchema,
+  }),
+};

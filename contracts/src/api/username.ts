@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { userSchema } from './user.ts';
+import { endpoint } from './endpoint.ts';
 
 /**
  * Shape checks only: length and alphabet are answered from the handler as USERNAME_TOO_SHORT/TOO_LONG and
@@ -31,3 +32,26 @@ export const signInUsernameAnswerSchema = z.object({
   url: z.string().optional(),
   user: userSchema,
 });
+
+export const usernameEndpoints = {
+  signInUsername: endpoint({
+    operationId: 'signInUsername',
+    method: 'POST',
+    path: '/sign-in/username',
+    summary: 'Signs in with a username and password; sets the session cookie',
+    tag: 'Username',
+    auth: 'public',
+    body: signInUsernameBodySchema,
+    answer: signInUsernameAnswerSchema,
+  }),
+  isUsernameAvailable: endpoint({
+    operationId: 'isUsernameAvailable',
+    method: 'POST',
+    path: '/is-username-available',
+    summary: 'Whether a username is free to claim',
+    tag: 'Username',
+    auth: 'public',
+    body: isUsernameAvailableBodySchema,
+    answer: isUsernameAvailableAnswerSchema,
+  }),
+};

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { changeEmailBodySchema, DomainError, streams } from '@portcullis/contracts';
+import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
 import { signEmailVerificationToken, WrongExpectedVersionError } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
-import { parseBody } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { requireSession } from '../session/current-session.ts';
 import { emailMoveWrites, loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
@@ -18,10 +18,10 @@ import { trustedOrigins } from './trusted-origins.ts';
  */
 export function changeEmailRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/change-email', async (request, reply) => {
+    route(app, endpoints.changeEmail, async (request, reply) => {
       if (!ctx.config.changeEmail.enabled) throw new DomainError('CHANGE_EMAIL_DISABLED');
       const current = await requireSession(ctx, request, reply);
-      const body = parseBody(changeEmailBodySchema, request.body);
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
       const to = body.newEmail.toLowerCase();
       const userId = current.user.id;

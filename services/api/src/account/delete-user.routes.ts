@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { deleteUserBodySchema, deleteUserCallbackQuerySchema, DomainError, streams } from '@portcullis/contracts';
+import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
 import { hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
@@ -9,7 +9,7 @@ import { checkPresentedPassword } from '../credentials/password-policy.ts';
 import { emailReservationModel } from '../credentials/registration.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { membershipRemovalWrites } from '../organization/user-deletion.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { usernameReleaseWrites } from '../username/username-claim.ts';
@@ -53,11 +53,11 @@ async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: stri
 
 export function deleteUserRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/delete-user', async (request, reply) => {
+    route(app, endpoints.deleteUser, async (request, reply) => {
       // Off by default, as in better-auth, which then answers as if the route did not exist.
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
       const current = await requireSession(ctx, request, reply);
-      const body = parseBody(deleteUserBodySchema, request.body);
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
       const userId = current.user.id;
       const { state } = await loadAccount(ctx, userId);
@@ -104,9 +104,9 @@ export function deleteUserRoutes(ctx: ApiContext) {
       return { success: true, message: 'User deleted' };
     });
 
-    app.get('/delete-user/callback', async (request, reply) => {
+    route(app, endpoints.deleteUserCallback, async (request, reply) => {
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
-      const query = parseQuery(deleteUserCallbackQuerySchema, request.query);
+      const { query } = request;
       checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
       // Decided before the user is deleted: a refusal after it would leave a deletion no client was told of.
       const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, sendVerificationEmailBodySchema, streams, verifyEmailQuerySchema, type ErrorCode } from '@portcullis/contracts';
+import { accountLifecycleEndpoints as endpoints, DomainError, streams, type ErrorCode } from '@portcullis/contracts';
 import { signEmailVerificationToken, verifyEmailVerificationToken, WrongExpectedVersionError, type EmailVerificationClaims } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
@@ -10,7 +10,7 @@ import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { streamWrite } from '../write-model.ts';
@@ -40,9 +40,9 @@ class VerifyEmailFailure extends Error {
 
 export function emailVerificationRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/send-verification-email', async (request, reply) => {
+    route(app, endpoints.sendVerificationEmail, async (request, reply) => {
       if (!ctx.config.emailVerification.enabled) throw new DomainError('VERIFICATION_EMAIL_NOT_ENABLED');
-      const body = parseBody(sendVerificationEmailBodySchema, request.body);
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
       const email = body.email.toLowerCase();
       const current = await resolveSession(ctx, request, reply, { refresh: false });
@@ -74,8 +74,8 @@ export function emailVerificationRoutes(ctx: ApiContext) {
       return { status: true };
     });
 
-    app.get('/verify-email', async (request, reply) => {
-      const query = parseQuery(verifyEmailQuerySchema, request.query);
+    route(app, endpoints.verifyEmail, async (request, reply) => {
+      const { query } = request;
       checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
       // What the success redirect sends, decided before the link changes anything.
       const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;

@@ -1,15 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  changePasswordBodySchema,
-  DomainError,
-  requestPasswordResetBodySchema,
-  resetPasswordBodySchema,
-  resetPasswordCallbackQuerySchema,
-  resetPasswordQuerySchema,
-  setPasswordBodySchema,
-  streams,
-  verifyPasswordBodySchema,
-} from '@portcullis/contracts';
+import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
 import { generateId, hashPassword, hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
@@ -21,7 +11,7 @@ import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../user/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
@@ -58,9 +48,9 @@ export function passwordRoutes(ctx: ApiContext) {
   /** Where better-auth resolves a reset callbackURL: against its base URL (base path included). */
   const authBase = `${ctx.config.baseUrl}${ctx.config.basePath}`;
 
-  const requestReset = async (request: FastifyRequest) => {
+  const requestReset = async (request: DeclaredRequest<typeof endpoints.requestPasswordReset | typeof endpoints.forgetPassword>) => {
     if (!ctx.config.resetPassword.enabled) throw new DomainError('RESET_PASSWORD_DISABLED');
-    const body = parseBody(requestPasswordResetBodySchema, request.body);
+    const { body } = request;
     checkCallbackURL(body.redirectTo, trustedOrigins(ctx), 'INVALID_REDIRECT_URL');
     const email = body.email.toLowerCase();
     await withMinimumDuration(RESET_REQUEST_FLOOR_MS, async () => {
@@ -114,12 +104,12 @@ export function passwordRoutes(ctx: ApiContext) {
 
   return async function register(app: FastifyInstance): Promise<void> {
     // The spec's path, and the one today's better-auth client calls: the same operation.
-    app.post('/forget-password', requestReset);
-    app.post('/request-password-reset', requestReset);
+    route(app, endpoints.forgetPassword, requestReset);
+    route(app, endpoints.requestPasswordReset, requestReset);
 
-    app.get('/reset-password/:token', async (request, reply: FastifyReply) => {
-      const { token } = request.params as { token: string };
-      const { callbackURL } = parseQuery(resetPasswordCallbackQuerySchema, request.query);
+    route(app, endpoints.resetPasswordCallback, async (request, reply: FastifyReply) => {
+      const { token } = request.params;
+      const { callbackURL } = request.query;
       checkCallbackURL(callbackURL, trustedOrigins(ctx));
       const target = new URL(callbackURL, authBase);
       const { state } = await loadToken(ctx, hashToken(token));
@@ -128,9 +118,8 @@ export function passwordRoutes(ctx: ApiContext) {
       return redirect(reply, redirectLocation(target.href, trustedOrigins(ctx)));
     });
 
-    app.post('/reset-password', async (request) => {
-      const body = parseBody(resetPasswordBodySchema, request.body);
-      const query = parseQuery(resetPasswordQuerySchema, request.query);
+    route(app, endpoints.resetPassword, async (request) => {
+      const { body, query } = request;
       const token = body.token || query.token;
       if (!token) throw new DomainError('INVALID_TOKEN');
       checkNewPassword(ctx.config, body.newPassword);
@@ -156,9 +145,9 @@ export function passwordRoutes(ctx: ApiContext) {
       return { status: true };
     });
 
-    app.post('/change-password', async (request, reply) => {
+    route(app, endpoints.changePassword, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      const body = parseBody(changePasswordBodySchema, request.body);
+      const { body } = request;
       checkNewPassword(ctx.config, body.newPassword);
       checkPresentedPassword(ctx.config, body.currentPassword);
       const userId = current.user.id;
@@ -189,9 +178,9 @@ export function passwordRoutes(ctx: ApiContext) {
       return { token: opened?.token ?? null, user };
     });
 
-    app.post('/verify-password', async (request, reply) => {
+    route(app, endpoints.verifyPassword, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      const body = parseBody(verifyPasswordBodySchema, request.body);
+      const { body } = request;
       checkPresentedPassword(ctx.config, body.password);
       const { state } = await loadAccount(ctx, current.user.id);
       const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
@@ -201,11 +190,13 @@ export function passwordRoutes(ctx: ApiContext) {
 
     // Server only: a backend with AUTH_SERVER_API_KEY sets a first password for a user (one signed in with a
     // social provider, or imported without one). To clients, as in better-auth, the route does not exist.
-    app.post('/set-password', async (request, reply) => {
+    const admitServerCalls = (request: FastifyRequest): void => {
       const call = serverCall(ctx, request);
       if (call === 'absent') throw new DomainError('NOT_FOUND');
       if (call === 'refused') throw new DomainError('UNAUTHORIZED');
-      const body = parseBody(setPasswordBodySchema, request.body);
+    };
+    route(app, endpoints.setPassword, async (request, reply) => {
+      const { body } = request;
       const userId = body.userId ?? (await resolveSession(ctx, request, reply, { refresh: false }))?.user.id;
       if (!userId) throw new DomainError('UNAUTHORIZED');
       checkNewPassword(ctx.config, body.newPassword);
@@ -226,6 +217,6 @@ export function passwordRoutes(ctx: ApiContext) {
         ]);
       });
       return { status: true };
-    });
+    }, { admit: admitServerCalls });
   };
 }

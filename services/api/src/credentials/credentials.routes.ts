@@ -1,12 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import {
-  DomainError,
-  SignInFailed,
-  signInEmailBodySchema,
-  signUpEmailBodySchema,
-  streams,
-  type User,
-} from '@portcullis/contracts';
+import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, WrongExpectedVersionError } from '@portcullis/platform';
 import { commit } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
@@ -14,7 +7,7 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { parseBody } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import {
   claimSignUpUsername,
@@ -52,8 +45,8 @@ export function credentialsRoutes(ctx: ApiContext) {
   // The base URL's origin and TRUSTED_ORIGINS; the perimeter checks the same before the handler runs.
   const trustedOrigins = ctx.config.trustedOrigins;
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/sign-up/email', async (request, reply) => {
-      const body = parseBody(signUpEmailBodySchema, request.body);
+    route(app, endpoints.signUpEmail, async (request, reply) => {
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins);
       // Before the email checks, as better-auth's username plugin runs in a hook before the handler.
       const username = await prepareSignUpUsername(ctx, body);
@@ -143,8 +136,8 @@ export function credentialsRoutes(ctx: ApiContext) {
       return withMinimumDuration(UNDISCLOSED_SIGN_UP_FLOOR_MS, signUpAccount);
     });
 
-    app.post('/sign-in/email', async (request, reply) => {
-      const body = parseBody(signInEmailBodySchema, request.body);
+    route(app, endpoints.signInEmail, async (request, reply) => {
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       checkPresentedPassword(ctx.config, body.password);

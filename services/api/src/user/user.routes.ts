@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError, streams, updateUserBodySchema } from '@portcullis/contracts';
+import { DomainError, streams, userEndpoints as endpoints } from '@portcullis/contracts';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
-import { parseBody } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
 import { requireSession } from '../session/current-session.ts';
 import { checkUsername, usernameChangeWrites } from '../username/username-claim.ts';
@@ -13,9 +13,9 @@ import { decideUpdateUser, evolveUser, initialUserState } from './user.decider.t
 
 export function userRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/update-user', async (request, reply) => {
+    route(app, endpoints.updateUser, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      const body = parseBody(updateUserBodySchema, request.body);
+      const { body } = request;
       if (body.email !== undefined && body.email !== null && body.email !== '') {
         throw new DomainError('EMAIL_CAN_NOT_BE_UPDATED');
       }

@@ -1,18 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import {
-  DomainError,
-  isDomainError,
-  isUsernameAvailableBodySchema,
-  signInUsernameBodySchema,
-  streams,
-  UsernameSignInFailed,
-} from '@portcullis/contracts';
+import { DomainError, isDomainError, streams, UsernameSignInFailed, usernameEndpoints as endpoints } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { enforceVerifiedEmail } from '../account/account-model.ts';
 import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../credentials/password-sign-in.ts';
 import { checkPresentedPassword } from '../credentials/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { parseBody } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { checkUsername, loadUsernameReservation, usernameReservationStream } from './username-claim.ts';
 import { evolveUsernameReservation, initialUsernameReservation } from './username.decider.ts';
 import { normalizeUsername } from './username-rules.ts';
@@ -34,8 +27,8 @@ function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdenti
 export function usernameRoutes(ctx: ApiContext) {
   const trustedOrigins = ctx.config.trustedOrigins;
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/sign-in/username', async (request, reply) => {
-      const body = parseBody(signInUsernameBodySchema, request.body);
+    route(app, endpoints.signInUsername, async (request, reply) => {
+      const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins);
       if (!body.username || !body.password) throw new DomainError('INVALID_USERNAME_OR_PASSWORD');
       checkUsername(ctx.config.username, body.username);
@@ -52,8 +45,8 @@ export function usernameRoutes(ctx: ApiContext) {
       });
     });
 
-    app.post('/is-username-available', async (request) => {
-      const body = parseBody(isUsernameAvailableBodySchema, request.body);
+    route(app, endpoints.isUsernameAvailable, async (request) => {
+      const { body } = request;
       if (!body.username) throw new DomainError('INVALID_USERNAME');
       checkUsername(ctx.config.username, body.username);
       const { state } = await loadUsernameReservation(ctx, body.username);
