@@ -10,3 +10,4 @@ export * from './team.ts';
 export * from './full-organization.ts';
 export * from './user-fields.ts';
 export * from './ops.ts';
+export * from './username-rules.ts';

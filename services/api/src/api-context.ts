@@ -11,7 +11,7 @@ import {
   type Logger,
 } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
-import { RememberedSignIns } from './credentials/password-sign-in.ts';
+import { RememberedSignIns } from './identity/password-sign-in.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
 import { ReadModelProgress } from './read-model-progress.ts';

@@ -1,6 +1,6 @@
 import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Redis, SessionCacheLayout } from '@portcullis/platform';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
-import type { RememberedSignIns } from './credentials/password-sign-in.ts';
+import type { RememberedSignIns } from './identity/password-sign-in.ts';
 import type { ReadModelProgress } from './read-model-progress.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
 import type { ActiveSelectionCheck } from './session/session-log.ts';

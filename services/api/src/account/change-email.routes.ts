@@ -7,9 +7,8 @@ import { checkCallbackURL } from '../http/callback-url.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession } from '../session/current-session.ts';
-import { emailMoveWrites, loadAccount, loadReservation, mailJobWrite } from './account-model.ts';
+import { emailMoveWrites, loadAccount, loadReservation, mailJobWrite } from '../identity/account-model.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
-import { trustedOrigins } from './trusted-origins.ts';
 
 /**
  * Spec section 4: an unverified user's email changes at once (and a verification mail goes to the new
@@ -22,7 +21,7 @@ export function changeEmailRoutes(ctx: ApiContext) {
       if (!ctx.config.changeEmail.enabled) throw new DomainError('CHANGE_EMAIL_DISABLED');
       const current = await requireSession(ctx, request, reply);
       const { body } = request;
-      checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(body.callbackURL, ctx.config.trustedOrigins);
       const to = body.newEmail.toLowerCase();
       const userId = current.user.id;
       if (to === current.user.email) throw new DomainError('EMAIL_IS_THE_SAME');

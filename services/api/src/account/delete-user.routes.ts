@@ -5,8 +5,8 @@ import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
-import { checkPresentedPassword } from '../credentials/password-policy.ts';
-import { emailReservationModel } from '../credentials/registration.decider.ts';
+import { checkPresentedPassword } from '../identity/password-policy.ts';
+import { emailReservationModel } from '../identity/email-reservation.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { route } from '../http/declared-route.ts';
@@ -14,9 +14,8 @@ import { membershipRemovalWrites } from '../organization/user-deletion.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { usernameReleaseWrites } from '../username/username-claim.ts';
 import { streamWrite } from '../write-model.ts';
-import { accountModel, decideAccount, decideEmailRelease } from './account.decider.ts';
-import { loadAccount, mailJobWrite } from './account-model.ts';
-import { trustedOrigins } from './trusted-origins.ts';
+import { accountModel, decideAccount, decideEmailRelease } from '../identity/account.decider.ts';
+import { loadAccount, mailJobWrite } from '../identity/account-model.ts';
 import { decideVerificationToken, verificationTokenModel } from './verification-token.decider.ts';
 
 /** Spec section 9: 32 characters of lowercase letters and digits (better-auth's generateRandomString(32, '0-9', 'a-z')). */
@@ -58,7 +57,7 @@ export function deleteUserRoutes(ctx: ApiContext) {
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
       const current = await requireSession(ctx, request, reply);
       const { body } = request;
-      checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(body.callbackURL, ctx.config.trustedOrigins);
       const userId = current.user.id;
       const { state } = await loadAccount(ctx, userId);
       if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
@@ -107,9 +106,9 @@ export function deleteUserRoutes(ctx: ApiContext) {
     route(app, endpoints.deleteUserCallback, async (request, reply) => {
       if (!ctx.config.deleteUser.enabled) throw new DomainError('NOT_FOUND');
       const { query } = request;
-      checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(query.callbackURL, ctx.config.trustedOrigins);
       // Decided before the user is deleted: a refusal after it would leave a deletion no client was told of.
-      const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;
+      const location = query.callbackURL ? redirectLocation(query.callbackURL, ctx.config.trustedOrigins) : null;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (!current) throw new DomainError('FAILED_TO_GET_USER_INFO');
       await deleteUser(ctx, request, current.user.id, query.token);

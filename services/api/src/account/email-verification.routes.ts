@@ -3,7 +3,7 @@ import { accountLifecycleEndpoints as endpoints, DomainError, streams, type Erro
 import { signEmailVerificationToken, verifyEmailVerificationToken, WrongExpectedVersionError, type EmailVerificationClaims } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
-import { newSession } from '../credentials/new-session.ts';
+import { newSession } from '../session/new-session.ts';
 import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
@@ -12,12 +12,11 @@ import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { route } from '../http/declared-route.ts';
 import { resolveSession } from '../session/current-session.ts';
-import { findUserById } from '../user/user-queries.ts';
+import { findUserById } from '../identity/user-queries.ts';
 import { streamWrite } from '../write-model.ts';
-import { decideAccount } from './account.decider.ts';
-import { emailMoveWrites, loadAccount, loadAccountByEmail, verificationMailWrite } from './account-model.ts';
+import { decideAccount } from '../identity/account.decider.ts';
+import { emailMoveWrites, loadAccount, loadAccountByEmail, verificationMailWrite } from '../identity/account-model.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
-import { trustedOrigins } from './trusted-origins.ts';
 
 /** better-auth's floor on send-verification-email for callers without a session. */
 const UNAUTHENTICATED_FLOOR_MS = 500;
@@ -43,7 +42,7 @@ export function emailVerificationRoutes(ctx: ApiContext) {
     route(app, endpoints.sendVerificationEmail, async (request, reply) => {
       if (!ctx.config.emailVerification.enabled) throw new DomainError('VERIFICATION_EMAIL_NOT_ENABLED');
       const { body } = request;
-      checkCallbackURL(body.callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(body.callbackURL, ctx.config.trustedOrigins);
       const email = body.email.toLowerCase();
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       const now = ctx.clock();
@@ -76,9 +75,9 @@ export function emailVerificationRoutes(ctx: ApiContext) {
 
     route(app, endpoints.verifyEmail, async (request, reply) => {
       const { query } = request;
-      checkCallbackURL(query.callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(query.callbackURL, ctx.config.trustedOrigins);
       // What the success redirect sends, decided before the link changes anything.
-      const location = query.callbackURL ? redirectLocation(query.callbackURL, trustedOrigins(ctx)) : null;
+      const location = query.callbackURL ? redirectLocation(query.callbackURL, ctx.config.trustedOrigins) : null;
       try {
         const verified = await verifyEmailVerificationToken(query.token, ctx.config.secret, ctx.clock());
         if (!verified.ok) throw new VerifyEmailFailure(verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN');
@@ -92,7 +91,7 @@ export function emailVerificationRoutes(ctx: ApiContext) {
         const code = error instanceof VerifyEmailFailure ? error.code : error instanceof DomainError && error.code in redirectCodes ? (error.code as VerifyFailure) : null;
         if (code === null) throw error;
         if (query.callbackURL) {
-          return redirect(reply, redirectLocation(query.callbackURL, trustedOrigins(ctx), { params: { error: redirectCodes[code] } }));
+          return redirect(reply, redirectLocation(query.callbackURL, ctx.config.trustedOrigins, { params: { error: redirectCodes[code] } }));
         }
         throw new DomainError(code);
       }

@@ -3,8 +3,8 @@ import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@p
 import { generateId, hashPassword, hashToken, randomString, verifyPassword } from '@portcullis/platform';
 import { commit, withRetryOnConflict } from '../commit.ts';
 import type { ApiContext } from '../context.ts';
-import { newSession } from '../credentials/new-session.ts';
-import { checkNewPassword, checkPresentedPassword } from '../credentials/password-policy.ts';
+import { newSession } from '../session/new-session.ts';
+import { checkNewPassword, checkPresentedPassword } from '../identity/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
@@ -13,12 +13,11 @@ import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
-import { findUserById } from '../user/user-queries.ts';
+import { findUserById } from '../identity/user-queries.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
 import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
-import { accountModel, decideAccount } from './account.decider.ts';
-import { loadAccount, loadAccountByEmail, mailJobWrite } from './account-model.ts';
-import { trustedOrigins } from './trusted-origins.ts';
+import { accountModel, decideAccount } from '../identity/account.decider.ts';
+import { loadAccount, loadAccountByEmail, mailJobWrite } from '../identity/account-model.ts';
 import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
 import {
   decideVerificationToken,
@@ -51,7 +50,7 @@ export function passwordRoutes(ctx: ApiContext) {
   const requestReset = async (request: DeclaredRequest<typeof endpoints.requestPasswordReset | typeof endpoints.forgetPassword>) => {
     if (!ctx.config.resetPassword.enabled) throw new DomainError('RESET_PASSWORD_DISABLED');
     const { body } = request;
-    checkCallbackURL(body.redirectTo, trustedOrigins(ctx), 'INVALID_REDIRECT_URL');
+    checkCallbackURL(body.redirectTo, ctx.config.trustedOrigins, 'INVALID_REDIRECT_URL');
     const email = body.email.toLowerCase();
     await withMinimumDuration(RESET_REQUEST_FLOOR_MS, async () => {
       const token = randomString(RESET_TOKEN_LENGTH);
@@ -110,12 +109,12 @@ export function passwordRoutes(ctx: ApiContext) {
     route(app, endpoints.resetPasswordCallback, async (request, reply: FastifyReply) => {
       const { token } = request.params;
       const { callbackURL } = request.query;
-      checkCallbackURL(callbackURL, trustedOrigins(ctx));
+      checkCallbackURL(callbackURL, ctx.config.trustedOrigins);
       const target = new URL(callbackURL, authBase);
       const { state } = await loadToken(ctx, hashToken(token));
       if (usableBy(state, 'reset-password', ctx.clock()) === null) target.searchParams.set('error', 'INVALID_TOKEN');
       else target.searchParams.set('token', token);
-      return redirect(reply, redirectLocation(target.href, trustedOrigins(ctx)));
+      return redirect(reply, redirectLocation(target.href, ctx.config.trustedOrigins));
     });
 
     route(app, endpoints.resetPassword, async (request) => {

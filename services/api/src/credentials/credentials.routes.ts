@@ -16,11 +16,12 @@ import {
   usernameAnswerFields,
   withUsernameFields,
 } from '../username/username-claim.ts';
-import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../account/account-model.ts';
-import { newSession } from './new-session.ts';
-import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from './password-sign-in.ts';
-import { checkNewPassword, checkPresentedPassword, normalizeEmail } from './password-policy.ts';
-import { decideRegistration, evolveEmailReservation, initialEmailReservation } from './registration.decider.ts';
+import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../identity/account-model.ts';
+import { newSession } from '../session/new-session.ts';
+import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
+import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
+import { evolveEmailReservation, initialEmailReservation } from '../identity/email-reservation.decider.ts';
+import { decideRegistration } from './registration.decider.ts';
 
 /**
  * Sign-ups with required verification answer no sooner than this: well above what hashing the password,

@@ -1,22 +1,6 @@
 import { CredentialAccountCreated, DomainError, EmailReserved, UserRegistered, type DomainEvent } from '@portcullis/contracts';
-import { streamModel } from '@portcullis/contracts';
+import type { EmailReservationState } from '../identity/email-reservation.decider.ts';
 import { sessionOpeningEvents, type NewSession } from '../session/session-lifecycle.ts';
-
-/** The email reservation stream: reserved by a user, or free. */
-export type EmailReservationState = { status: 'free' } | { status: 'reserved'; userId: string };
-
-export const initialEmailReservation = (): EmailReservationState => ({ status: 'free' });
-
-export function evolveEmailReservation(state: EmailReservationState, event: DomainEvent): EmailReservationState {
-  switch (event.type) {
-    case 'email.reserved.v1':
-      return { status: 'reserved', userId: event.data.userId };
-    case 'email.released.v1':
-      return { status: 'free' };
-    default:
-      return state;
-  }
-}
 
 export interface RegisterWithPassword {
   readonly userId: string;
@@ -53,6 +37,3 @@ export function decideRegistration(command: RegisterWithPassword, reservation: E
     session: command.session ? sessionOpeningEvents(command.userId, command.session, 'sign-up') : null,
   };
 }
-
-/** An email's reservation stream `email-<email>`. */
-export const emailReservationModel = streamModel('email-reservation', 1, initialEmailReservation, evolveEmailReservation);

@@ -1,12 +1,8 @@
 import { describe, it } from 'vitest';
 import { CredentialAccountCreated, EmailReserved, SessionCreated, SessionOpened, UserRegistered } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
-import {
-  decideRegistration,
-  evolveEmailReservation,
-  initialEmailReservation,
-  type RegisterWithPassword,
-} from './registration.decider.ts';
+import { evolveEmailReservation, initialEmailReservation } from '../identity/email-reservation.decider.ts';
+import { decideRegistration, type RegisterWithPassword } from './registration.decider.ts';
 
 const given = deciderSpec({ evolve: evolveEmailReservation, initial: initialEmailReservation, decide: decideRegistration });
 const hash = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo';

@@ -1,5 +1,5 @@
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
-import { isTrustedRedirect } from '../perimeter/trusted-origins.ts';
+import { isTrustedRedirect } from './trusted-origins.ts';
 
 /**
  * Spec section 5: redirect and callback URLs must be relative paths or on a trusted origin, else the

@@ -1,7 +1,7 @@
 import { validateHeaderValue } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
-import { isTrustedRedirect } from '../perimeter/trusted-origins.ts';
+import { isTrustedRedirect } from './trusted-origins.ts';
 
 /** A Location the server may send: built by {@link redirectLocation}, and checked as it is sent. */
 export type SentLocation = string & { readonly __sentLocation: unique symbol };

@@ -2,7 +2,7 @@ import { validateHeaderValue } from 'node:http';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@portcullis/contracts';
-import { isTrustedRedirect } from '../perimeter/trusted-origins.ts';
+import { isTrustedRedirect } from './trusted-origins.ts';
 import { redirectLocation } from './redirect.ts';
 
 const BASE_URL = 'http://localhost:3000';

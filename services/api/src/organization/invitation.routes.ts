@@ -16,7 +16,7 @@ import {
   type InvitationDetails,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { mailJobWrite } from '../account/account-model.ts';
+import { mailJobWrite } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';

@@ -12,12 +12,12 @@ import {
   type MemberWithUser,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { loadAccount, loadAccountByEmail } from '../account/account-model.ts';
+import { loadAccount, loadAccountByEmail } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
-import { findUserById } from '../user/user-queries.ts';
+import { findUserById } from '../identity/user-queries.ts';
 import { clearActiveOrganizationIf } from './active-organization.ts';
 import { decideMember, type RemovalTarget } from './member.decider.ts';
 import { foldDecided, memberAnswer } from './organization-answers.ts';

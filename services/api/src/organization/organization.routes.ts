@@ -18,7 +18,7 @@ import {
   type Organization,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { loadAccount } from '../account/account-model.ts';
+import { loadAccount } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { parseBody, parseQuery } from '../http/validation.ts';

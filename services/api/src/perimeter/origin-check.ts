@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import type { InputCheck } from './perimeter.ts';
-import { isTrustedOrigin, isTrustedRedirect } from './trusted-origins.ts';
+import { isTrustedOrigin, isTrustedRedirect } from '../http/trusted-origins.ts';
 
 /**
  * Login CSRF (better-auth's formCsrfMiddleware) guards the routes that open a session from credentials in

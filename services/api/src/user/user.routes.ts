@@ -9,7 +9,7 @@ import { expireCookieCache } from '../session/cookie-cache.ts';
 import { requireSession } from '../session/current-session.ts';
 import { checkUsername, usernameChangeWrites } from '../username/username-claim.ts';
 import { loadStream, streamWrite } from '../write-model.ts';
-import { decideUpdateUser, evolveUser, initialUserState } from './user.decider.ts';
+import { decideUpdateUser, evolveUser, initialUserState } from '../identity/user.decider.ts';
 
 export function userRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {

@@ -1,7 +1,7 @@
-import { DomainError, streams, type DomainEvent, type EventMetadata, type User } from '@portcullis/contracts';
+import { DomainError, type DomainEvent, type EventMetadata, normalizeUsername, streams, type User, type UsernameBounds, usernameProblem } from '@portcullis/contracts';
 import { WrongExpectedVersionError, type StreamWrite } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { evolveUser, initialUserState } from '../user/user.decider.ts';
+import { evolveUser, initialUserState } from '../identity/user.decider.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
 import {
   decideUsernameClaim,
@@ -13,7 +13,6 @@ import {
   type UsernameFields,
   type UsernameReservationState,
 } from './username.decider.ts';
-import { normalizeUsername, usernameProblem, type UsernameBounds } from './username-rules.ts';
 
 /** Refuses a username that breaks the rules, with the username plugin's 422s. */
 export function checkUsername(bounds: UsernameBounds, username: string): void {

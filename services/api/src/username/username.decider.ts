@@ -1,5 +1,4 @@
-import { DomainError, UsernameChanged, UsernameReleased, UsernameReserved, type DomainEvent } from '@portcullis/contracts';
-import { normalizeUsername } from './username-rules.ts';
+import { DomainError, type DomainEvent, normalizeUsername, UsernameChanged, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
 
 /** The username reservation stream: held by a user, or free (never taken, or released). */
 export type UsernameReservationState = { status: 'free' } | { status: 'reserved'; userId: string };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsernameChanged, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
+import { UsernameChanged, usernameProblem, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
 import {
   decideUsernameClaim,
@@ -9,7 +9,6 @@ import {
   initialUsernameReservation,
   usernameFieldsChanged,
 } from './username.decider.ts';
-import { usernameProblem } from './username-rules.ts';
 
 const claim = deciderSpec({ evolve: evolveUsernameReservation, initial: initialUsernameReservation, decide: decideUsernameClaim });
 const release = deciderSpec({ evolve: evolveUsernameReservation, initial: initialUsernameReservation, decide: decideUsernameRelease });

@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError, isDomainError, streams, UsernameSignInFailed, usernameEndpoints as endpoints } from '@portcullis/contracts';
+import { DomainError, isDomainError, normalizeUsername, streams, usernameEndpoints as endpoints, UsernameSignInFailed } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
-import { enforceVerifiedEmail } from '../account/account-model.ts';
-import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../credentials/password-sign-in.ts';
-import { checkPresentedPassword } from '../credentials/password-policy.ts';
+import { enforceVerifiedEmail } from '../identity/account-model.ts';
+import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
+import { checkPresentedPassword } from '../identity/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { checkUsername, loadUsernameReservation, usernameReservationStream } from './username-claim.ts';
 import { evolveUsernameReservation, initialUsernameReservation } from './username.decider.ts';
-import { normalizeUsername } from './username-rules.ts';
 
 /** Sign-in by username: failures and locks on `sign-in-username-<username>`, the account by the reservation. */
 function usernameSignInIdentity(ctx: ApiContext, username: string): SignInIdentity {

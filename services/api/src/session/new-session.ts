@@ -1,7 +1,7 @@
 import { generateSessionToken, hashToken, sessionIdForTokenHash } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import type { RequestMetadata } from '@portcullis/platform';
-import type { NewSession } from '../session/session-lifecycle.ts';
+import type { NewSession } from './session-lifecycle.ts';
 
 /** better-auth gives a rememberMe-false session one day, whatever the configured lifetime. */
 const DONT_REMEMBER_LIFETIME_SECONDS = 24 * 3600;

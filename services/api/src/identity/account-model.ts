@@ -18,7 +18,7 @@ import {
   type TokenSealer,
 } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from '../credentials/registration.decider.ts';
+import { evolveEmailReservation, initialEmailReservation, type EmailReservationState } from './email-reservation.decider.ts';
 import { eventMetadata } from '../http/request-context.ts';
 import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
 import {

@@ -1,5 +1,4 @@
-import { DomainError, UsernameChanged, UserUpdated, type DomainEvent } from '@portcullis/contracts';
-import { normalizeUsername } from '../username/username-rules.ts';
+import { DomainError, type DomainEvent, normalizeUsername, UsernameChanged, UserUpdated } from '@portcullis/contracts';
 
 export type UserState =
   | { status: 'none' }

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@portcullis/contracts';
+import type { ErrorCode } from '../errors/index.ts';
 
 export interface UsernameBounds {
   readonly minLength: number;

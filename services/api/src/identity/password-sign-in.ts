@@ -16,9 +16,9 @@ import type { ApiContext } from '../context.ts';
 import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
 import { redirectLocation } from '../http/redirect.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { newSession } from './new-session.ts';
+import { newSession } from '../session/new-session.ts';
 import { sessionOpeningEvents } from '../session/session-lifecycle.ts';
-import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from '../account/account.decider.ts';
+import { evolveAccount, initialAccountState, type AccountState, type ActiveAccount } from './account.decider.ts';
 import { foldStream, foldTimedStream, streamWrite, unchangedStream, type Loaded } from '../write-model.ts';
 import {
   decideSignInGuard,

@@ -1,0 +1,113 @@
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { endpoint } from '@portcullis/contracts';
+import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
+import { checkAnswersAgainstDeclarations } from '../http/answer-check.ts';
+import { route } from '../http/declared-route.ts';
+import { installErrorHandling } from '../http/error-handler.ts';
+import { useZodRouteSchemas } from '../http/route-schemas.ts';
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown>; requestBody?: unknown; parameters?: unknown[] }>>;
+}
+
+let api: InProcessApi;
+
+beforeAll(async () => {
+  api = await startInProcessApi('openapi', { AUTH_SECRET: 'openapi-spec-secret-openapi-spec-secret-01' });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+async function openApiDocument(): Promise<OpenApiDocument> {
+  const response = await api.app.inject({ url: '/api/auth/open-api/generate-schema' });
+  expect(response.statusCode).toBe(200);
+  return response.json<OpenApiDocument>();
+}
+
+describe('GET /api/auth/open-api/generate-schema', () => {
+  it('is an OpenAPI 3.1 document holding every route the api registered, each declared', async () => {
+    const document = await openApiDocument();
+    expect(document.openapi).toBe('3.1.0');
+    const shown = api.app.registeredRoutes.filter((r) => !r.hidden && r.method !== 'HEAD');
+    expect(shown.length).toBeGreaterThan(60);
+    const undeclared = shown.filter((r) => r.endpoint === undefined).map((r) => `${r.method} ${r.url}`);
+    expect(undeclared).toEqual([]);
+    const missing = shown
+      .filter((r) => document.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()] === undefined)
+      .map((r) => `${r.method} ${r.url}`);
+    expect(missing).toEqual([]);
+  });
+
+  it('documents bodies, queries and answers from the contracts: sign-in takes an email and answers a user', async () => {
+    const document = await openApiDocument();
+    const signIn = document.paths['/api/auth/sign-in/email']!.post!;
+    expect(signIn.operationId).toBe('signInEmail');
+    expect(JSON.stringify(signIn.requestBody)).toContain('"email"');
+    expect(Object.keys(signIn.responses!)).toEqual(expect.arrayContaining(['200', '4XX']));
+    expect(JSON.stringify(signIn.responses!['200'])).toContain('"emailVerified"');
+    const listMembers = document.paths['/api/auth/organization/list-members']!.get!;
+    expect(JSON.stringify(listMembers.parameters)).toContain('"organizationId"');
+  });
+});
+
+describe('GET /api/auth/reference', () => {
+  it('answers an HTML reference page over the document, its script served by this process', async () => {
+    // The page lives at /reference/ so that its relative asset URLs resolve under it.
+    const bare = await api.app.inject({ url: '/api/auth/reference' });
+    expect(bare.statusCode).toBe(301);
+    expect(bare.headers.location).toBe('/api/auth/reference/');
+    const page = await api.app.inject({ url: '/api/auth/reference/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('/api/auth/open-api/generate-schema');
+    const script = /<script[^>]+src="([^"]+)"/.exec(page.body)?.[1];
+    expect(script).toBeDefined();
+    const scriptUrl = new URL(script!, 'http://localhost/api/auth/reference/');
+    expect(scriptUrl.host).toBe('localhost');
+    expect((await api.app.inject({ url: scriptUrl.pathname })).statusCode).toBe(200);
+  });
+});
+
+describe('answers held to their declaration (AUTH_CHECK_ANSWERS)', () => {
+  const declared = endpoint({
+    operationId: 'spec',
+    method: 'GET',
+    path: '/spec',
+    summary: 'spec',
+    tag: 'Spec',
+    auth: 'public',
+    query: z.object({ stray: z.enum(['true', 'false']).default('false') }),
+    answer: z.object({ id: z.string(), createdAt: z.string() }),
+  });
+
+  async function specApp() {
+    const app = Fastify();
+    installErrorHandling(app);
+    useZodRouteSchemas(app);
+    checkAnswersAgainstDeclarations(app);
+    route(app, declared, async (request) => (request.query.stray === 'true' ? { id: 1, createdAt: new Date(0) } : { id: 'a', createdAt: 'b' }));
+    await app.ready();
+    return app;
+  }
+
+  it('lets an answer of the declared shape through as it is', async () => {
+    const app = await specApp();
+    const response = await app.inject({ url: '/spec' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ id: 'a', createdAt: 'b' });
+  });
+
+  it('turns an answer that strays from its declaration into a 500, and a bad query into the catalogue\'s 400', async () => {
+    const app = await specApp();
+    const strayed = await app.inject({ url: '/spec?stray=true' });
+    expect(strayed.statusCode).toBe(500);
+    expect(strayed.json()).toMatchObject({ code: 'INTERNAL_SERVER_ERROR' });
+    const refused = await app.inject({ url: '/spec?stray=maybe' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ code: 'INVALID_QUERY_PARAMETERS' });
+  });
+});
