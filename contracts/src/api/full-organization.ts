@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { endpoint } from './endpoint.ts';
 import { invitationSchema } from './invitation.ts';
-import { memberWithUserSchema, organizationSchema } from './organization.ts';
+import { getFullOrganizationQuerySchema, memberWithUserSchema, organizationSchema } from './organization.ts';
 import { teamSchema } from './team.ts';
 
 /**
@@ -18,3 +19,17 @@ export const fullOrganizationSchema = organizationSchema
   })
   .meta({ description: 'An organization with its members, invitations and teams' });
 export type FullOrganization = z.infer<typeof fullOrganizationSchema>;
+
+/** Declared here rather than with the other organization endpoints, as its answer joins the three areas. */
+export const fullOrganizationEndpoints = {
+  getFullOrganization: endpoint({
+    operationId: 'getFullOrganization',
+    method: 'GET',
+    path: '/organization/get-full-organization',
+    summary: 'An organization the caller is a member of, with its members, invitations and teams; null when none is active',
+    tag: 'Organization',
+    auth: 'session',
+    query: getFullOrganizationQuerySchema,
+    answer: fullOrganizationSchema.nullable(),
+  }),
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { endpoint } from './endpoint.ts';
 import { memberSchema, roleInputSchema } from './organization.ts';
 
 /**
@@ -70,3 +71,80 @@ export const listUserInvitationsQuerySchema = z
   .meta({ description: 'GET /organization/list-user-invitations' });
 export const userInvitationSchema = invitationSchema.extend({ organizationName: z.string() });
 export const listUserInvitationsAnswerSchema = z.array(userInvitationSchema);
+
+const tag = 'Organization';
+
+/** better-auth's invitation endpoints (`routes/crud-invites.ts`). */
+export const invitationEndpoints = {
+  inviteMember: endpoint({
+    operationId: 'inviteMember',
+    method: 'POST',
+    path: '/organization/invite-member',
+    summary: 'Invites an address to an organization and mails it the invitation; a pending one is sent again',
+    tag,
+    auth: 'session',
+    body: inviteMemberBodySchema,
+    answer: invitationSchema,
+  }),
+  acceptInvitation: endpoint({
+    operationId: 'acceptInvitation',
+    method: 'POST',
+    path: '/organization/accept-invitation',
+    summary: "Accepts an invitation to the caller's address: the caller becomes a member, working in the organization",
+    tag,
+    auth: 'session',
+    body: acceptInvitationBodySchema,
+    answer: acceptInvitationAnswerSchema,
+  }),
+  rejectInvitation: endpoint({
+    operationId: 'rejectInvitation',
+    method: 'POST',
+    path: '/organization/reject-invitation',
+    summary: "Rejects an invitation to the caller's address",
+    tag,
+    auth: 'session',
+    body: rejectInvitationBodySchema,
+    answer: rejectInvitationAnswerSchema,
+  }),
+  cancelInvitation: endpoint({
+    operationId: 'cancelInvitation',
+    method: 'POST',
+    path: '/organization/cancel-invitation',
+    summary: 'Withdraws a pending invitation',
+    tag,
+    auth: 'session',
+    body: cancelInvitationBodySchema,
+    answer: invitationSchema,
+  }),
+  getInvitation: endpoint({
+    operationId: 'getInvitation',
+    method: 'GET',
+    path: '/organization/get-invitation',
+    summary: "A pending invitation to the caller's address, with its organization and inviter",
+    tag,
+    auth: 'session',
+    query: getInvitationQuerySchema,
+    answer: invitationDetailsSchema,
+  }),
+  listInvitations: endpoint({
+    operationId: 'listInvitations',
+    method: 'GET',
+    path: '/organization/list-invitations',
+    summary: "An organization's invitations, for members who may invite",
+    tag,
+    auth: 'session',
+    query: listInvitationsQuerySchema,
+    answer: listInvitationsAnswerSchema,
+  }),
+  listUserInvitations: endpoint({
+    operationId: 'listUserInvitations',
+    method: 'GET',
+    path: '/organization/list-user-invitations',
+    summary: "The pending invitations to the caller's verified address, or (server calls) to `email`",
+    tag,
+    // A server call with x-api-key may ask for `email` without a session.
+    auth: 'optional',
+    query: listUserInvitationsQuerySchema,
+    answer: listUserInvitationsAnswerSchema,
+  }),
+};

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { endpoint } from './endpoint.ts';
+import { statusAnswerSchema } from './user.ts';
 
 /**
  * Organizations and their members (better-auth's organization plugin). Bodies and queries as better-auth 1.7
@@ -200,3 +202,158 @@ export const listOrganizationsAnswerSchema = z.array(organizationSchema);
 export const listMembersAnswerSchema = z.object({ members: z.array(memberWithUserSchema), total: z.number().int() });
 export const activeMemberRoleAnswerSchema = z.object({ role: z.string() });
 export const removeMemberAnswerSchema = z.object({ member: z.union([memberWithUserSchema, memberSchema]) });
+
+const tag = 'Organization';
+
+/** better-auth's organization and member endpoints (`routes/crud-org.ts`, `routes/crud-members.ts`) and has-permission. */
+export const organizationEndpoints = {
+  createOrganization: endpoint({
+    operationId: 'createOrganization',
+    method: 'POST',
+    path: '/organization/create',
+    summary: 'Creates an organization with the caller (or, by server call, `userId`) as its creator-role member',
+    tag,
+    // A server call with x-api-key may create for `userId` without a session.
+    auth: 'optional',
+    body: createOrganizationBodySchema,
+    answer: createOrganizationAnswerSchema,
+  }),
+  checkSlug: endpoint({
+    operationId: 'checkSlug',
+    method: 'POST',
+    path: '/organization/check-slug',
+    summary: 'Whether a slug is free (ORGANIZATION_SLUG_ALREADY_TAKEN otherwise); for the signed-in or server calls',
+    tag,
+    auth: 'optional',
+    body: checkSlugBodySchema,
+    answer: statusAnswerSchema,
+  }),
+  updateOrganization: endpoint({
+    operationId: 'updateOrganization',
+    method: 'POST',
+    path: '/organization/update',
+    summary: "Changes an organization's name, slug, logo or metadata",
+    tag,
+    auth: 'session',
+    body: updateOrganizationBodySchema,
+    answer: organizationSchema,
+  }),
+  deleteOrganization: endpoint({
+    operationId: 'deleteOrganization',
+    method: 'POST',
+    path: '/organization/delete',
+    summary: 'Deletes an organization and frees its slug',
+    tag,
+    auth: 'session',
+    body: deleteOrganizationBodySchema,
+    answer: organizationSchema,
+  }),
+  listOrganizations: endpoint({
+    operationId: 'listOrganizations',
+    method: 'GET',
+    path: '/organization/list',
+    summary: 'The organizations the caller is a member of',
+    tag,
+    auth: 'session',
+    answer: listOrganizationsAnswerSchema,
+  }),
+  setActiveOrganization: endpoint({
+    operationId: 'setActiveOrganization',
+    method: 'POST',
+    path: '/organization/set-active',
+    summary: "Sets (or with null clears) the session's active organization; answers it, or null",
+    tag,
+    auth: 'session',
+    body: setActiveOrganizationBodySchema,
+    answer: organizationSchema.nullable(),
+  }),
+  getOrganization: endpoint({
+    operationId: 'getOrganization',
+    method: 'GET',
+    path: '/organization/get-organization',
+    summary: 'An organization the caller is a member of, by slug or id, else the active one; null when none is active',
+    tag,
+    auth: 'session',
+    query: getOrganizationQuerySchema,
+    answer: organizationSchema.nullable(),
+  }),
+  hasPermission: endpoint({
+    operationId: 'hasPermission',
+    method: 'POST',
+    path: '/organization/has-permission',
+    summary: "Whether the caller's role in an organization grants all the permissions asked",
+    tag,
+    auth: 'session',
+    body: hasPermissionBodySchema,
+    answer: hasPermissionAnswerSchema,
+  }),
+  getActiveMember: endpoint({
+    operationId: 'getActiveMember',
+    method: 'GET',
+    path: '/organization/get-active-member',
+    summary: "The caller's membership of the active organization, with its user",
+    tag,
+    auth: 'session',
+    answer: memberWithUserSchema,
+  }),
+  getActiveMemberRole: endpoint({
+    operationId: 'getActiveMemberRole',
+    method: 'GET',
+    path: '/organization/get-active-member-role',
+    summary: "The caller's role in an organization, or another member's",
+    tag,
+    auth: 'session',
+    query: getActiveMemberRoleQuerySchema,
+    answer: activeMemberRoleAnswerSchema,
+  }),
+  listMembers: endpoint({
+    operationId: 'listMembers',
+    method: 'GET',
+    path: '/organization/list-members',
+    summary: "A page of an organization's members with their users, sorted and filtered, and how many match",
+    tag,
+    auth: 'session',
+    query: listMembersQuerySchema,
+    answer: listMembersAnswerSchema,
+  }),
+  addMember: endpoint({
+    operationId: 'addMember',
+    method: 'POST',
+    path: '/organization/add-member',
+    summary: 'Makes a user a member directly, without an invitation (server calls only; 404 to anyone else)',
+    tag,
+    auth: 'server',
+    body: addMemberBodySchema,
+    answer: memberSchema,
+  }),
+  updateMemberRole: endpoint({
+    operationId: 'updateMemberRole',
+    method: 'POST',
+    path: '/organization/update-member-role',
+    summary: "Changes a member's role",
+    tag,
+    auth: 'session',
+    body: updateMemberRoleBodySchema,
+    answer: memberSchema,
+  }),
+  removeMember: endpoint({
+    operationId: 'removeMember',
+    method: 'POST',
+    path: '/organization/remove-member',
+    summary: 'Removes a member, named by member id or email',
+    tag,
+    auth: 'session',
+    body: removeMemberBodySchema,
+    answer: removeMemberAnswerSchema,
+  }),
+  leaveOrganization: endpoint({
+    operationId: 'leaveOrganization',
+    method: 'POST',
+    path: '/organization/leave',
+    summary: 'Ends the caller\'s membership of an organization',
+    tag,
+    auth: 'session',
+    body: leaveOrganizationBodySchema,
+    answer: memberWithUserSchema,
+  }),
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { endpoint } from './endpoint.ts';
 
 /**
  * Teams of an organization (better-auth's organization plugin with `teams.enabled`). Bodies and queries as
@@ -86,3 +87,99 @@ export const removeTeamMemberAnswerSchema = z.object({ message: z.literal('Team 
 
 export const listTeamsAnswerSchema = z.array(teamSchema);
 export const listTeamMembersAnswerSchema = z.array(teamMemberSchema);
+
+const tag = 'Organization';
+
+/** better-auth's team endpoints (`routes/crud-team.ts`): registered only with teams enabled (404 otherwise). */
+export const teamEndpoints = {
+  createTeam: endpoint({
+    operationId: 'createTeam',
+    method: 'POST',
+    path: '/organization/create-team',
+    summary: 'Creates a team in an organization',
+    tag,
+    auth: 'session',
+    body: createTeamBodySchema,
+    answer: teamSchema,
+  }),
+  updateTeam: endpoint({
+    operationId: 'updateTeam',
+    method: 'POST',
+    path: '/organization/update-team',
+    summary: 'Renames a team',
+    tag,
+    auth: 'session',
+    body: updateTeamBodySchema,
+    answer: teamSchema,
+  }),
+  removeTeam: endpoint({
+    operationId: 'removeTeam',
+    method: 'POST',
+    path: '/organization/remove-team',
+    summary: 'Removes a team from its organization',
+    tag,
+    auth: 'session',
+    body: removeTeamBodySchema,
+    answer: removeTeamAnswerSchema,
+  }),
+  listTeams: endpoint({
+    operationId: 'listTeams',
+    method: 'GET',
+    path: '/organization/list-teams',
+    summary: "An organization's teams, for its members",
+    tag,
+    auth: 'session',
+    query: listTeamsQuerySchema,
+    answer: listTeamsAnswerSchema,
+  }),
+  listUserTeams: endpoint({
+    operationId: 'listUserTeams',
+    method: 'GET',
+    path: '/organization/list-user-teams',
+    summary: "The teams the caller is in, or (for who may update members) another member's",
+    tag,
+    auth: 'session',
+    query: listUserTeamsQuerySchema,
+    answer: listTeamsAnswerSchema,
+  }),
+  setActiveTeam: endpoint({
+    operationId: 'setActiveTeam',
+    method: 'POST',
+    path: '/organization/set-active-team',
+    summary: "Sets (or with null clears) the session's active team; answers it, or null",
+    tag,
+    auth: 'session',
+    body: setActiveTeamBodySchema,
+    answer: teamSchema.nullable(),
+  }),
+  listTeamMembers: endpoint({
+    operationId: 'listTeamMembers',
+    method: 'GET',
+    path: '/organization/list-team-members',
+    summary: "A team's members, for members of the team",
+    tag,
+    auth: 'session',
+    query: listTeamMembersQuerySchema,
+    answer: listTeamMembersAnswerSchema,
+  }),
+  addTeamMember: endpoint({
+    operationId: 'addTeamMember',
+    method: 'POST',
+    path: '/organization/add-team-member',
+    summary: 'Puts a member of the organization in a team; answers the team membership',
+    tag,
+    auth: 'session',
+    body: addTeamMemberBodySchema,
+    answer: teamMemberSchema,
+  }),
+  removeTeamMember: endpoint({
+    operationId: 'removeTeamMember',
+    method: 'POST',
+    path: '/organization/remove-team-member',
+    summary: 'Takes a user out of a team',
+    tag,
+    auth: 'session',
+    body: removeTeamMemberBodySchema,
+    answer: removeTeamMemberAnswerSchema,
+  }),
+};

@@ -1,16 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  acceptInvitationBodySchema,
-  cancelInvitationBodySchema,
   creatorRole,
   DomainError,
-  getInvitationQuerySchema,
-  inviteMemberBodySchema,
+  invitationEndpoints as endpoints,
   isValidEmail,
-  listInvitationsQuerySchema,
-  listUserInvitationsQuerySchema,
   parseRoleList,
-  rejectInvitationBodySchema,
   rolesGrant,
   type Invitation,
   type InvitationDetails,
@@ -19,7 +13,7 @@ import { generateId } from '@portcullis/platform';
 import { mailJobWrite } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
 import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
@@ -53,8 +47,8 @@ export function invitationRoutes(ctx: ApiContext) {
   const options = ctx.config.organization;
   const teams = { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam };
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/organization/invite-member', async (request, reply) => {
-      const body = parseBody(inviteMemberBodySchema, request.body);
+    route(app, endpoints.inviteMember, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
@@ -107,8 +101,8 @@ export function invitationRoutes(ctx: ApiContext) {
       });
     });
 
-    app.post('/organization/accept-invitation', async (request, reply) => {
-      const body = parseBody(acceptInvitationBodySchema, request.body);
+    route(app, endpoints.acceptInvitation, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const memberId = generateId();
@@ -147,8 +141,8 @@ export function invitationRoutes(ctx: ApiContext) {
       };
     });
 
-    app.post('/organization/reject-invitation', async (request, reply) => {
-      const body = parseBody(rejectInvitationBodySchema, request.body);
+    route(app, endpoints.rejectInvitation, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const invitation = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
@@ -169,8 +163,8 @@ export function invitationRoutes(ctx: ApiContext) {
       return { invitation, member: null };
     });
 
-    app.post('/organization/cancel-invitation', async (request, reply) => {
-      const body = parseBody(cancelInvitationBodySchema, request.body);
+    route(app, endpoints.cancelInvitation, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
@@ -181,8 +175,8 @@ export function invitationRoutes(ctx: ApiContext) {
       });
     });
 
-    app.get('/organization/get-invitation', async (request, reply): Promise<InvitationDetails> => {
-      const query = parseQuery(getInvitationQuerySchema, request.query);
+    route(app, endpoints.getInvitation, async (request, reply): Promise<InvitationDetails> => {
+      const { query } = request;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (!current) throw new DomainError('NOT_AUTHENTICATED');
       const found = await findInvitationWithContext(ctx, query.id);
@@ -206,8 +200,8 @@ export function invitationRoutes(ctx: ApiContext) {
       };
     });
 
-    app.get('/organization/list-invitations', async (request, reply) => {
-      const query = parseQuery(listInvitationsQuerySchema, request.query);
+    route(app, endpoints.listInvitations, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = query.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_ID_IS_REQUIRED');
@@ -221,8 +215,8 @@ export function invitationRoutes(ctx: ApiContext) {
       return invitations.filter((invitation) => !parseRoleList(invitation.role).includes(creatorRole));
     });
 
-    app.get('/organization/list-user-invitations', async (request, reply) => {
-      const query = parseQuery(listUserInvitationsQuerySchema, request.query);
+    route(app, endpoints.listUserInvitations, async (request, reply) => {
+      const { query } = request;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       if (query.email) {
         const call = serverCall(ctx, request);

@@ -79,6 +79,9 @@ describe('member routes', () => {
       const body = { userId: outsider.userId, role: 'member', organizationId };
       expectRefusal(await http.call('POST', '/organization/add-member', body, owner.headers), 'NOT_FOUND');
       expectRefusal(await http.call('POST', '/organization/add-member', body, { 'x-api-key': 'wrong' }), 'UNAUTHORIZED');
+      // A refusal of the body would give the route away.
+      expectRefusal(await http.call('POST', '/organization/add-member', { role: 7 }, owner.headers), 'NOT_FOUND');
+      expectRefusal(await http.call('POST', '/organization/add-member', { role: 7 }, { 'x-api-key': 'wrong' }), 'UNAUTHORIZED');
     });
 
     it('refuses a member again, an unknown user, an unknown team, no organization and a bad body', async () => {

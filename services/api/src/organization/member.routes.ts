@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  addMemberBodySchema,
   DomainError,
-  getActiveMemberRoleQuerySchema,
-  leaveOrganizationBodySchema,
-  listMembersQuerySchema,
-  removeMemberBodySchema,
-  updateMemberRoleBodySchema,
+  organizationEndpoints as endpoints,
   type DomainEvent,
   type Member,
   type MemberWithUser,
@@ -15,7 +10,7 @@ import { generateId } from '@portcullis/platform';
 import { loadAccount, loadAccountByEmail } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { findUserById } from '../identity/user-queries.ts';
 import { clearActiveOrganizationIf } from './active-organization.ts';
@@ -58,7 +53,7 @@ function removedMemberId(events: readonly DomainEvent[]): string {
 export function memberRoutes(ctx: ApiContext) {
   const options = ctx.config.organization;
   return async function register(app: FastifyInstance): Promise<void> {
-    app.get('/organization/get-active-member', async (request, reply): Promise<MemberWithUser> => {
+    route(app, endpoints.getActiveMember, async (request, reply): Promise<MemberWithUser> => {
       const current = await requireSession(ctx, request, reply);
       const organizationId = current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
@@ -67,8 +62,8 @@ export function memberRoutes(ctx: ApiContext) {
       return member;
     });
 
-    app.get('/organization/get-active-member-role', async (request, reply) => {
-      const query = parseQuery(getActiveMemberRoleQuerySchema, request.query);
+    route(app, endpoints.getActiveMemberRole, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await requestedOrganizationId(ctx, current, query);
       const caller = await findMemberWithUser(ctx, organizationId, current.user.id);
@@ -79,8 +74,8 @@ export function memberRoutes(ctx: ApiContext) {
       return { role: other.role };
     });
 
-    app.get('/organization/list-members', async (request, reply) => {
-      const query = parseQuery(listMembersQuerySchema, request.query);
+    route(app, endpoints.listMembers, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await requestedOrganizationId(ctx, current, query);
       if (!(await findMemberWithUser(ctx, organizationId, current.user.id))) throw new DomainError('YOU_ARE_NOT_A_MEMBER_OF_THIS_ORGANIZATION');
@@ -97,40 +92,45 @@ export function memberRoutes(ctx: ApiContext) {
     });
 
     // Server only: better-auth's addMember has no HTTP route; here a backend calls it with AUTH_SERVER_API_KEY.
-    // To anyone else the route does not exist.
-    app.post('/organization/add-member', async (request, reply): Promise<Member> => {
-      const call = serverCall(ctx, request);
-      if (call === 'absent') throw new DomainError('NOT_FOUND');
-      if (call === 'refused') throw new DomainError('UNAUTHORIZED');
-      const body = parseBody(addMemberBodySchema, request.body);
-      const session = body.organizationId ? null : await resolveSession(ctx, request, reply, { refresh: false });
-      const organizationId = body.organizationId || session?.session.activeOrganizationId;
-      if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-      const { state: account } = await loadAccount(ctx, body.userId);
-      const memberId = generateId();
-      const teamMemberId = generateId();
-      const org = await runOrganizationCommand(ctx, request, organizationId, null, (loaded, now) => {
-        const events = decideMember(
-          {
-            type: 'add',
-            memberId,
-            userId: body.userId,
-            userExists: account.status === 'active',
-            role: body.role,
-            teamId: body.teamId ?? null,
-            teamMemberId,
-            membershipLimit: options.membershipLimit,
-            teams: { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam },
-          },
-          loaded.state,
-        );
-        return { events, result: foldDecided(loaded.state, events, now) };
+    // To anyone else the route does not exist, so the key is asked for before the body is validated: a
+    // refusal of the body would tell them it does.
+    await app.register(async (serverOnly) => {
+      serverOnly.addHook('preValidation', async (request) => {
+        const call = serverCall(ctx, request);
+        if (call === 'absent') throw new DomainError('NOT_FOUND');
+        if (call === 'refused') throw new DomainError('UNAUTHORIZED');
       });
-      return memberAnswer(org.id, org.members.get(memberId)!);
+      route(serverOnly, endpoints.addMember, async (request, reply): Promise<Member> => {
+        const { body } = request;
+        const session = body.organizationId ? null : await resolveSession(ctx, request, reply, { refresh: false });
+        const organizationId = body.organizationId || session?.session.activeOrganizationId;
+        if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
+        const { state: account } = await loadAccount(ctx, body.userId);
+        const memberId = generateId();
+        const teamMemberId = generateId();
+        const org = await runOrganizationCommand(ctx, request, organizationId, null, (loaded, now) => {
+          const events = decideMember(
+            {
+              type: 'add',
+              memberId,
+              userId: body.userId,
+              userExists: account.status === 'active',
+              role: body.role,
+              teamId: body.teamId ?? null,
+              teamMemberId,
+              membershipLimit: options.membershipLimit,
+              teams: { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam },
+            },
+            loaded.state,
+          );
+          return { events, result: foldDecided(loaded.state, events, now) };
+        });
+        return memberAnswer(org.id, org.members.get(memberId)!);
+      });
     });
 
-    app.post('/organization/update-member-role', async (request, reply): Promise<Member> => {
-      const body = parseBody(updateMemberRoleBodySchema, request.body);
+    route(app, endpoints.updateMemberRole, async (request, reply): Promise<Member> => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
@@ -141,8 +141,8 @@ export function memberRoutes(ctx: ApiContext) {
       return memberAnswer(org.id, org.members.get(body.memberId)!);
     });
 
-    app.post('/organization/remove-member', async (request, reply) => {
-      const body = parseBody(removeMemberBodySchema, request.body);
+    route(app, endpoints.removeMember, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
@@ -160,8 +160,8 @@ export function memberRoutes(ctx: ApiContext) {
       return { member: { ...removed, user: { id: user.id, name: user.name, email: user.email, image: user.image } } };
     });
 
-    app.post('/organization/leave', async (request, reply): Promise<MemberWithUser> => {
-      const body = parseBody(leaveOrganizationBodySchema, request.body);
+    route(app, endpoints.leaveOrganization, async (request, reply): Promise<MemberWithUser> => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const left: MemberState = await runOrganizationCommand(ctx, request, body.organizationId, current.user.id, (loaded) => {
         const events = decideMember({ type: 'leave', userId: current.user.id }, loaded.state);

@@ -1,17 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  checkSlugBodySchema,
-  createOrganizationBodySchema,
   creatorRole,
-  deleteOrganizationBodySchema,
   DomainError,
-  getFullOrganizationQuerySchema,
-  getOrganizationQuerySchema,
-  hasPermissionBodySchema,
+  fullOrganizationEndpoints,
+  organizationEndpoints,
   parseRoleList,
   rolesGrant,
-  setActiveOrganizationBodySchema,
-  updateOrganizationBodySchema,
   type CreateOrganizationAnswer,
   type DomainEvent,
   type FullOrganization,
@@ -21,7 +15,7 @@ import { generateId } from '@portcullis/platform';
 import { loadAccount } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { clearActiveOrganizationIf } from './active-organization.ts';
 import { listOrganizationInvitations } from './invitation-queries.ts';
@@ -79,12 +73,14 @@ function movedSlug(events: readonly DomainEvent[]): string | undefined {
   return undefined;
 }
 
+const endpoints = { ...organizationEndpoints, ...fullOrganizationEndpoints };
+
 /** better-auth's organization endpoints (`routes/crud-org.ts`) and has-permission. */
 export function organizationCoreRoutes(ctx: ApiContext) {
   const options = ctx.config.organization;
   return async function register(app: FastifyInstance): Promise<void> {
-    app.post('/organization/create', async (request, reply): Promise<CreateOrganizationAnswer> => {
-      const body = parseBody(createOrganizationBodySchema, request.body);
+    route(app, endpoints.createOrganization, async (request, reply): Promise<CreateOrganizationAnswer> => {
+      const { body } = request;
       const creator = await resolveCreator(ctx, request, reply, body.userId);
       const organizationId = generateId();
       const memberId = generateId();
@@ -132,15 +128,15 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return { ...organizationAnswer(org), members };
     });
 
-    app.post('/organization/check-slug', async (request, reply) => {
-      const body = parseBody(checkSlugBodySchema, request.body);
+    route(app, endpoints.checkSlug, async (request, reply) => {
+      const { body } = request;
       if (serverCall(ctx, request) !== 'accepted') await requireSession(ctx, request, reply);
       if ((await slugHolder(ctx, body.slug)) !== null) throw new DomainError('ORGANIZATION_SLUG_ALREADY_TAKEN');
       return { status: true };
     });
 
-    app.post('/organization/update', async (request, reply): Promise<Organization> => {
-      const body = parseBody(updateOrganizationBodySchema, request.body);
+    route(app, endpoints.updateOrganization, async (request, reply): Promise<Organization> => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
@@ -160,9 +156,9 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return organizationAnswer(org);
     });
 
-    app.post('/organization/delete', async (request, reply): Promise<Organization> => {
+    route(app, endpoints.deleteOrganization, async (request, reply): Promise<Organization> => {
       if (options.disableDeletion) throw new DomainError('ORGANIZATION_DELETION_DISABLED');
-      const body = parseBody(deleteOrganizationBodySchema, request.body);
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
@@ -175,13 +171,13 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return organizationAnswer(deleted);
     });
 
-    app.get('/organization/list', async (request, reply): Promise<Organization[]> => {
+    route(app, endpoints.listOrganizations, async (request, reply): Promise<Organization[]> => {
       const current = await requireSession(ctx, request, reply);
       return listUserOrganizations(ctx, current.user.id);
     });
 
-    app.post('/organization/set-active', async (request, reply): Promise<Organization | null> => {
-      const body = parseBody(setActiveOrganizationBodySchema, request.body);
+    route(app, endpoints.setActiveOrganization, async (request, reply): Promise<Organization | null> => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const active = current.session.activeOrganizationId;
       if (body.organizationId === null) {
@@ -208,8 +204,8 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return organization;
     });
 
-    app.get('/organization/get-organization', async (request, reply): Promise<Organization | null> => {
-      const query = parseQuery(getOrganizationQuerySchema, request.query);
+    route(app, endpoints.getOrganization, async (request, reply): Promise<Organization | null> => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organization = await findRequestedOrganization(ctx, current, query);
       if (organization === undefined) return null;
@@ -217,8 +213,8 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return organization;
     });
 
-    app.get('/organization/get-full-organization', async (request, reply): Promise<FullOrganization | null> => {
-      const query = parseQuery(getFullOrganizationQuerySchema, request.query);
+    route(app, endpoints.getFullOrganization, async (request, reply): Promise<FullOrganization | null> => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organization = await findRequestedOrganization(ctx, current, query);
       if (organization === undefined) return null;
@@ -238,8 +234,8 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       return { ...organization, members: members.members, invitations: visible, ...(teams ? { teams } : {}) };
     });
 
-    app.post('/organization/has-permission', async (request, reply) => {
-      const body = parseBody(hasPermissionBodySchema, request.body);
+    route(app, endpoints.hasPermission, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');

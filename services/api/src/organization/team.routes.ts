@@ -1,23 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  addTeamMemberBodySchema,
-  createTeamBodySchema,
   DomainError,
-  listTeamMembersQuerySchema,
-  listTeamsQuerySchema,
-  listUserTeamsQuerySchema,
   projectionNames,
-  removeTeamBodySchema,
-  removeTeamMemberBodySchema,
   rolesGrant,
-  setActiveTeamBodySchema,
-  updateTeamBodySchema,
+  teamEndpoints as endpoints,
   type Team,
   type TeamMember,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { parseBody, parseQuery } from '../http/validation.ts';
+import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { loadOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
 import type { TeamState } from './organization.state.ts';
@@ -52,8 +44,8 @@ export function teamRoutes(ctx: ApiContext) {
     // better-auth registers these endpoints only with teams on; without them they do not exist (404).
     if (!teams.enabled) return;
 
-    app.post('/organization/create-team', async (request, reply) => {
-      const body = parseBody(createTeamBodySchema, request.body);
+    route(app, endpoints.createTeam, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamId = generateId();
@@ -68,8 +60,8 @@ export function teamRoutes(ctx: ApiContext) {
       });
     });
 
-    app.post('/organization/update-team', async (request, reply) => {
-      const body = parseBody(updateTeamBodySchema, request.body);
+    route(app, endpoints.updateTeam, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.data.organizationId, current);
       return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
@@ -82,8 +74,8 @@ export function teamRoutes(ctx: ApiContext) {
       });
     });
 
-    app.post('/organization/remove-team', async (request, reply) => {
-      const body = parseBody(removeTeamBodySchema, request.body);
+    route(app, endpoints.removeTeam, async (request, reply) => {
+      const { body } = request;
       const current = await resolveSession(ctx, request, reply, { refresh: false });
       // better-auth looks for the organization before the session, so its refusal comes first.
       const organizationId = targetOrganization(body.organizationId, current);
@@ -104,8 +96,8 @@ export function teamRoutes(ctx: ApiContext) {
       return { message: 'Team removed successfully.' };
     });
 
-    app.get('/organization/list-teams', async (request, reply) => {
-      const query = parseQuery(listTeamsQuerySchema, request.query);
+    route(app, endpoints.listTeams, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(query.organizationId, current);
       if ((await memberRole(ctx, organizationId, current.user.id)) === null) {
@@ -114,8 +106,8 @@ export function teamRoutes(ctx: ApiContext) {
       return listOrganizationTeams(ctx, organizationId);
     });
 
-    app.get('/organization/list-user-teams', async (request, reply) => {
-      const query = parseQuery(listUserTeamsQuerySchema, request.query);
+    route(app, endpoints.listUserTeams, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const userId = query.userId || current.user.id;
       if (userId !== current.user.id) {
@@ -136,8 +128,8 @@ export function teamRoutes(ctx: ApiContext) {
       return listTeamsOfUser(ctx, userId, null);
     });
 
-    app.post('/organization/set-active-team', async (request, reply) => {
-      const body = parseBody(setActiveTeamBodySchema, request.body);
+    route(app, endpoints.setActiveTeam, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const { activeOrganizationId, activeTeamId } = current.session;
       if (body.teamId === null) {
@@ -154,8 +146,8 @@ export function teamRoutes(ctx: ApiContext) {
       return teamStateAnswer(activeOrganizationId, team);
     });
 
-    app.get('/organization/list-team-members', async (request, reply) => {
-      const query = parseQuery(listTeamMembersQuerySchema, request.query);
+    route(app, endpoints.listTeamMembers, async (request, reply) => {
+      const { query } = request;
       const current = await requireSession(ctx, request, reply);
       const teamId = query.teamId || current.session.activeTeamId;
       if (!teamId) throw new DomainError('YOU_DO_NOT_HAVE_AN_ACTIVE_TEAM');
@@ -169,8 +161,8 @@ export function teamRoutes(ctx: ApiContext) {
       return listTeamMembers(ctx, teamId);
     });
 
-    app.post('/organization/add-team-member', async (request, reply) => {
-      const body = parseBody(addTeamMemberBodySchema, request.body);
+    route(app, endpoints.addTeamMember, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamMemberId = generateId();
@@ -194,8 +186,8 @@ export function teamRoutes(ctx: ApiContext) {
       return existingTeamMember(ctx, body.teamId, body.userId);
     });
 
-    app.post('/organization/remove-team-member', async (request, reply) => {
-      const body = parseBody(removeTeamMemberBodySchema, request.body);
+    route(app, endpoints.removeTeamMember, async (request, reply) => {
+      const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }) => ({
