@@ -16,9 +16,10 @@ export interface Endpoint {
   readonly tag: string;
   /**
    * Who may call it: `session` needs a signed-in caller (401 otherwise), `optional` answers either way,
-   * `server` needs the server key (x-api-key), `public` nobody in particular.
+   * `server` needs the server key (x-api-key), `session-or-server` either of those (a server call naming
+   * the user it acts for), `public` nobody in particular.
    */
-  readonly auth: 'session' | 'optional' | 'server' | 'public';
+  readonly auth: 'session' | 'optional' | 'server' | 'session-or-server' | 'public';
   readonly body?: z.ZodType;
   readonly query?: z.ZodType;
   readonly params?: z.ZodType;

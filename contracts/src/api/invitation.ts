@@ -143,7 +143,7 @@ export const invitationEndpoints = {
     summary: "The pending invitations to the caller's verified address, or (server calls) to `email`",
     tag,
     // A server call with x-api-key may ask for `email` without a session.
-    auth: 'optional',
+    auth: 'session-or-server',
     query: listUserInvitationsQuerySchema,
     answer: listUserInvitationsAnswerSchema,
   }),

@@ -214,7 +214,7 @@ export const organizationEndpoints = {
     summary: 'Creates an organization with the caller (or, by server call, `userId`) as its creator-role member',
     tag,
     // A server call with x-api-key may create for `userId` without a session.
-    auth: 'optional',
+    auth: 'session-or-server',
     body: createOrganizationBodySchema,
     answer: createOrganizationAnswerSchema,
   }),
@@ -224,7 +224,7 @@ export const organizationEndpoints = {
     path: '/organization/check-slug',
     summary: 'Whether a slug is free (ORGANIZATION_SLUG_ALREADY_TAKEN otherwise); for the signed-in or server calls',
     tag,
-    auth: 'optional',
+    auth: 'session-or-server',
     body: checkSlugBodySchema,
     answer: statusAnswerSchema,
   }),

@@ -27,6 +27,7 @@ const SECURITY: Record<Endpoint['auth'], FastifySchema['security']> = {
   session: [{ bearerAuth: [] }, { sessionCookie: [] }],
   optional: [{}, { bearerAuth: [] }, { sessionCookie: [] }],
   server: [{ serverKey: [] }],
+  'session-or-server': [{ bearerAuth: [] }, { sessionCookie: [] }, { serverKey: [] }],
   public: [],
 };
 
