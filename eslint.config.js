@@ -1,0 +1,75 @@
+import importX from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The api's areas import in one direction: leaves (the better-auth endpoints and plugins) over shared cores
+ * (http glue, sessions, identity), over contracts and platform. A leaf that needs another leaf's behaviour
+ * gets it through an extension the composition root (app.ts, api-context.ts) registers, never by import.
+ */
+const api = 'services/api/src';
+const cores = ['http', 'session', 'identity'];
+const leaves = ['account', 'credentials', 'username', 'user', 'organization', 'perimeter', 'ops', 'openapi', 'admin', 'audit'];
+
+const areaImports = (area) => [`../${area}/*`, `../${area}/**`];
+
+/** `area` may import only the areas in `allowed` (and root modules, contracts, platform). */
+function boundary(area, allowed) {
+  const forbidden = [...cores, ...leaves].filter((other) => other !== area && !allowed.includes(other));
+  return {
+    files: [`${api}/${area}/**/*.ts`],
+    ignores: [`${api}/${area}/**/*.spec.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: forbidden.flatMap(areaImports),
+              message: `${area} may import only ${allowed.length > 0 ? allowed.join(', ') : 'no other area'} (see eslint.config.js: leaves over cores)`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', '.data/**', 'console/dist/**'] },
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // `_name` says a parameter or binding is there for its position (a handler's unused request).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: [`${api}/**/*.ts`],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts'] })] },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  boundary('http', []),
+  boundary('session', ['http']),
+  boundary('identity', ['http', 'session']),
+  ...leaves.map((leaf) => boundary(leaf, cores)),
+  {
+    // Deciders are pure: the events and shapes of contracts, and other deciders' folds, nothing else.
+    files: ['**/*.decider.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@portcullis/contracts$|(\\.|\\.\\./[\\w-]+)/[\\w.-]+\\.(decider|state)\\.ts$)',
+              message: 'a decider imports only contracts and other deciders (no I/O, no framework, no clock)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);
