@@ -36,10 +36,14 @@ export function renderTable(rows: readonly Row[]): string {
     fmtCost(r.cpuMsPerOp),
     fmtCost(r.pgTransactionsPerOp),
   ]);
-  const numeric = new Set([1, 2, 3, 4, 5, 8, 9, 10]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  return markdownTable(header, cells, new Set([1, 2, 3, 4, 5, 8, 9, 10]));
+}
+
+/** A Markdown table padded to line up in a terminal too; `numeric` columns are right-aligned. */
+export function markdownTable(header: readonly string[], cells: readonly (readonly string[])[], numeric: ReadonlySet<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (values: readonly string[]): string =>
-    `| ${values.map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join(' | ')} |`;
+    `| ${header.map((_, i) => (numeric.has(i) ? (values[i] ?? '').padStart(widths[i]!) : (values[i] ?? '').padEnd(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
   return [line(header), rule, ...cells.map(line)].join('\n');
 }
