@@ -55,7 +55,7 @@ export const settings = {
   changePasswordDurationS: numberFromEnv('BENCH_CHANGE_PASSWORD_DURATION_S', 20),
   // Invitations accepted per client count, spread over its clients: each pair needs an organization of its
   // own for the invitee to join (an invitee joins each organization once).
-  invitePairs: Math.max(1, Math.round(numberFromEnv('BENCH_INVITE_PAIRS', 1500))),
+  invitePairs: Math.max(1, Math.round(numberFromEnv('BENCH_INVITE_PAIRS', 600))),
   readYourWritesChecks: Math.max(0, Math.round(numberFromEnv('BENCH_RYW_CHECKS', 5))),
   streamLengths: [10_000, 100_000].map((n, i) => Math.round(numberFromEnv(i === 0 ? 'BENCH_STREAM_SHORT' : 'BENCH_STREAM_LONG', n))),
   concurrentWriters: Math.max(1, Math.round(numberFromEnv('BENCH_STREAM_WRITERS', 32))),
