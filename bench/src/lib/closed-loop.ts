@@ -36,6 +36,8 @@ export interface LoopFigures {
   /** Successful operations completed in the window, per second. */
   readonly opsPerSecond: number;
   readonly ok: number;
+  /** Successful operations over the whole run, warm-up and stragglers included. */
+  readonly okOverall: number;
   readonly failed: number;
   readonly statuses: Readonly<Record<string, number>>;
   /** Of the successful operations completed in the window. */
@@ -86,6 +88,7 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
   const stepLatencies = new Map<string, number[]>();
   const statuses: Record<string, number> = {};
   let ok = 0;
+  let okOverall = 0;
   let failed = 0;
   let firstMs = Number.NaN;
   let firstError: string | undefined;
@@ -118,6 +121,7 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
         firstMs = answered - sent;
         first = false;
       }
+      if (outcome.ok) okOverall += 1;
       if (answered < opensAt || answered > closesAt) continue;
       statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       if (!outcome.ok) {
@@ -145,6 +149,7 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
     cutShort,
     opsPerSecond: ok / windowS,
     ok,
+    okOverall,
     failed,
     statuses,
     latency: percentiles(latencies),

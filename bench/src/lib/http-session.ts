@@ -82,6 +82,14 @@ export class HttpSession {
 
   constructor(readonly target: HttpTarget) {}
 
+  /** Another client holding the same cookies and token: several writers on one session. */
+  copy(): HttpSession {
+    const copy = new HttpSession(this.target);
+    for (const [name, value] of this.cookies) copy.cookies.set(name, value);
+    copy.bearer = this.bearer;
+    return copy;
+  }
+
   useBearer(token: string): this {
     this.bearer = token;
     return this;

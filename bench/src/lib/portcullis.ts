@@ -125,3 +125,18 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   }
   return deployment;
 }
+
+/**
+ * Resolves once every read model has applied the whole log, as the api's /readyz reports it (`lag 0`):
+ * after history was written straight to the log, before anything is measured on it.
+ */
+export async function waitForProjections(deployment: Deployment, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => {
+      const response = await fetch(`${deployment.baseUrl}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      const body = (await response.json()) as { checks?: { projections?: { detail?: string } } };
+      return response.ok && body.checks?.projections?.detail === 'lag 0';
+    },
+    { what: 'the projections to apply the whole log', timeoutMs, intervalMs: 500, children: [deployment.api, deployment.projector] },
+  );
+}

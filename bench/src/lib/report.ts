@@ -15,7 +15,11 @@ export interface Row {
 }
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const fmtRate = (n: number): string => (n < 100 ? n.toFixed(1) : fmtInt(n));
+/** Operations per second: one decimal below 100. */
+export const formatRate = (n: number): string => (Number.isNaN(n) ? '' : n < 100 ? n.toFixed(1) : fmtInt(n));
+/** An exact latency: one decimal below 10 ms. */
+export const formatMs = (n: number): string => (Number.isNaN(n) ? '' : n < 10 ? n.toFixed(1) : fmtInt(n));
+const fmtRate = formatRate;
 // autocannon's histogram keeps whole milliseconds (truncated), so 0 means "under 1 ms".
 const fmtMs = (n: number | undefined): string => (n === undefined ? '' : n === 0 ? '<1' : fmtInt(n));
 const fmtPct = (n: number | undefined): string => (n === undefined ? '' : `${(n * 100).toFixed(1)}%`);

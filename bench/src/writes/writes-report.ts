@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Percentiles } from '../lib/closed-loop.ts';
-import { markdownTable } from '../lib/report.ts';
+import { formatMs, formatRate, markdownTable } from '../lib/report.ts';
 import { settings } from '../settings.ts';
 import type { ScenarioFigures } from './write-bench.ts';
 
@@ -10,8 +10,8 @@ export interface HashCost {
   readonly scrypt: { readonly cpuMs: number; readonly wallMs: number };
 }
 
-export const fmtRate = (n: number): string => (Number.isNaN(n) ? '' : n < 100 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
-export const fmtMs = (n: number): string => (Number.isNaN(n) ? '' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
+const fmtRate = formatRate;
+const fmtMs = formatMs;
 const fmtCpu = (n: number | null): string => (n === null ? '' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 const nonSuccess = (f: ScenarioFigures): string => String(f.loop.failed);
 const rate = (f: ScenarioFigures): string => `${fmtRate(f.loop.opsPerSecond)}${f.loop.cutShort ? '*' : ''}`;
