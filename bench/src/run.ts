@@ -4,6 +4,7 @@ import { Teardown } from './lib/teardown.ts';
 import { redisReachable } from './lib/redis-keys.ts';
 import { runReads } from './reads/read-bench.ts';
 import { settings } from './settings.ts';
+import { runRevocation } from './revocation/revocation-bench.ts';
 import { runStreams } from './streams/stream-bench.ts';
 import { runWrites } from './writes/write-bench.ts';
 
@@ -27,13 +28,14 @@ async function main(teardown: Teardown): Promise<void> {
   };
   if (settings.groups.has('reads') || settings.groups.has('sign-in')) print(await runReads(teardown, !settings.groups.has('reads')));
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.
-  const redisGroups = (['writes', 'streams'] as const).filter((group) => settings.groups.has(group));
+  const redisGroups = (['writes', 'streams', 'revocation'] as const).filter((group) => settings.groups.has(group));
   if (redisGroups.length > 0 && !(await redisReachable(settings.redisUrl))) {
     print(`## ${redisGroups.join(', ')}: skipped, Redis at ${settings.redisUrl} is not reachable`);
     return;
   }
   if (settings.groups.has('writes')) print(await runWrites(teardown));
   if (settings.groups.has('streams')) print(await runStreams(teardown));
+  if (settings.groups.has('revocation')) print(await runRevocation(teardown));
   log('done');
   console.log('');
   console.log('Goals are informational: a MISS never fails the run.');
