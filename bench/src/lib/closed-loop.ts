@@ -32,6 +32,8 @@ export interface LoopFigures {
   readonly clients: number;
   /** The measured window: the duration asked for, or less when a client ran out of prepared work. */
   readonly windowS: number;
+  /** The window stayed open past the duration, for `atLeast`. */
+  readonly extended: boolean;
   readonly cutShort: boolean;
   /** Successful operations completed in the window, per second. */
   readonly opsPerSecond: number;
@@ -54,6 +56,20 @@ export interface LoopOptions {
   readonly durationS: number;
   /** Called when the measured window opens and when it closes (for a cost meter), without being awaited. */
   readonly window?: { opened(): void; closed(): void };
+  /**
+   * Operations so slow that the window could end with none completed: it stays open past `durationS` until
+   * this many have completed in it, or until `longestS` after the start, whichever comes first.
+   */
+  readonly atLeast?: { readonly operations: number; readonly longestS: number };
+}
+
+/** Failed operations with their statuses: `0`, or `12 (409×10, 500×2)`. */
+export function describeFailures(figures: LoopFigures): string {
+  if (figures.failed === 0) return '0';
+  const codes = Object.entries(figures.statuses)
+    .filter(([status]) => !/^2\d\d$/.test(status))
+    .map(([status, count]) => `${status}×${count}`);
+  return `${figures.failed} (${codes.join(', ')})`;
 }
 
 /** Nearest-rank percentiles of `values` (unsorted); NaN for none. */
@@ -81,9 +97,6 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
     open();
     options.window?.closed();
   };
-  const openTimer = setTimeout(open, Math.max(0, opensAt - performance.now()));
-  let closeTimer = setTimeout(close, Math.max(0, closesAt - performance.now()));
-
   const latencies: number[] = [];
   const stepLatencies = new Map<string, number[]>();
   const statuses: Record<string, number> = {};
@@ -93,6 +106,23 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
   let firstMs = Number.NaN;
   let firstError: string | undefined;
   let exhaustedInWarmup = false;
+
+  const atLeast = options.atLeast;
+  const cap = atLeast ? Math.max(closesAt, started + atLeast.longestS * 1000) : closesAt;
+  let extended = false;
+  const openTimer = setTimeout(open, Math.max(0, opensAt - performance.now()));
+  let closeTimer: NodeJS.Timeout;
+  const closeOnTime = (): void => {
+    if (atLeast && ok + failed < atLeast.operations && performance.now() < cap) {
+      // Too few completed yet: keep measuring, up to the cap.
+      extended = true;
+      closesAt = cap;
+      closeTimer = setTimeout(close, Math.max(0, cap - performance.now()));
+      return;
+    }
+    close();
+  };
+  closeTimer = setTimeout(closeOnTime, Math.max(0, closesAt - performance.now()));
 
   const client = async (operation: Operation, index: number): Promise<void> => {
     let first = index === 0;
@@ -124,12 +154,18 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
       if (outcome.ok) okOverall += 1;
       if (answered < opensAt || answered > closesAt) continue;
       statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
-      if (!outcome.ok) {
+      if (outcome.ok) {
+        ok += 1;
+        latencies.push(answered - sent);
+      } else {
         failed += 1;
-        continue;
       }
-      ok += 1;
-      latencies.push(answered - sent);
+      if (extended && atLeast && ok + failed >= atLeast.operations && !windowClosed) {
+        closesAt = answered;
+        clearTimeout(closeTimer);
+        close();
+      }
+      if (!outcome.ok) continue;
       for (const step of outcome.steps ?? []) {
         let list = stepLatencies.get(step.step);
         if (!list) stepLatencies.set(step.step, (list = []));
@@ -146,6 +182,7 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
   return {
     clients: options.operations.length,
     windowS,
+    extended,
     cutShort,
     opsPerSecond: ok / windowS,
     ok,

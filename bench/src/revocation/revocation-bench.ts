@@ -21,6 +21,8 @@ export interface Revocation {
   readonly signOutMs: number;
   /** get-session requests sent to B after A had answered the sign-out that still answered the session. */
   readonly answeredAfterSignOut: number;
+  /** The last of those: how long after A's answer it was sent. */
+  readonly lastAnsweredAfterMs: number;
   readonly signOutStatus: number;
   readonly timedOut: boolean;
   /** B's invalidation subscriber was killed while this sign-out was in flight. */
@@ -137,6 +139,7 @@ async function revokeAndWatch(
   });
   const killing = kill ? kill() : Promise.resolve(0);
   let answeredAfterSignOut = 0;
+  let lastAnsweredAfterMs = Number.NaN;
   let visibleAt: number | undefined;
   while (performance.now() - sent < POLL_LIMIT_MS) {
     const asked = performance.now();
@@ -145,7 +148,10 @@ async function revokeAndWatch(
       visibleAt = performance.now();
       break;
     }
-    if (answeredBeforeAsking) answeredAfterSignOut += 1;
+    if (answeredBeforeAsking) {
+      answeredAfterSignOut += 1;
+      lastAnsweredAfterMs = asked - signOutAnsweredAt!;
+    }
   }
   const answer = await signOut;
   const killed = await killing;
@@ -155,6 +161,7 @@ async function revokeAndWatch(
       visibleMs: (visibleAt ?? Number.NaN) - sent,
       signOutMs: signOutAnsweredAt! - sent,
       answeredAfterSignOut,
+      lastAnsweredAfterMs,
       signOutStatus: answer.status,
       timedOut: visibleAt === undefined,
       channelKilled: kill !== null,

@@ -37,6 +37,10 @@ export function revocationReport(revocations: readonly Revocation[], killedClien
     'Each session was held in B\'s cache (a get-session through B just before); the sign-out went to A (bearer) while B was',
     '  asked for the same token back to back. visible: from sending the sign-out to B\'s first null. B answered after A',
     '  answered: get-sessions sent to B once A had answered the sign-out that still answered the session (sessions, and answers).',
+    ...stale.map(
+      (r) =>
+        `sign-out ${revocations.indexOf(r) + 1}: B answered the session ${r.answeredAfterSignOut} time(s) after A had answered (${formatMs(r.signOutMs)} ms), the last asked ${formatMs(r.lastAnsweredAfterMs)} ms after A's answer; B's null came ${formatMs(r.visibleMs)} ms after the sign-out was sent.`,
+    ),
     killed
       ? `B's invalidation subscriber (${killedClients} connection${killedClients === 1 ? '' : 's'}) was killed with CLIENT KILL right after sign-out ${revocations.indexOf(killed) + 1} was sent: that one was visible on B after ${formatMs(killed.visibleMs)} ms, ${killed.answeredAfterSignOut} answer(s) after A's.`
       : '',

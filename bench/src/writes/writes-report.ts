@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Percentiles } from '../lib/closed-loop.ts';
+import { describeFailures, type Percentiles } from '../lib/closed-loop.ts';
 import { formatMs, formatRate, markdownTable } from '../lib/report.ts';
 import { settings } from '../settings.ts';
 import type { ScenarioFigures } from './write-bench.ts';
@@ -13,7 +13,7 @@ export interface HashCost {
 const fmtRate = formatRate;
 const fmtMs = formatMs;
 const fmtCpu = (n: number | null): string => (n === null ? '' : n < 10 ? n.toFixed(2) : n.toFixed(1));
-const nonSuccess = (f: ScenarioFigures): string => String(f.loop.failed);
+const nonSuccess = (f: ScenarioFigures): string => describeFailures(f.loop);
 const rate = (f: ScenarioFigures): string => `${fmtRate(f.loop.opsPerSecond)}${f.loop.cutShort ? '*' : ''}`;
 const freshness = (f: ScenarioFigures | undefined): string =>
   f === undefined ? '' : `${f.readYourWrites.stale}/${f.readYourWrites.fresh + f.readYourWrites.stale}${f.readYourWrites.failed ? ` (${f.readYourWrites.failed} failed)` : ''}`;
