@@ -15,8 +15,9 @@ export interface Row {
 }
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-/** Operations per second: one decimal below 100. */
-export const formatRate = (n: number): string => (Number.isNaN(n) ? '' : n < 100 ? n.toFixed(1) : fmtInt(n));
+/** Operations per second: two significant digits below 1, one decimal below 100. */
+export const formatRate = (n: number): string =>
+  Number.isNaN(n) ? '' : n === 0 ? '0' : n < 1 ? n.toPrecision(2) : n < 100 ? n.toFixed(1) : fmtInt(n);
 /** An exact latency: one decimal below 10 ms. */
 export const formatMs = (n: number): string => (Number.isNaN(n) ? '' : n < 10 ? n.toFixed(1) : fmtInt(n));
 const fmtRate = formatRate;
