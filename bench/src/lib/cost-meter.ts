@@ -17,6 +17,19 @@ export interface Cost {
   readonly parts: readonly { readonly part: string; readonly cpuMsPerOp: number }[];
 }
 
+/** What a scenario charges: server processes, and whether the database's backends and Redis take part. */
+export interface CostSources {
+  readonly pids: readonly number[];
+  readonly backends: boolean;
+  readonly redis: boolean;
+  readonly named?: readonly NamedProcess[];
+}
+
+/** An open window of measurement (see `CostMeter.open`). */
+export interface CostWindow {
+  close(): Promise<(ops: number) => Cost>;
+}
+
 /** A server process whose CPU is also shown on its own, its main (JavaScript) thread apart from the rest. */
 export interface NamedProcess {
   readonly label: string;
@@ -105,38 +118,53 @@ export class CostMeter {
    * Measures `run` (which returns its successful operations). `pids` are the server processes to charge;
    * `backends` and `redis` say whether the database's backends and Redis take part in this scenario.
    */
-  async measure<T extends { ok: number }>(
-    sources: { pids: readonly number[]; backends: boolean; redis: boolean; named?: readonly NamedProcess[] },
-    run: () => Promise<T>,
-  ): Promise<{ result: T; cost: Cost }> {
+  async measure<T extends { ok: number }>(sources: CostSources, run: () => Promise<T>): Promise<{ result: T; cost: Cost }> {
+    const window = await this.open(sources);
+    const result = await run();
+    const costOf = await window.close();
+    return { result, cost: costOf(result.ok) };
+  }
+
+  /**
+   * Opens a window of measurement now; `close()` ends it and answers the cost for however many operations
+   * the caller then counts in it. For load that runs on while the window opens and closes (a warm-up before,
+   * in-flight requests after).
+   */
+  async open(sources: CostSources): Promise<CostWindow> {
     const backendPids = sources.backends ? await this.backendPids() : [];
     const pids = [...sources.pids, ...backendPids];
     const named = sources.named ?? [];
     const before = await this.snapshot(pids, sources, named);
-    const result = await run();
-    // A pool opens connections during the run too (one that idled out is reopened under load): all the CPU
-    // of a backend that started in the run is the run's. One that ended in it takes its last ticks along.
-    const lateBackendPids = sources.backends ? (await this.backendPids()).filter((pid) => !backendPids.includes(pid)) : [];
-    const after = await this.snapshot([...pids, ...lateBackendPids], sources, named);
-    const ops = result.ok;
-    if (ops === 0) return { result, cost: { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] } };
-    const lateTicks = lateBackendPids.reduce((sum, pid) => sum + (after.procTicks?.get(pid) ?? 0), 0);
+    return {
+      close: async () => {
+        // A pool opens connections during the run too (one that idled out is reopened under load): all the
+        // CPU of a backend that started in the run is the run's. One that ended in it takes its last ticks along.
+        const lateBackendPids = sources.backends ? (await this.backendPids()).filter((pid) => !backendPids.includes(pid)) : [];
+        const after = await this.snapshot([...pids, ...lateBackendPids], sources, named);
+        return (ops) => this.cost(before, after, { sources, named, backendPids, lateBackendPids, ops });
+      },
+    };
+  }
+
+  private cost(
+    before: Snapshot,
+    after: Snapshot,
+    r: { sources: CostSources; named: readonly NamedProcess[]; backendPids: readonly number[]; lateBackendPids: readonly number[]; ops: number },
+  ): Cost {
+    const { ops } = r;
+    if (ops === 0) return { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] };
+    const lateTicks = r.lateBackendPids.reduce((sum, pid) => sum + (after.procTicks?.get(pid) ?? 0), 0);
     const cpuS =
       before.procTicks === null || after.procTicks === null
         ? null
         : (tickDelta(before.procTicks, after.procTicks) + lateTicks) / clockTicks() + (after.redisCpuS - before.redisCpuS);
     return {
-      result,
-      cost: {
-        cpuMsPerOp: cpuS === null ? null : (cpuS * 1000) / ops,
-        // Backends flush their counters at most once a second, so this is right to within about a second's worth.
-        pgTransactionsPerOp:
-          before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
-        parts:
-          before.procTicks && after.procTicks
-            ? this.parts(before, after, named, backendPids, lateTicks, sources.redis, ops)
-            : [],
-      },
+      cpuMsPerOp: cpuS === null ? null : (cpuS * 1000) / ops,
+      // Backends flush their counters at most once a second, so this is right to within about a second's worth.
+      pgTransactionsPerOp:
+        before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
+      parts:
+        before.procTicks && after.procTicks ? this.parts(before, after, r.named, r.backendPids, lateTicks, r.sources.redis, ops) : [],
     };
   }
 

@@ -4,11 +4,22 @@ import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 // Built once per bench run, then measured as `npm start` runs it.
 let built: Promise<void> | undefined;
 
+export interface ApiProcess {
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly child: Child;
+}
+
 export interface Deployment {
   readonly baseUrl: string;
   readonly authUrl: string;
   readonly api: Child;
   readonly projector: Child;
+  /**
+   * Another api process on the same database and Redis, on a port of its own, ready when this resolves; it
+   * stops with the deployment.
+   */
+  startAnotherApi(): Promise<ApiProcess>;
   stop(): Promise<void>;
 }
 
@@ -21,6 +32,10 @@ export interface DeploymentOptions {
    * from one address); `off`: no rate limiting at all.
    */
   readonly rateLimit: 'counting' | 'off';
+  /** Members an organization may have; unset, the api's default (100). */
+  readonly membershipLimit?: number;
+  /** AUTH_SERVER_API_KEY, for server calls such as add-member. */
+  readonly serverApiKey?: string;
 }
 
 const UNREACHABLE = 1_000_000_000;
@@ -40,6 +55,8 @@ const OWNED = [
   'AUTH_RATE_LIMIT_MAX',
   'AUTH_RATE_LIMIT_RULES',
   'AUTH_RATE_LIMIT_STORAGE',
+  'AUTH_ORGANIZATION_MEMBERSHIP_LIMIT',
+  'AUTH_SERVER_API_KEY',
 ];
 
 /** Starts api + projector the way production runs them and returns once the api reports ready. */
@@ -63,22 +80,37 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
           AUTH_RATE_LIMIT_ENABLED: 'true',
           AUTH_RATE_LIMIT_MAX: String(UNREACHABLE),
           // First matching rule wins, so these shadow the 3-per-10-s defaults on the credential routes.
-          AUTH_RATE_LIMIT_RULES: `/sign-in*=${UNREACHABLE}/10,/sign-up*=${UNREACHABLE}/10`,
+          AUTH_RATE_LIMIT_RULES: `/sign-in*=${UNREACHABLE}/10,/sign-up*=${UNREACHABLE}/10,/change-password*=${UNREACHABLE}/10`,
         }),
     ...(options.redis ? { REDIS_URL: options.redis.url, REDIS_KEY_PREFIX: options.redis.keyPrefix } : {}),
+    ...(options.membershipLimit === undefined ? {} : { AUTH_ORGANIZATION_MEMBERSHIP_LIMIT: String(options.membershipLimit) }),
+    ...(options.serverApiKey === undefined ? {} : { AUTH_SERVER_API_KEY: options.serverApiKey }),
   });
 
   built ??= buildServices();
   await built;
   const projector = spawnEntry('projector', serviceEntries.projector.built, env, { profiled: true });
   const api = spawnEntry('api', serviceEntries.api.built, env, { profiled: true });
+  const others: Child[] = [];
   const deployment: Deployment = {
     baseUrl,
     authUrl: `${baseUrl}/api/auth`,
     api,
     projector,
+    startAnotherApi: async () => {
+      const otherPort = await freePort();
+      const otherBaseUrl = `http://127.0.0.1:${otherPort}`;
+      const child = spawnEntry(`api ${others.length + 2}`, serviceEntries.api.built, { ...env, PORT: String(otherPort), BASE_URL: otherBaseUrl }, { profiled: true });
+      others.push(child);
+      await waitUntil(() => answersOk(`${otherBaseUrl}/readyz`), {
+        what: `api ready at ${otherBaseUrl}/readyz`,
+        timeoutMs: 60_000,
+        children: [child, projector],
+      });
+      return { baseUrl: otherBaseUrl, authUrl: `${otherBaseUrl}/api/auth`, child };
+    },
     stop: async () => {
-      await Promise.all([api.stop(), projector.stop()]);
+      await Promise.all([api.stop(), projector.stop(), ...others.map((child) => child.stop())]);
     },
   };
   try {
@@ -92,4 +124,19 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     throw error;
   }
   return deployment;
+}
+
+/**
+ * Resolves once every read model has applied the whole log, as the api's /readyz reports it (`lag 0`):
+ * after history was written straight to the log, before anything is measured on it.
+ */
+export async function waitForProjections(deployment: Deployment, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => {
+      const response = await fetch(`${deployment.baseUrl}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      const body = (await response.json()) as { checks?: { projections?: { detail?: string } } };
+      return response.ok && body.checks?.projections?.detail === 'lag 0';
+    },
+    { what: 'the projections to apply the whole log', timeoutMs, intervalMs: 500, children: [deployment.api, deployment.projector] },
+  );
 }

@@ -15,7 +15,12 @@ export interface Row {
 }
 
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const fmtRate = (n: number): string => (n < 100 ? n.toFixed(1) : fmtInt(n));
+/** Operations per second: two significant digits below 1, one decimal below 100. */
+export const formatRate = (n: number): string =>
+  Number.isNaN(n) ? '' : n === 0 ? '0' : n < 1 ? n.toPrecision(2) : n < 100 ? n.toFixed(1) : fmtInt(n);
+/** An exact latency: one decimal below 10 ms. */
+export const formatMs = (n: number): string => (Number.isNaN(n) ? '' : n < 10 ? n.toFixed(1) : fmtInt(n));
+const fmtRate = formatRate;
 // autocannon's histogram keeps whole milliseconds (truncated), so 0 means "under 1 ms".
 const fmtMs = (n: number | undefined): string => (n === undefined ? '' : n === 0 ? '<1' : fmtInt(n));
 const fmtPct = (n: number | undefined): string => (n === undefined ? '' : `${(n * 100).toFixed(1)}%`);
@@ -36,10 +41,14 @@ export function renderTable(rows: readonly Row[]): string {
     fmtCost(r.cpuMsPerOp),
     fmtCost(r.pgTransactionsPerOp),
   ]);
-  const numeric = new Set([1, 2, 3, 4, 5, 8, 9, 10]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  return markdownTable(header, cells, new Set([1, 2, 3, 4, 5, 8, 9, 10]));
+}
+
+/** A Markdown table padded to line up in a terminal too; `numeric` columns are right-aligned. */
+export function markdownTable(header: readonly string[], cells: readonly (readonly string[])[], numeric: ReadonlySet<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (values: readonly string[]): string =>
-    `| ${values.map((v, i) => (numeric.has(i) ? v.padStart(widths[i]!) : v.padEnd(widths[i]!))).join(' | ')} |`;
+    `| ${header.map((_, i) => (numeric.has(i) ? (values[i] ?? '').padStart(widths[i]!) : (values[i] ?? '').padEnd(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
   return [line(header), rule, ...cells.map(line)].join('\n');
 }
