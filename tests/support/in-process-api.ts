@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createLogger, loadConfig, ProjectionRunner, type Config, type EventStore } from '@portcullis/platform';
 import { createApiContext, type RunningApiContext } from '../../services/api/src/api-context.ts';
+import type { ApiContext } from '../../services/api/src/context.ts';
 import { buildApp } from '../../services/api/src/app.ts';
 import { createProjectionTargets } from '../../services/projector/src/projections.ts';
 import { createEventLogDatabase, type EventLogDatabase } from './event-log.ts';
@@ -14,6 +15,8 @@ export interface InProcessApi {
    * sign-ins, kept states), as a second api process would have.
    */
   another(): Promise<FastifyInstance>;
+  /** The context an app of this api runs on (its caches, its progress), for specs that reach into one. */
+  contextOf(app: FastifyInstance): ApiContext;
   close(): Promise<void>;
 }
 
@@ -54,6 +57,11 @@ export async function startInProcessApi(
     app,
     config,
     another: startApp,
+    contextOf: (app) => {
+      const index = apps.indexOf(app);
+      if (index < 0) throw new Error('not an app of this api');
+      return contexts[index]!.ctx;
+    },
     close: async () => {
       for (const started of apps) await started.close();
       for (const running of contexts) await running.close();

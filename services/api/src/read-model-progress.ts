@@ -13,7 +13,9 @@ import {
   type SessionCacheLayout,
   type Settlement,
 } from '@portcullis/platform';
+import { randomBytes } from 'node:crypto';
 import { projectionNames, projectionsConcernedWith, type ProjectionName } from '@portcullis/contracts';
+import { HeldReaders } from './session/held-readers.ts';
 
 /** A pub/sub connection already open for something else, that can hear one more channel. */
 export interface NoticeSource {
@@ -69,6 +71,11 @@ export interface ReadModelProgressOptions {
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 200;
+/** Notices on the checkpoint channel between api processes holding sessions (see `HeldReaders`). */
+const HELD_WANTED = 'held-wanted';
+const HELD_HEARD = 'held-heard';
+/** Kept off a registration's life when deciding how long this process may trust what it holds. */
+const REGISTRATION_MARGIN_MS = 100;
 
 /**
  * How far each read model has applied the log, and what follows from it:
@@ -98,12 +105,27 @@ export class ReadModelProgress {
   private generation: { readonly keys: SessionCacheKeys; verified: boolean } | null = null;
   /** The session cache's checkpoint as announced on the held cache's subscriber (see options). */
   private heldPosition = 0;
+  /** This process among those holding sessions, when it holds any (see `HeldReaders`). */
+  private readonly heldReaders: HeldReaders | null;
+  /** Until when (monotonic ms) this process's registration among them stands. */
+  private registeredUntil = 0;
+  /** The highest position a revocation somewhere waits for this process to have heard. */
+  private heldWanted = 0;
+  private heldConfirmed = 0;
+  private confirming: Promise<void> | null = null;
+  /** Revocations waiting for processes holding sessions to hear them; woken by each confirmation. */
+  private readonly heardWaiters = new Set<() => void>();
   private readonly trustedUntil: Record<SessionReadModel, number> = { held: 0, redis: 0, sessions: 0 };
 
   constructor(private readonly options: ReadModelProgressOptions) {
     this.now = options.now ?? (() => performance.now());
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.listener = options.redis ? null : new NotificationListener(options.databaseUrl);
+    const redis = options.redis;
+    // Registrations outlive a few missed polls but not the staleness bound twice over.
+    this.heldReaders = redis
+      ? new HeldReaders(redis.client, redis.layout.heldReaders, randomBytes(8).toString('hex'), Math.max(2 * options.maxLagMs, 5 * this.pollIntervalMs))
+      : null;
     void this.listener?.listen(CHECKPOINT_CHANNEL, { onNotification: (payload) => this.onNotice(payload, false) });
   }
 
@@ -171,8 +193,15 @@ export class ReadModelProgress {
     if (projections.length === 0) return;
     if (settlement === 'revocation') {
       // Past `maxLagMs` after the append, no api process believes a read model that has not applied it.
+      const bound = this.now() + this.options.maxLagMs + 1;
       const applied = await this.waitFor(position, projections, this.options.maxLagMs + 1);
-      if (!applied) this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
+      if (!applied) {
+        this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
+        return;
+      }
+      if (projections.includes(projectionNames.sessionCache) && !(await this.heardEverywhere(position, bound))) {
+        this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
+      }
       return;
     }
     if (!(await this.waitFor(position, projections))) {
@@ -180,8 +209,80 @@ export class ReadModelProgress {
     }
   }
 
+  /**
+   * Resolves true once every api process holding sessions in process has heard the session cache's
+   * invalidations up to `position`, false at `bound` (when none of them believes what it holds any more).
+   */
+  private async heardEverywhere(position: number, bound: number): Promise<boolean> {
+    const readers = this.heldReaders;
+    if (!readers) return true;
+    let asked = false;
+    for (;;) {
+      const heard = new Promise<void>((resolve) => this.heardWaiters.add(resolve));
+      const behind = await readers.behind(position).catch(() => null);
+      // Redis unreachable: nobody can renew a registration, so waiting out the bound is the answer.
+      if (behind !== null && behind.length === 0) return true;
+      if (!asked && behind !== null) {
+        asked = true;
+        await this.options.redis!.client.publish(this.options.redis!.layout.checkpointChannel, `${HELD_WANTED}:${position}`).catch(() => {});
+      }
+      const left = bound - this.now();
+      if (left <= 0) return false;
+      await Promise.race([heard, new Promise<void>((resolve) => setTimeout(resolve, Math.min(left, this.pollIntervalMs)))]);
+    }
+  }
+
+  /** Tells the processes waiting on revocations how far this one has heard, once it has heard what they want. */
+  private confirmHeld(): void {
+    if (!this.heldReaders || this.confirming || this.heldWanted <= this.heldConfirmed || this.heldPosition < this.heldWanted) return;
+    const position = this.heldPosition;
+    const readers = this.heldReaders;
+    const redis = this.options.redis!;
+    this.confirming = (async () => {
+      await this.registerHeld(readers, position);
+      this.heldConfirmed = Math.max(this.heldConfirmed, position);
+      await redis.client.publish(redis.layout.checkpointChannel, `${HELD_HEARD}:${position}`);
+    })()
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'could not confirm the session invalidations heard; revocations wait out the staleness bound'))
+      .finally(() => {
+        this.confirming = null;
+        this.confirmHeld();
+      });
+  }
+
+  /** Renews this process's registration among those holding sessions (while it holds any). */
+  private async renewHeld(): Promise<void> {
+    const readers = this.heldReaders;
+    if (!readers) return;
+    if (!this.options.redis?.held?.isLive) {
+      this.registeredUntil = 0;
+      return;
+    }
+    try {
+      await this.registerHeld(readers, this.heldPosition);
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'could not renew this process among those holding sessions; not answering from them');
+    }
+  }
+
+  /**
+   * Registers this process as having heard up to `position`. A registration that had lapsed drops what the
+   * process held: a revocation answered meanwhile did not wait for this process, and what it held from
+   * before may be what that revocation ended. Reads sent after the registration see every such revocation.
+   */
+  private async registerHeld(readers: HeldReaders, position: number): Promise<void> {
+    const sentAt = this.now();
+    const standing = this.registeredUntil > sentAt;
+    await readers.register(position);
+    if (!standing) this.options.redis?.held?.clear();
+    this.registeredUntil = Math.max(this.registeredUntil, sentAt + readers.ttlMs - REGISTRATION_MARGIN_MS);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    for (const wake of this.heardWaiters) wake();
+    this.heardWaiters.clear();
+    await this.heldReaders?.leave().catch(() => {});
     if (this.poller) clearInterval(this.poller);
     for (const waiter of this.waiters) {
       clearTimeout(waiter.timer);
@@ -221,6 +322,16 @@ export class ReadModelProgress {
 
   /** `<projection>:<position>`, or `session-cache@<generation>:<position>` for a Redis generation. */
   private onNotice(payload: string, heardWithInvalidations: boolean): void {
+    if (payload.startsWith(`${HELD_WANTED}:`)) {
+      this.heldWanted = Math.max(this.heldWanted, Number(payload.slice(HELD_WANTED.length + 1)));
+      this.confirmHeld();
+      return;
+    }
+    if (payload.startsWith(`${HELD_HEARD}:`)) {
+      for (const wake of this.heardWaiters) wake();
+      this.heardWaiters.clear();
+      return;
+    }
     const colon = payload.lastIndexOf(':');
     const [name, generation] = payload.slice(0, colon).split('@', 2) as [string, string | undefined];
     const position = Number(payload.slice(colon + 1));
@@ -229,7 +340,10 @@ export class ReadModelProgress {
       return;
     }
     if (generation !== this.generation?.keys.generation) return;
-    if (heardWithInvalidations && position > this.heldPosition) this.heldPosition = position;
+    if (heardWithInvalidations && position > this.heldPosition) {
+      this.heldPosition = position;
+      this.confirmHeld();
+    }
     this.advance(name, position);
   }
 
@@ -305,7 +419,9 @@ export class ReadModelProgress {
     // notices make that known sooner, but an idle projector sends none.
     if (redis.held && (await redis.held.roundTrip()) && this.generation === generation && checkpoint.position > this.heldPosition) {
       this.heldPosition = checkpoint.position;
+      this.confirmHeld();
     }
+    await this.renewHeld();
   }
 
   /** For each read model: until when (monotonic ms) its checkpoint covers a head read within `maxLagMs`. */
@@ -321,6 +437,8 @@ export class ReadModelProgress {
     this.trustedUntil.sessions = coveredUntil(this.positions.get(projectionNames.sessions) ?? 0);
     const redisUsable = this.redisKeys !== null;
     this.trustedUntil.redis = redisUsable ? coveredUntil(this.positions.get(projectionNames.sessionCache) ?? 0) : 0;
-    this.trustedUntil.held = redisUsable && this.options.redis?.held?.isLive ? coveredUntil(this.heldPosition) : 0;
+    // Only while registered: a revocation waits for the processes registered, and for no other.
+    this.trustedUntil.held =
+      redisUsable && this.options.redis?.held?.isLive ? Math.min(coveredUntil(this.heldPosition), this.registeredUntil) : 0;
   }
 }

@@ -21,6 +21,11 @@ export interface SessionCacheLayout {
   readonly checkpointChannel: string;
   /** The prefix of every session key, of every generation: what the api's in-process cache tracks. */
   readonly sessionKeyPrefix: string;
+  /**
+   * The api processes holding session answers in process, and how far each has heard the cache's
+   * invalidations: a revocation answers once every one of them is past it (see `HeldReaders`). One hash tag.
+   */
+  readonly heldReaders: { readonly members: string; readonly positions: string };
   generation(generation: string): SessionCacheKeys;
 }
 
@@ -57,6 +62,7 @@ export function sessionCacheLayout(prefix: string, logId: string): SessionCacheL
     pointerKey: `${prefix}session-cache:${log}`,
     checkpointChannel: `${prefix}checkpoints`,
     sessionKeyPrefix: `${prefix}session:`,
+    heldReaders: { members: `${prefix}held-readers:{hr:${log}}`, positions: `${prefix}held-positions:{hr:${log}}` },
     generation(generation) {
       const tag = `{sc:${log}:${generation}}`;
       return {
