@@ -64,12 +64,22 @@ describe('replaying every historical version of every event', () => {
     { stream: streams.usernameSignIn('historic'), type: 'credentials.username_sign_in_failed.v1', data: { username: 'historic', userId, reason: 'invalid_password' } },
     { stream: streams.signIn(email), type: 'credentials.sign_in_locked.v1', data: { identifier: email, userId, failures: 5, lockedUntil: expiresAt } },
     { stream: streams.signIn(email), type: 'credentials.sign_in_unlocked.v1', data: { identifier: email, userId, reason: 'password_reset' } },
+    { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_failed.v1', data: { userId, via: 'username', reason: 'invalid_password' } },
+    { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_locked.v1', data: { userId, failures: 5, lockedUntil: expiresAt } },
+    { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_unlocked.v1', data: { userId, reason: 'password_reset' } },
     { stream: streams.user(userId), type: 'user.password_changed.v1', data: { userId, accountId: randomUUID(), passwordHash: HASH, via: 'reset-password' } },
     {
       stream: streams.verification('a'.repeat(64)),
       type: 'verification.token_issued.v1',
       data: { purpose: 'reset-password', tokenHash: 'a'.repeat(64), userId, expiresAt },
     },
+    { stream: streams.passwordReset(userId), type: 'verification.password_reset_link_issued.v1', data: { userId, tokenHash: 'a'.repeat(64), expiresAt } },
+    {
+      stream: streams.verification('b'.repeat(64)),
+      type: 'verification.token_issued.v1',
+      data: { purpose: 'reset-password', tokenHash: 'b'.repeat(64), userId, expiresAt },
+    },
+    { stream: streams.verification('b'.repeat(64)), type: 'verification.token_revoked.v1', data: { purpose: 'reset-password', tokenHash: 'b'.repeat(64), userId, reason: 'superseded' } },
     { stream: streams.verification('a'.repeat(64)), type: 'verification.token_consumed.v1', data: { purpose: 'reset-password', tokenHash: 'a'.repeat(64), userId } },
     {
       stream: streams.mail(randomUUID()),
