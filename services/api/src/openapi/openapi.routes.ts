@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
-import scalarReference from '@scalar/fastify-api-reference';
+import swaggerUi from '@fastify/swagger-ui';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { ApiContext } from '../context.ts';
 
@@ -38,9 +38,10 @@ export function openApiRoutes(ctx: ApiContext) {
       reply.header('cache-control', 'no-store');
       return app.swagger();
     });
-    await app.register(scalarReference, {
+    await app.register(swaggerUi, {
       routePrefix: '/reference',
-      configuration: { url: `${ctx.config.basePath}/open-api/generate-schema`, title: 'Portcullis API' },
+      uiConfig: { url: `${ctx.config.basePath}/open-api/generate-schema`, deepLinking: true },
+      staticCSP: true,
     });
   };
 }
