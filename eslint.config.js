@@ -3,11 +3,11 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The api's areas import in one direction: leaves (the better-auth endpoints and plugins) over shared cores
- * (http glue, sessions, identity), over contracts and platform. A leaf that needs another leaf's behaviour
+ * (http glue, mail jobs, sessions, identity), over contracts and platform. A leaf that needs another leaf's behaviour
  * gets it through an extension the composition root (app.ts, api-context.ts) registers, never by import.
  */
 const api = 'services/api/src';
-const cores = ['http', 'session', 'identity'];
+const cores = ['http', 'mail', 'session', 'identity'];
 const leaves = ['account', 'credentials', 'username', 'user', 'organization', 'perimeter', 'ops', 'openapi', 'admin', 'audit'];
 
 const areaImports = (area) => [`../${area}/*`, `../${area}/**`];
@@ -52,8 +52,9 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   boundary('http', []),
+  boundary('mail', []),
   boundary('session', ['http']),
-  boundary('identity', ['http', 'session']),
+  boundary('identity', ['http', 'mail', 'session']),
   ...leaves.map((leaf) => boundary(leaf, cores)),
   {
     // Deciders are pure: the events and shapes of contracts, and other deciders' folds, nothing else.

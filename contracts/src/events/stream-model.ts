@@ -17,6 +17,11 @@ export interface StreamModel<State> {
   evolve(state: State, event: DomainEvent, time: EventTime): State;
   /** How the state is kept in a snapshot; absent: as it is, which must then be plain JSON. */
   readonly snapshot?: SnapshotCodec<State>;
+  /**
+   * Whether a state is small enough to keep in memory between commands; absent: always. A stream an attacker
+   * can grow (failed sign-ins) says no past a size, so many such streams cannot fill the api's memory.
+   */
+  keepable?(state: State): boolean;
 }
 
 /** A model from an `evolve` that does not count time. */

@@ -11,9 +11,9 @@ import {
   type Logger,
 } from '@portcullis/platform';
 import type { ApiContext } from './context.ts';
-import { RememberedSignIns } from './identity/password-sign-in.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
+import { removeMembershipsOf } from './organization/user-deletion.ts';
 import { ReadModelProgress } from './read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
 
@@ -96,10 +96,10 @@ export async function createApiContext(config: Config, options: ApiContextOption
     cache,
     progress,
     commands,
-    rememberedSignIns: new RememberedSignIns(),
     log,
     cookies: sessionCookieSettings(config),
     clock,
+    identity: { userDeletion: [removeMembershipsOf] },
     activeSelectionCheck: (userId, selection) => confirmActiveSelection(realStore, userId, selection),
   };
   return {

@@ -1,6 +1,6 @@
 import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Redis, SessionCacheLayout } from '@portcullis/platform';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
-import type { RememberedSignIns } from './identity/password-sign-in.ts';
+import type { IdentityExtensions } from './identity/extensions.ts';
 import type { ReadModelProgress } from './read-model-progress.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
 import type { ActiveSelectionCheck } from './session/session-log.ts';
@@ -20,10 +20,11 @@ export interface ApiContext {
   readonly progress: ReadModelProgress;
   /** Every write goes through it. */
   readonly commands: CommandHandler;
-  readonly rememberedSignIns: RememberedSignIns;
   readonly log: Logger;
   readonly cookies: SessionCookieSettings;
   readonly clock: () => Date;
+  /** What leaf areas add to identity's commands (see IdentityExtensions). */
+  readonly identity: IdentityExtensions;
   /** See `sessionFromLog`; absent where organizations are not served. */
   readonly activeSelectionCheck?: ActiveSelectionCheck;
 }

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
-import { signEmailVerificationToken, WrongExpectedVersionError } from '@portcullis/platform';
-import { commit, withRetryOnConflict } from '../commit.ts';
+import { signEmailVerificationToken } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { eventMetadata } from '../http/request-context.ts';
 import { route } from '../http/declared-route.ts';
-import { requireSession } from '../session/current-session.ts';
-import { emailMoveWrites, loadAccount, loadReservation, mailJobWrite } from '../identity/account-model.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
+import { activeAccountIn, emailReservationIn, moveEmail } from '../identity/account-model.ts';
+import { queueMail } from '../mail/mail-jobs.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
+import { requireSession } from '../session/current-session.ts';
 
 /**
  * Spec section 4: an unverified user's email changes at once (and a verification mail goes to the new
@@ -26,56 +26,38 @@ export function changeEmailRoutes(ctx: ApiContext) {
       const userId = current.user.id;
       if (to === current.user.email) throw new DomainError('EMAIL_IS_THE_SAME');
 
-      const initial = await loadAccount(ctx, userId);
-      if (initial.state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-      if (initial.state.emailVerified) {
-        if (!ctx.config.emailVerification.enabled) throw new DomainError('VERIFICATION_EMAIL_NOT_ENABLED');
-        if ((await loadReservation(ctx, to)).state.status === 'reserved') throw new DomainError('COULDNT_UPDATE_YOUR_EMAIL');
-        const now = ctx.clock();
-        const expiresIn = ctx.config.emailVerification.expiresInSeconds;
-        const token = await signEmailVerificationToken(
-          { email: initial.state.email, updateTo: to, requestType: 'change-email-confirmation', userId },
-          ctx.config.secret,
-          expiresIn,
-          now,
-        );
-        await ctx.store.append([
-          mailJobWrite(
-            ctx,
-            {
-              kind: 'change-email',
-              userId,
-              to: initial.state.email,
-              name: initial.state.name,
-              token,
-              callbackURL: body.callbackURL ?? null,
-              expiresAt: new Date(now.getTime() + expiresIn * 1000),
-              newEmail: to,
-            },
-            eventMetadata(request, now, userId),
-          ),
-        ]);
-        return { status: true };
-      }
-
-      try {
-        await withRetryOnConflict(async () => {
-          const account = await loadAccount(ctx, userId);
-          if (account.state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-          const now = ctx.clock();
-          const writes = await emailMoveWrites(ctx, { version: account.version, state: account.state }, to, {
-            verified: false,
-            callbackURL: body.callbackURL,
-            now,
-            metadata: eventMetadata(request, now, userId),
+      const { result: moved } = await ctx.commands.handle(
+        { name: 'change-email', request: requestMetadataOf(request), actorId: userId, serialize: [streams.user(userId)] },
+        async (unit) => {
+          const account = await activeAccountIn(unit, userId);
+          if (!account.state.emailVerified) {
+            await moveEmail(unit, ctx, account, to, { verified: false, callbackURL: body.callbackURL });
+            return true;
+          }
+          // A verified address confirms the change first: a link to it, which moves the email when followed.
+          if (!ctx.config.emailVerification.enabled) throw new DomainError('VERIFICATION_EMAIL_NOT_ENABLED');
+          if ((await emailReservationIn(unit, to)).state.status === 'reserved') throw new DomainError('COULDNT_UPDATE_YOUR_EMAIL');
+          const expiresIn = ctx.config.emailVerification.expiresInSeconds;
+          const token = await signEmailVerificationToken(
+            { email: account.state.email, updateTo: to, requestType: 'change-email-confirmation', userId },
+            ctx.config.secret,
+            expiresIn,
+            unit.now,
+          );
+          queueMail(unit, ctx, {
+            kind: 'change-email',
+            userId,
+            to: account.state.email,
+            name: account.state.name,
+            token,
+            callbackURL: body.callbackURL ?? null,
+            expiresAt: new Date(unit.now.getTime() + expiresIn * 1000),
+            newEmail: to,
           });
-          await commit(ctx, writes);
-        });
-      } catch (error) {
-        if (error instanceof WrongExpectedVersionError && error.streamId === streams.email(to)) throw new DomainError('COULDNT_UPDATE_YOUR_EMAIL');
-        throw error;
-      }
-      expireCookieCache(ctx, request, reply);
+          return false;
+        },
+      );
+      if (moved) expireCookieCache(ctx, request, reply);
       return { status: true };
     });
   };

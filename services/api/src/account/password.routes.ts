@@ -1,31 +1,24 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
-import { generateId, hashPassword, hashToken, randomString, verifyPassword } from '@portcullis/platform';
-import { commit, withRetryOnConflict } from '../commit.ts';
+import { generateId, hashPassword, hashToken, loadStream, randomString } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { newSession } from '../session/new-session.ts';
-import { checkNewPassword, checkPresentedPassword } from '../identity/password-policy.ts';
+import { checkNewPassword, checkPresentedPassword, passwordCheck } from '../identity/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
-import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { findUserById } from '../identity/user-queries.ts';
-import { loadStream, streamWrite } from '../write-model.ts';
 import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
-import { accountModel, decideAccount } from '../identity/account.decider.ts';
-import { loadAccount, loadAccountByEmail, mailJobWrite } from '../identity/account-model.ts';
+import { decideAccount } from '../identity/account.decider.ts';
+import { accountByEmailIn, accountIn, activeAccountIn, readAccount } from '../identity/account-model.ts';
+import { queueMail } from '../mail/mail-jobs.ts';
 import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
-import {
-  decideVerificationToken,
-  evolveVerificationToken,
-  initialVerificationToken,
-  usableBy,
-  verificationTokenModel,
-} from './verification-token.decider.ts';
+import { decideVerificationToken, initialVerificationToken, usableBy, verificationTokenModel } from './verification-token.decider.ts';
 
 /** Spec section 9: reset tokens are 24 random characters (better-auth's generateId(24), [a-zA-Z0-9]). */
 const RESET_TOKEN_LENGTH = 24;
@@ -39,8 +32,8 @@ const RESET_REQUEST_ANSWER = {
   message: 'If this email exists in our system, check your email for the reset link',
 } as const;
 
-function loadToken(ctx: ApiContext, tokenHash: string) {
-  return loadStream(ctx.store, streams.verification(tokenHash), evolveVerificationToken, initialVerificationToken);
+function readToken(ctx: ApiContext, tokenHash: string) {
+  return loadStream(ctx.store, streams.verification(tokenHash), verificationTokenModel);
 }
 
 export function passwordRoutes(ctx: ApiContext) {
@@ -55,17 +48,17 @@ export function passwordRoutes(ctx: ApiContext) {
     await withMinimumDuration(RESET_REQUEST_FLOOR_MS, async () => {
       const token = randomString(RESET_TOKEN_LENGTH);
       const tokenHash = hashToken(token);
-      const found = await loadAccountByEmail(ctx, email);
-      if (!found) {
-        request.log.info('password reset requested for an unknown email');
-        return;
-      }
-      const account = found.account.state;
-      const resets = streams.passwordReset(account.userId);
       await ctx.commands.handle(
         // Nothing the api reads waits on the verification table: the links are decided on their streams.
-        { request: requestMetadataOf(request), actorId: null, serialize: [resets], settle: 'none' },
+        { name: 'request-password-reset', request: requestMetadataOf(request), actorId: null, settle: 'none' },
         async (unit) => {
+          const found = await accountByEmailIn(unit, email);
+          if (!found) {
+            request.log.info('password reset requested for an unknown email');
+            return;
+          }
+          const account = found.state;
+          const resets = streams.passwordReset(account.userId);
           const expiresAt = new Date(unit.now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
           // A newer link ends the one before, in the same append: only the latest mailed link resets.
           const index = await unit.load(resets, passwordResetModel);
@@ -80,21 +73,15 @@ export function passwordRoutes(ctx: ApiContext) {
             decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, initialVerificationToken()),
             { expected: 'no_stream', model: verificationTokenModel },
           );
-          unit.include([
-            mailJobWrite(
-              ctx,
-              {
-                kind: 'password-reset',
-                userId: account.userId,
-                to: account.email,
-                name: account.name,
-                token,
-                callbackURL: body.redirectTo ?? null,
-                expiresAt,
-              },
-              unit.metadata,
-            ),
-          ]);
+          queueMail(unit, ctx, {
+            kind: 'password-reset',
+            userId: account.userId,
+            to: account.email,
+            name: account.name,
+            token,
+            callbackURL: body.redirectTo ?? null,
+            expiresAt,
+          });
         },
       );
     });
@@ -111,7 +98,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const { callbackURL } = request.query;
       checkCallbackURL(callbackURL, ctx.config.trustedOrigins);
       const target = new URL(callbackURL, authBase);
-      const { state } = await loadToken(ctx, hashToken(token));
+      const { state } = await readToken(ctx, hashToken(token));
       if (usableBy(state, 'reset-password', ctx.clock()) === null) target.searchParams.set('error', 'INVALID_TOKEN');
       else target.searchParams.set('token', token);
       return redirect(reply, redirectLocation(target.href, ctx.config.trustedOrigins));
@@ -136,7 +123,7 @@ export function passwordRoutes(ctx: ApiContext) {
           const userId = consumption.data.userId;
           unit.actAs(userId);
           unit.append(tokenStream.streamId, consumed);
-          const account = await unit.load(streams.user(userId), accountModel);
+          const account = await accountIn(unit, userId);
           unit.append(account.streamId, decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state));
           if (revokeSessions) await endAllSessions(unit, userId, 'password_reset');
         },
@@ -150,16 +137,20 @@ export function passwordRoutes(ctx: ApiContext) {
       checkNewPassword(ctx.config, body.newPassword);
       checkPresentedPassword(ctx.config, body.currentPassword);
       const userId = current.user.id;
-      const { state } = await loadAccount(ctx, userId);
-      if (state.status !== 'active' || !state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
-      const passwordHash = await hashPassword(body.newPassword);
-      if (!(await verifyPassword(state.credential.passwordHash, body.currentPassword))) throw new DomainError('INVALID_PASSWORD');
+      const currentPassword = passwordCheck(body.currentPassword);
+      // Hashed while the current password is verified: both argon2 runs at once, on two of the lanes.
+      const hashing = hashPassword(body.newPassword);
+      hashing.catch(() => {});
 
       const requestMetadata = requestMetadataOf(request);
       const { result: opened } = await ctx.commands.handle(
-        { request: requestMetadata, actorId: userId, serialize: [streams.user(userId)], settle: body.revokeOtherSessions ? 'revocation' : 'write' },
+        { name: 'change-password', request: requestMetadata, actorId: userId, serialize: [streams.user(userId)], settle: body.revokeOtherSessions ? 'revocation' : 'write' },
         async (unit) => {
-          const account = await unit.load(streams.user(userId), accountModel);
+          // The current password is checked against the hash this change replaces, not one read before.
+          const account = await accountIn(unit, userId);
+          if (account.state.status !== 'active' || !account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+          if (!(await currentPassword.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
+          const passwordHash = await hashing;
           unit.append(account.streamId, decideAccount({ type: 'change-password', passwordHash }, account.state));
           if (!body.revokeOtherSessions) return null;
           // better-auth ends every session, the caller's too, and opens a new one for the caller.
@@ -181,9 +172,9 @@ export function passwordRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const { body } = request;
       checkPresentedPassword(ctx.config, body.password);
-      const { state } = await loadAccount(ctx, current.user.id);
+      const state = await readAccount(ctx, current.user.id);
       const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
-      if (!hash || !(await verifyPassword(hash, body.password))) throw new DomainError('INVALID_PASSWORD');
+      if (!hash || !(await passwordCheck(body.password).matches(hash))) throw new DomainError('INVALID_PASSWORD');
       return { status: true };
     });
 
@@ -199,21 +190,13 @@ export function passwordRoutes(ctx: ApiContext) {
       const userId = body.userId ?? (await resolveSession(ctx, request, reply, { refresh: false }))?.user.id;
       if (!userId) throw new DomainError('UNAUTHORIZED');
       checkNewPassword(ctx.config, body.newPassword);
-      const { state } = await loadAccount(ctx, userId);
-      if (state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-      if (state.credential) throw new DomainError('PASSWORD_ALREADY_SET');
+      const before = await readAccount(ctx, userId);
+      if (before.status !== 'active') throw new DomainError('USER_NOT_FOUND');
+      if (before.credential) throw new DomainError('PASSWORD_ALREADY_SET');
       const passwordHash = await hashPassword(body.newPassword);
-      await withRetryOnConflict(async () => {
-        const account = await loadAccount(ctx, userId);
-        const now = ctx.clock();
-        await commit(ctx, [
-          streamWrite(
-            streams.user(userId),
-            account.version,
-            decideAccount({ type: 'set-password', passwordHash, newAccountId: generateId() }, account.state),
-            eventMetadata(request, now, null),
-          ),
-        ]);
+      await ctx.commands.handle({ name: 'set-password', request: requestMetadataOf(request), actorId: null, serialize: [streams.user(userId)] }, async (unit) => {
+        const account = await activeAccountIn(unit, userId);
+        unit.append(account.streamId, decideAccount({ type: 'set-password', passwordHash, newAccountId: generateId() }, account.state));
       });
       return { status: true };
     }, { admit: admitServerCalls });

@@ -1,26 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, type User } from '@portcullis/contracts';
-import { generateId, hashPassword, WrongExpectedVersionError } from '@portcullis/platform';
-import { commit } from '../commit.ts';
+import { generateId, hashPassword, loadStream } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
-import { withMinimumDuration } from '../http/equal-timing.ts';
-import { eventMetadata, requestMetadataOf } from '../http/request-context.ts';
-import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route } from '../http/declared-route.ts';
-import { loadStream, streamWrite } from '../write-model.ts';
-import {
-  claimSignUpUsername,
-  lostUsernameRace,
-  prepareSignUpUsername,
-  usernameAnswerFields,
-  withUsernameFields,
-} from '../username/username-claim.ts';
-import { enforceVerifiedEmail, undisclosedSignUp, verificationMailWrite } from '../identity/account-model.ts';
-import { newSession } from '../session/new-session.ts';
-import { openSignInSession, reservationHolder, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
+import { withMinimumDuration } from '../http/equal-timing.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
+import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { emailReservationIn, queueVerificationMail, unverifiedEmailRefuses } from '../identity/account-model.ts';
+import { emailReservationModel } from '../identity/email-reservation.decider.ts';
+import { answerSignIn, openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
-import { evolveEmailReservation, initialEmailReservation } from '../identity/email-reservation.decider.ts';
+import { claimSignUpUsername, prepareSignUpUsername, usernameAnswerFields, withUsernameFields } from '../identity/username-claim.ts';
+import { newSession } from '../session/new-session.ts';
+import { openSession } from '../session/session-lifecycle.ts';
 import { decideRegistration } from './registration.decider.ts';
 
 /**
@@ -30,16 +23,26 @@ import { decideRegistration } from './registration.decider.ts';
 const UNDISCLOSED_SIGN_UP_FLOOR_MS = 400;
 
 /** Sign-in by email: failures and locks on `sign-in-<email>`, the account found by the email's reservation. */
-export function emailSignInIdentity(ctx: ApiContext, email: string): SignInIdentity {
+export function emailSignInIdentity(email: string): SignInIdentity {
   return {
     identifier: email,
     guardStream: streams.signIn(email),
     reservationStream: streams.email(email),
-    reservedFor: reservationHolder(evolveEmailReservation, initialEmailReservation),
+    reservationModel: emailReservationModel,
     failure: (reason, userId) => SignInFailed({ email, userId, reason }),
     via: 'email',
     refusal: 'INVALID_EMAIL_OR_PASSWORD',
   };
+}
+
+/**
+ * Sign-up of an address that is taken, while verification is required: better-auth answers as for a new
+ * account (a user with a fresh id, no token), after the same password hashing, so neither the answer nor
+ * its timing tells that the address has an account. Nothing is written and no mail is sent.
+ */
+function undisclosedSignUp(body: { name: string; image?: string | undefined }, email: string, now: Date): { token: null; user: User } {
+  const at = now.toISOString();
+  return { token: null, user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at } };
 }
 
 export function credentialsRoutes(ctx: ApiContext) {
@@ -50,69 +53,47 @@ export function credentialsRoutes(ctx: ApiContext) {
       const { body } = request;
       checkCallbackURL(body.callbackURL, trustedOrigins);
       // Before the email checks, as better-auth's username plugin runs in a hook before the handler.
-      const username = await prepareSignUpUsername(ctx, body);
+      const usernameFields = await prepareSignUpUsername(ctx, body);
       const email = normalizeEmail(body.email);
       checkNewPassword(ctx.config, body.password);
+      const undisclosed = ctx.config.emailVerification.required;
 
       const signUpAccount = async () => {
-        const reservationStream = streams.email(email);
-        const reservation = await loadStream(ctx.store, reservationStream, evolveEmailReservation, initialEmailReservation);
-        if (reservation.state.status === 'reserved') {
-          // With required verification better-auth answers a taken address like a new one (no enumeration).
-          if (ctx.config.emailVerification.required) {
-            return withUsernameFields(await undisclosedSignUp(body, email, ctx.clock()), username.fields);
-          }
-          throw new DomainError('USER_ALREADY_EXISTS');
-        }
-
+        // A taken address is answered before any hashing, unless that would tell it is taken.
+        const taken = (await loadStream(ctx.store, streams.email(email), emailReservationModel)).state.status === 'reserved';
+        if (taken && !undisclosed) throw new DomainError('USER_ALREADY_EXISTS');
+        const passwordHash = await hashPassword(body.password);
         const now = ctx.clock();
+        if (taken) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
+
         const userId = generateId();
         const rememberMe = body.rememberMe !== false;
         // With required verification, better-auth opens no session until the email is verified.
-        const autoSignIn = ctx.config.signUpAutoSignIn && !ctx.config.emailVerification.required;
-        const signIn = autoSignIn ? newSession(ctx, requestMetadataOf(request), now, rememberMe) : null;
-        const events = decideRegistration(
-          {
-            userId,
-            accountId: generateId(),
-            email,
-            name: body.name,
-            image: body.image ?? null,
-            passwordHash: await hashPassword(body.password),
-            session: signIn?.session ?? null,
-          },
-          reservation.state,
-        );
-        const metadata = eventMetadata(request, now, userId);
-        const claimed = claimSignUpUsername(username, userId, metadata);
-        try {
-          // One atomic append: the reservation (expected at the version we decided on), the user and the
-          // session. A parallel sign-up with the same email loses here, and nothing of it is written.
-          const { enabled, sendOnSignUp } = ctx.config.emailVerification;
-          const verificationMail =
-            enabled && sendOnSignUp ? [await verificationMailWrite(ctx, { userId, email, name: body.name }, body.callbackURL, now, metadata)] : [];
-          await commit(ctx, [
-            ...verificationMail,
-            ...claimed.writes,
-            streamWrite(reservationStream, reservation.version, events.reservation, metadata),
-            streamWrite(streams.user(userId), 'no_stream', [...events.user, ...claimed.userEvents], metadata),
-            ...(signIn && events.session
-              ? [
-                  streamWrite(streams.session(signIn.session.sessionId), 'no_stream', [events.session.session], metadata),
-                  streamWrite(streams.userSessions(userId), 'no_stream', [events.session.index], metadata),
-                ]
-              : []),
-          ]);
-        } catch (error) {
-          if (lostUsernameRace(error, username)) throw new DomainError('USERNAME_IS_ALREADY_TAKEN');
-          if (error instanceof WrongExpectedVersionError && error.streamId === reservationStream) {
-            if (ctx.config.emailVerification.required) {
-              return withUsernameFields(await undisclosedSignUp(body, email, now, { hashed: true }), username.fields);
-            }
-            throw new DomainError('USER_ALREADY_EXISTS');
+        const autoSignIn = ctx.config.signUpAutoSignIn && !undisclosed;
+        const requestMetadata = requestMetadataOf(request);
+        const { result } = await ctx.commands.handle({ name: 'sign-up', request: requestMetadata, actorId: userId }, async (unit) => {
+          // One atomic append: the address's reservation (a parallel sign-up with it loses here, and nothing
+          // of it is written), the username's, the user, the first session and the verification mail.
+          const reservation = await emailReservationIn(unit, email);
+          if (reservation.state.status === 'reserved') {
+            if (!undisclosed) throw new DomainError('USER_ALREADY_EXISTS');
+            return { registered: false as const };
           }
-          throw error;
-        }
+          const events = decideRegistration(
+            { userId, accountId: generateId(), email, name: body.name, image: body.image ?? null, passwordHash },
+            reservation.state,
+          );
+          unit.append(reservation.streamId, events.reservation);
+          const usernameEvents = await claimSignUpUsername(unit, usernameFields, userId);
+          unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
+          const { enabled, sendOnSignUp } = ctx.config.emailVerification;
+          if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
+          if (!autoSignIn) return { registered: true as const, signIn: null };
+          const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
+          openSession(unit, userId, signIn.session, 'sign-up');
+          return { registered: true as const, signIn };
+        });
+        if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
 
         const user: User = {
           id: userId,
@@ -122,18 +103,18 @@ export function credentialsRoutes(ctx: ApiContext) {
           emailVerified: false,
           createdAt: now.toISOString(),
           updatedAt: now.toISOString(),
-          ...usernameAnswerFields(username.fields),
+          ...usernameAnswerFields(usernameFields),
         };
-        if (!signIn) return { token: null, user };
+        if (!result.signIn) return { token: null, user };
         if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
-        setSessionCookie(reply, ctx.cookies, signIn.token, { dontRemember: !rememberMe });
-        return { token: signIn.token, user };
+        setSessionCookie(reply, ctx.cookies, result.signIn.token, { dontRemember: !rememberMe });
+        return { token: result.signIn.token, user };
       };
       // With required verification a taken address is answered like a new one, after the same hashing (as
       // better-auth does); but a new account is also appended and waited for until the read models have it,
       // which took milliseconds a duplicate did not, and told which addresses are registered. Both answer no
       // sooner than the floor.
-      if (!ctx.config.emailVerification.required) return signUpAccount();
+      if (!undisclosed) return signUpAccount();
       return withMinimumDuration(UNDISCLOSED_SIGN_UP_FLOOR_MS, signUpAccount);
     });
 
@@ -142,10 +123,11 @@ export function credentialsRoutes(ctx: ApiContext) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       checkPresentedPassword(ctx.config, body.password);
-      return signInWithPassword(ctx, request, reply, emailSignInIdentity(ctx, email), body.password, async (signIn) => {
-        await enforceVerifiedEmail(ctx, request, signIn.account, body.callbackURL);
-        return openSignInSession(ctx, request, reply, signIn, { ...body, method: 'email-password' });
+      const opened = await signInWithPassword(ctx, request, reply, emailSignInIdentity(email), body.password, async (signIn) => {
+        if (await unverifiedEmailRefuses(signIn.unit, ctx, signIn.account, body.callbackURL)) return { refusal: 'EMAIL_NOT_VERIFIED' };
+        return openSignInSession(ctx, signIn, { ...body, method: 'email-password' });
       });
+      return answerSignIn(ctx, request, reply, opened);
     });
   };
 }

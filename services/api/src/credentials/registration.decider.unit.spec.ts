@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { CredentialAccountCreated, EmailReserved, SessionCreated, SessionOpened, UserRegistered } from '@portcullis/contracts';
+import { CredentialAccountCreated, EmailReserved, UserRegistered } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
 import { evolveEmailReservation, initialEmailReservation } from '../identity/email-reservation.decider.ts';
 import { decideRegistration, type RegisterWithPassword } from './registration.decider.ts';
@@ -13,7 +13,6 @@ const register: RegisterWithPassword = {
   name: 'Ada',
   image: null,
   passwordHash: hash,
-  session: null,
 };
 
 describe('registration decider', () => {
@@ -26,41 +25,6 @@ describe('registration decider', () => {
           UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false }),
           CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash }),
         ],
-        session: null,
-      });
-  });
-
-  it('opens the first session when signing in on sign-up', () => {
-    const session = {
-      sessionId: 's1',
-      tokenHash: 'b'.repeat(64),
-      expiresAt: new Date('2026-01-08T00:00:00.000Z'),
-      ipAddress: '127.0.0.1',
-      userAgent: 'test',
-      rememberMe: false,
-    };
-    given([])
-      .when({ ...register, session })
-      .then({
-        reservation: [EmailReserved({ email: 'ada@example.com', userId: 'u1' })],
-        user: [
-          UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false }),
-          CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash }),
-        ],
-        session: {
-          session: SessionCreated({
-            sessionId: 's1',
-            userId: 'u1',
-            tokenHash: 'b'.repeat(64),
-            expiresAt: '2026-01-08T00:00:00.000Z',
-            ipAddress: '127.0.0.1',
-            userAgent: 'test',
-            rememberMe: false,
-            method: 'sign-up',
-          }),
-          // Its place in the user's session index, from which ending all of the user's sessions is decided.
-          index: SessionOpened({ userId: 'u1', sessionId: 's1', tokenHash: 'b'.repeat(64), expiresAt: '2026-01-08T00:00:00.000Z' }),
-        },
       });
   });
 

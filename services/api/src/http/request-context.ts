@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import type { EventMetadata } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
 import { clientAddress } from './client-address.ts';
 
@@ -15,21 +14,6 @@ export function clientInfo(request: FastifyRequest): ClientInfo {
 function headerValue(request: FastifyRequest, name: string): string | null {
   const value = request.headers[name];
   return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : null;
-}
-
-/** Who did it, from where, and which request: attached to every event the request appends. */
-export function eventMetadata(request: FastifyRequest, now: Date, actorId: string | null): EventMetadata {
-  const client = clientInfo(request);
-  return {
-    occurredAt: now.toISOString(),
-    actorId,
-    ipAddress: client.ipAddress || null,
-    userAgent: client.userAgent || null,
-    requestId: request.id,
-    correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
-    causationId: null,
-    traceparent: headerValue(request, 'traceparent'),
-  };
 }
 
 /** Where a request comes from, as the plain value commands take (see CommandHandler). */

@@ -1,5 +1,5 @@
 import { DomainError, isValidEmail } from '@portcullis/contracts';
-import { passwordLength, type Config } from '@portcullis/platform';
+import { passwordLength, verifyAgainstDecoy, verifyPassword, type Config } from '@portcullis/platform';
 
 /** Emails are compared and stored lower-cased (spec section 3). */
 export function normalizeEmail(raw: string): string {
@@ -21,4 +21,26 @@ export function checkNewPassword(config: Config, password: string): void {
 /** A password presented to be checked (not set) longer than any that can be set is refused unhashed. */
 export function checkPresentedPassword(config: Config, password: string): void {
   if (passwordLength(password) > config.password.maxLength) throw new DomainError('PASSWORD_TOO_LONG');
+}
+
+/** A presented password, checked against a hash or against the decoy. */
+export interface PasswordCheck {
+  /**
+   * Verified once per hash: a command decided again (a conflict, a stale kept state) on the same hash gets
+   * the same answer without another argon2 run; a changed hash is verified anew.
+   */
+  matches(hash: string): Promise<boolean>;
+  /** The same work against a hash no account has, so an unknown account takes as long as a wrong password. */
+  againstDecoy(): Promise<void>;
+}
+
+export function passwordCheck(password: string): PasswordCheck {
+  let last: { hash: string; matches: Promise<boolean> } | null = null;
+  return {
+    matches: (hash) => {
+      if (last?.hash !== hash) last = { hash, matches: verifyPassword(hash, password) };
+      return last.matches;
+    },
+    againstDecoy: () => verifyAgainstDecoy(password),
+  };
 }

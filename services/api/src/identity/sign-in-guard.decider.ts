@@ -4,6 +4,7 @@ import {
   SignInLocked,
   SignInUnlocked,
   type DomainEvent,
+  type StreamModel,
   type TimedEvent,
 } from '@portcullis/contracts';
 
@@ -145,3 +146,18 @@ export function decideSignInGuard(command: GuardCommand, state: SignInGuardState
     }
   }
 }
+
+/**
+ * A sign-in stream keeps up to a thousand failures while an identifier is under attack; holding such states
+ * for many identifiers would let an attacker fill the api's memory. An ordinary account has a handful.
+ */
+const KEPT_FAILURES_LIMIT = 32;
+
+/** `sign-in-<email>`, `sign-in-username-<username>` and `sign-in-account-<userId>`, as sign-ins decide on them. */
+export const signInGuardModel: StreamModel<SignInGuardState> = {
+  name: 'sign-in-guard',
+  revision: 1,
+  initial: initialSignInGuard,
+  evolve: (state, event, time) => evolveSignInGuard(state, { event, occurredAt: time.occurredAt }),
+  keepable: (state) => state.failures.length <= KEPT_FAILURES_LIMIT,
+};

@@ -1,4 +1,4 @@
-import { DomainError, type DomainEvent, normalizeUsername, UsernameChanged, UserUpdated } from '@portcullis/contracts';
+import { DomainError, type DomainEvent, normalizeUsername, streamModel, UsernameChanged, UserUpdated } from '@portcullis/contracts';
 
 export type UserState =
   | { status: 'none' }
@@ -93,3 +93,6 @@ export function decideUpdateUser(command: UpdateUser, state: UserState): DomainE
   }
   return events;
 }
+
+/** The user stream `user-<userId>` as profile changes decide on it. */
+export const userModel = streamModel('user-profile', 1, initialUserState, evolveUser);

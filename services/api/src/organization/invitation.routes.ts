@@ -10,7 +10,7 @@ import {
   type InvitationDetails,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { mailJobWrite } from '../identity/account-model.ts';
+import { queueMail } from '../mail/mail-jobs.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -56,7 +56,8 @@ export function invitationRoutes(ctx: ApiContext) {
       const invitedUserId = isValidEmail(email) ? await userIdByEmail(ctx, email) : null;
       const teamIds = (typeof body.teamId === 'string' ? [body.teamId] : (body.teamId ?? [])).filter((id) => id !== '');
       const newInvitationId = generateId();
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now, metadata) => {
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, unit) => {
+        const now = unit.now;
         const events = decideInvitation(
           {
             type: 'invite',
@@ -78,9 +79,7 @@ export function invitationRoutes(ctx: ApiContext) {
         const invitationId = events[0]?.type === 'organization.invitation_resent.v1' ? events[0].data.invitationId : newInvitationId;
         const invitation = organization.invitations.get(invitationId);
         if (!invitation) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        const mail = mailJobWrite(
-          ctx,
-          {
+        queueMail(unit, ctx, {
             kind: 'invitation',
             userId: current.user.id,
             to: invitation.email,
@@ -94,10 +93,8 @@ export function invitationRoutes(ctx: ApiContext) {
               inviterEmail: current.user.email,
               role: invitation.role,
             },
-          },
-          metadata,
-        );
-        return { events, alsoWrite: [mail], result: invitationAnswer(organizationId, invitation) };
+        });
+        return { events, result: invitationAnswer(organizationId, invitation) };
       });
     });
 
@@ -106,7 +103,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const memberId = generateId();
-      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideInvitation(
           {
             type: 'accept',
@@ -145,7 +142,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      const invitation = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      const invitation = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideInvitation(
           {
             type: 'reject',
@@ -167,7 +164,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideInvitation({ type: 'cancel', invitationId: body.invitationId, byUserId: current.user.id }, state);
         const canceled = foldDecided(state, events, now).invitations.get(body.invitationId);
         if (!canceled) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');

@@ -7,7 +7,7 @@ import {
   type MemberWithUser,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { loadAccount, loadAccountByEmail } from '../identity/account-model.ts';
+import { accountIn, readAccountByEmail } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -39,8 +39,8 @@ async function requestedOrganizationId(
 /** A removal's target: anything holding '@' is an email (better-auth's rule), whose user is found in the log. */
 async function removalTarget(ctx: ApiContext, memberIdOrEmail: string): Promise<{ target: RemovalTarget; byEmail: boolean }> {
   if (!memberIdOrEmail.includes('@')) return { target: { memberId: memberIdOrEmail }, byEmail: false };
-  const holder = await loadAccountByEmail(ctx, memberIdOrEmail.toLowerCase());
-  return { target: { userId: holder?.account.state.userId ?? null }, byEmail: true };
+  const holder = await readAccountByEmail(ctx, memberIdOrEmail.toLowerCase());
+  return { target: { userId: holder?.userId ?? null }, byEmail: true };
 }
 
 /** The member a removal or leaving decided on: decided only with its member_removed event. */
@@ -105,10 +105,11 @@ export function memberRoutes(ctx: ApiContext) {
         const session = body.organizationId ? null : await resolveSession(ctx, request, reply, { refresh: false });
         const organizationId = body.organizationId || session?.session.activeOrganizationId;
         if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-        const { state: account } = await loadAccount(ctx, body.userId);
         const memberId = generateId();
         const teamMemberId = generateId();
-        const org = await runOrganizationCommand(ctx, request, organizationId, null, (loaded, now) => {
+        const org = await runOrganizationCommand(ctx, request, organizationId, null, async (loaded, unit) => {
+          // Decided on the user's stream too: a user deleted meanwhile is not added.
+          const account = (await accountIn(unit, body.userId)).state;
           const events = decideMember(
             {
               type: 'add',
@@ -123,7 +124,7 @@ export function memberRoutes(ctx: ApiContext) {
             },
             loaded.state,
           );
-          return { events, result: foldDecided(loaded.state, events, now) };
+          return { events, result: foldDecided(loaded.state, events, unit.now) };
         });
         return memberAnswer(org.id, org.members.get(memberId)!);
       });
@@ -134,7 +135,7 @@ export function memberRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded, now) => {
+      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded, { now }) => {
         const events = decideMember({ type: 'update-role', actorUserId: current.user.id, memberId: body.memberId, role: body.role }, loaded.state);
         return { events, result: foldDecided(loaded.state, events, now) };
       });

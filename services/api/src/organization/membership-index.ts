@@ -1,13 +1,5 @@
-import {
-  OrganizationJoined,
-  OrganizationLeft,
-  streams,
-  type DomainEvent,
-  type EventMetadata,
-  type StreamModel,
-} from '@portcullis/contracts';
-import type { EventStore, ExpectedVersion, StreamWrite } from '@portcullis/platform';
-import { fold } from '@portcullis/platform';
+import { OrganizationJoined, OrganizationLeft, streams, type DomainEvent, type StreamModel } from '@portcullis/contracts';
+import type { UnitOfWork } from '@portcullis/platform';
 
 /** The organizations a user belongs to, from `user-organizations-<userId>`. */
 export interface MembershipIndexState {
@@ -31,12 +23,6 @@ export const membershipIndexModel: StreamModel<MembershipIndexState> = {
     }
   },
 };
-
-/** A user's index as the log holds it, with the version a decision on it appends against. */
-export async function loadMembershipIndex(store: Pick<EventStore, 'readStream'>, userId: string): Promise<{ state: MembershipIndexState; version: number }> {
-  const read = await store.readStream(streams.userOrganizations(userId));
-  return { state: fold(membershipIndexModel, read), version: read.version };
-}
 
 /** What an organization's events change in its members' indexes, by user. */
 export function membershipIndexEvents(events: readonly DomainEvent[]): Map<string, DomainEvent[]> {
@@ -63,17 +49,13 @@ export function membershipIndexEvents(events: readonly DomainEvent[]): Map<strin
 }
 
 /**
- * The index writes for an organization's events, in the same append: each at the version a decision read
- * it at (`checked`), or 'any', since joining or leaving one organization never conflicts with another.
+ * Within a command: what an organization's events change in its members' indexes, each appended at the
+ * version the command read it at (its decision counted on it: an organization limit), or 'any', since
+ * joining or leaving one organization never conflicts with another.
  */
-export function membershipIndexWrites(
-  events: readonly DomainEvent[],
-  metadata: EventMetadata,
-  checked: ReadonlyMap<string, number> = new Map(),
-): StreamWrite[] {
-  return [...membershipIndexEvents(events)].map(([userId, indexEvents]) => ({
-    streamId: streams.userOrganizations(userId),
-    expectedVersion: (checked.get(userId) ?? 'any') as ExpectedVersion,
-    events: indexEvents.map((e) => ({ type: e.type, data: e.data, metadata })),
-  }));
+export function recordMembershipChanges(unit: UnitOfWork, events: readonly DomainEvent[]): void {
+  for (const [userId, indexEvents] of membershipIndexEvents(events)) {
+    const streamId = streams.userOrganizations(userId);
+    unit.append(streamId, indexEvents, { expected: unit.versionOf(streamId) ?? 'any' });
+  }
 }

@@ -1,33 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  DomainError,
-  SessionActiveOrganizationChanged,
-  streams,
-  type DomainEvent,
-  type EventMetadata,
-  type StreamModel,
-} from '@portcullis/contracts';
-import type { StreamWrite } from '@portcullis/platform';
+import { DomainError, SessionActiveOrganizationChanged, streams, type DomainEvent, type StreamModel } from '@portcullis/contracts';
+import { loadStream, type Loaded, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { storeCookieCache } from '../session/cookie-cache.ts';
 import { sessionAnswer, type CurrentSession } from '../session/current-session.ts';
 import { sessionModel } from '../session/session.decider.ts';
-import { loadTimedStream, type Loaded } from '../write-model.ts';
-import { membershipIndexWrites } from './membership-index.ts';
+import { recordMembershipChanges } from './membership-index.ts';
 import { evolveOrganization, initialOrganizationState, organizationSnapshot, type OrganizationState } from './organization.state.ts';
 
-export function loadOrganization(ctx: ApiContext, organizationId: string): Promise<Loaded<OrganizationState>> {
-  return loadTimedStream(ctx.store, streams.organization(organizationId), evolveOrganization, initialOrganizationState);
+/** The organization as the log holds it now, for a read that decides nothing. */
+export async function readOrganization(ctx: ApiContext, organizationId: string): Promise<OrganizationState> {
+  return (await loadStream(ctx.store, streams.organization(organizationId), organizationModel)).state;
 }
 
 export interface OrganizationDecision<T> {
   /** Events for the organization stream. */
   readonly events: readonly DomainEvent[];
-  /** Writes to other streams that must land in the same atomic append (a slug reservation, a mail job). */
-  readonly alsoWrite?: readonly StreamWrite[];
-  /** Members' organization indexes the decision counted on, at the versions it read them (the creator's, on create). */
-  readonly indexesRead?: ReadonlyMap<string, number>;
   readonly result: T;
 }
 
@@ -58,20 +47,18 @@ export async function runOrganizationCommand<T>(
   request: FastifyRequest,
   organizationId: string,
   actorId: string | null,
-  decide: (loaded: Loaded<OrganizationState>, now: Date, metadata: EventMetadata) => OrganizationDecision<T> | Promise<OrganizationDecision<T>>,
+  decide: (loaded: Loaded<OrganizationState>, unit: UnitOfWork) => OrganizationDecision<T> | Promise<OrganizationDecision<T>>,
 ): Promise<T> {
   const streamId = streams.organization(organizationId);
   const { result } = await ctx.commands.handle(
-    { request: requestMetadataOf(request), actorId, serialize: [streamId], attempts: ORGANIZATION_RETRY_ATTEMPTS },
+    { name: 'organization', request: requestMetadataOf(request), actorId, serialize: [streamId], attempts: ORGANIZATION_RETRY_ATTEMPTS },
     async (unit) => {
       const loaded = await unit.load(streamId, organizationModel);
-      const metadata = unit.metadata;
-      const decision = await decide(loaded, unit.now, metadata);
+      const decision = await decide(loaded, unit);
       unit.append(streamId, decision.events);
-      unit.include(decision.alsoWrite ?? []);
       // Each member who joins or leaves, in their own index: what the organization limit and a user's
       // deletion are decided on.
-      unit.include(membershipIndexWrites(decision.events, metadata, decision.indexesRead));
+      recordMembershipChanges(unit, decision.events);
       return decision.result;
     },
   );

@@ -6,13 +6,14 @@ import {
   organizationEndpoints,
   parseRoleList,
   rolesGrant,
+  streams,
   type CreateOrganizationAnswer,
   type DomainEvent,
   type FullOrganization,
   type Organization,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import { loadAccount } from '../identity/account-model.ts';
+import { readAccount } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -21,7 +22,7 @@ import { clearActiveOrganizationIf } from './active-organization.ts';
 import { listOrganizationInvitations } from './invitation-queries.ts';
 import { decideOrganization } from './organization.decider.ts';
 import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
-import { loadMembershipIndex } from './membership-index.ts';
+import { membershipIndexModel } from './membership-index.ts';
 import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
 import {
   findMemberWithUser,
@@ -31,7 +32,7 @@ import {
   listUserOrganizations,
 } from './organization-queries.ts';
 import { requireOrganization } from './organization.state.ts';
-import { slugClaimWrite, slugHolder, slugReleaseWrite } from './slug-reservation.ts';
+import { claimSlug, releaseSlug, slugHolder } from './slug-reservation.ts';
 import { listOrganizationTeams } from './team-queries.ts';
 
 /** Who creates an organization: the signed-in user, or the user a server call names. */
@@ -51,8 +52,7 @@ async function resolveCreator(ctx: ApiContext, request: FastifyRequest, reply: F
   const session = await resolveSession(ctx, request, reply, { refresh: false });
   if (session) return { userId: session.user.id, session, byServer: false };
   if (call !== 'accepted' || !userId) throw new DomainError('UNAUTHORIZED');
-  const { state } = await loadAccount(ctx, userId);
-  if (state.status !== 'active') throw new DomainError('UNAUTHORIZED');
+  if ((await readAccount(ctx, userId)).status !== 'active') throw new DomainError('UNAUTHORIZED');
   return { userId, session: null, byServer: true };
 }
 
@@ -86,10 +86,10 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const memberId = generateId();
       const defaultTeam = options.teams.enabled && options.teams.defaultTeam ? { teamId: generateId(), teamMemberId: generateId() } : null;
 
-      const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, now, metadata) => {
+      const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, unit) => {
         // Counted on the creator's index on the log, which the append requires unchanged: of many creates at
         // once, only as many as the limit allows can land.
-        const creatorIndex = await loadMembershipIndex(ctx.store, creator.userId);
+        const creatorIndex = await unit.load(streams.userOrganizations(creator.userId), membershipIndexModel);
         const creatorMemberships = creatorIndex.state.organizationIds.length;
         const events = decideOrganization(
           {
@@ -109,13 +109,8 @@ export function organizationCoreRoutes(ctx: ApiContext) {
           loaded.state,
         );
         // After the creation rules, as better-auth: a caller who may not create learns nothing of the slug.
-        const reserved = await slugClaimWrite(ctx, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' }, metadata);
-        return {
-          events,
-          alsoWrite: [reserved],
-          indexesRead: new Map([[creator.userId, creatorIndex.version]]),
-          result: foldDecided(loaded.state, events, now),
-        };
+        await claimSlug(unit, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' });
+        return { events, result: foldDecided(loaded.state, events, unit.now) };
       });
 
       if (creator.session && !body.keepCurrentActiveOrganization) {
@@ -140,18 +135,15 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, now, metadata) => {
+      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, unit) => {
         const events = decideOrganization({ type: 'update', actorUserId: current.user.id, changes: body.data }, loaded.state);
         const before = requireOrganization(loaded.state);
         const newSlug = movedSlug(events);
-        const alsoWrite =
-          newSlug === undefined
-            ? []
-            : [
-                await slugClaimWrite(ctx, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_ALREADY_TAKEN' }, metadata),
-                await slugReleaseWrite(ctx, { slug: before.slug, organizationId }, metadata),
-              ];
-        return { events, alsoWrite, result: foldDecided(loaded.state, events, now) };
+        if (newSlug !== undefined) {
+          await claimSlug(unit, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_ALREADY_TAKEN' });
+          await releaseSlug(unit, { slug: before.slug, organizationId });
+        }
+        return { events, result: foldDecided(loaded.state, events, unit.now) };
       });
       return organizationAnswer(org);
     });
@@ -162,10 +154,11 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const deleted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, _now, metadata) => {
+      const deleted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, unit) => {
         const events = decideOrganization({ type: 'delete', actorUserId: current.user.id }, loaded.state);
         const org = requireOrganization(loaded.state);
-        return { events, alsoWrite: [await slugReleaseWrite(ctx, { slug: org.slug, organizationId }, metadata)], result: org };
+        await releaseSlug(unit, { slug: org.slug, organizationId });
+        return { events, result: org };
       });
       await clearActiveOrganizationIf(ctx, request, reply, current, organizationId);
       return organizationAnswer(deleted);

@@ -1,38 +1,25 @@
-import { streams, type EventMetadata } from '@portcullis/contracts';
-import type { StreamWrite } from '@portcullis/platform';
+import { streams, streamModel } from '@portcullis/contracts';
+import { loadStream, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { loadStream, streamWrite, type Loaded } from '../write-model.ts';
-import {
-  decideSlugClaim,
-  decideSlugRelease,
-  evolveSlugReservation,
-  initialSlugReservation,
-  type ClaimSlug,
-  type SlugReservationState,
-} from './organization.decider.ts';
+import { decideSlugClaim, decideSlugRelease, evolveSlugReservation, initialSlugReservation, type ClaimSlug } from './organization.decider.ts';
 
-export function loadSlugReservation(ctx: ApiContext, slug: string): Promise<Loaded<SlugReservationState>> {
-  return loadStream(ctx.store, streams.organizationSlug(slug), evolveSlugReservation, initialSlugReservation);
-}
+/** An organization slug's reservation stream `organization-slug-<slug>`. */
+const slugReservationModel = streamModel('organization-slug', 1, initialSlugReservation, evolveSlugReservation);
 
 /** The organization holding a slug now, from the log itself: never behind a projection. */
 export async function slugHolder(ctx: ApiContext, slug: string): Promise<string | null> {
-  const { state } = await loadSlugReservation(ctx, slug);
+  const { state } = await loadStream(ctx.store, streams.organizationSlug(slug), slugReservationModel);
   return state.status === 'reserved' ? state.organizationId : null;
 }
 
-/** The reservation of a slug, for the same append as the organization event that takes it. */
-export async function slugClaimWrite(ctx: ApiContext, claim: ClaimSlug, metadata: EventMetadata): Promise<StreamWrite> {
-  const { state, version } = await loadSlugReservation(ctx, claim.slug);
-  return streamWrite(streams.organizationSlug(claim.slug), version, decideSlugClaim(claim, state), metadata);
+/** Within the command whose organization event takes the slug: its reservation (refused when it is held). */
+export async function claimSlug(unit: UnitOfWork, claim: ClaimSlug): Promise<void> {
+  const reservation = await unit.load(streams.organizationSlug(claim.slug), slugReservationModel);
+  unit.append(reservation.streamId, decideSlugClaim(claim, reservation.state));
 }
 
-/** The release of a slug an organization gives up (renamed or deleted), so another can take it. */
-export async function slugReleaseWrite(
-  ctx: ApiContext,
-  release: { slug: string; organizationId: string },
-  metadata: EventMetadata,
-): Promise<StreamWrite> {
-  const { state, version } = await loadSlugReservation(ctx, release.slug);
-  return streamWrite(streams.organizationSlug(release.slug), version, decideSlugRelease(release, state), metadata);
+/** Within the command of an organization giving up a slug (renamed or deleted): its release, so another can take it. */
+export async function releaseSlug(unit: UnitOfWork, release: { slug: string; organizationId: string }): Promise<void> {
+  const reservation = await unit.load(streams.organizationSlug(release.slug), slugReservationModel);
+  unit.append(reservation.streamId, decideSlugRelease(release, reservation.state));
 }

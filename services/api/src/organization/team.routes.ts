@@ -11,7 +11,7 @@ import { generateId } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
-import { loadOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import { readOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
 import type { TeamState } from './organization.state.ts';
 import { activeTeamFor, decideTeam } from './team.decider.ts';
 import {
@@ -49,7 +49,7 @@ export function teamRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamId = generateId();
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideTeam(
           { type: 'create-team', actorUserId: current.user.id, teamId, name: body.name, maximumTeams: teams.maximumTeams },
           state,
@@ -64,7 +64,7 @@ export function teamRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.data.organizationId, current);
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideTeam({ type: 'update-team', actorUserId: current.user.id, teamId: body.teamId, name: body.data.name }, state);
         // The decider has found the team in a live organization, or refused.
         const team = state.status === 'active' ? state.teams.get(body.teamId) : undefined;
@@ -140,7 +140,7 @@ export function teamRoutes(ctx: ApiContext) {
       const teamId = body.teamId || activeTeamId;
       if (!teamId) return null;
       if (!activeOrganizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-      const { state } = await loadOrganization(ctx, activeOrganizationId);
+      const state = await readOrganization(ctx, activeOrganizationId);
       const team = activeTeamFor(state, { teamId, userId: current.user.id });
       await setActiveSelection(ctx, request, reply, current, { activeOrganizationId, activeTeamId: team.id });
       return teamStateAnswer(activeOrganizationId, team);
@@ -166,7 +166,7 @@ export function teamRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamMemberId = generateId();
-      const added = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, now) => {
+      const added = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
         const events = decideTeam(
           {
             type: 'add-team-member',

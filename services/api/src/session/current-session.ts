@@ -67,7 +67,7 @@ export async function runSessionCommand(
   options: { actorId: string | null; settle?: Settlement },
 ): Promise<Awaited<ReturnType<typeof decideOnSession>>> {
   const { result } = await ctx.commands.handle(
-    { request, actorId: options.actorId, serialize: [streams.session(sessionId)], settle: options.settle ?? 'write' },
+    { name: `session.${command.type}`, request, actorId: options.actorId, serialize: [streams.session(sessionId)], settle: options.settle ?? 'write' },
     (unit) => decideOnSession(unit, sessionId, command),
   );
   return result;

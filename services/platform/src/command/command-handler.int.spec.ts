@@ -139,3 +139,78 @@ describe('CommandHandler (real Postgres)', () => {
     expect(freshReads.events).toBe(total + 1);
   });
 });
+
+describe('UnitOfWork, what a decision rests on (real Postgres)', () => {
+  let db: EventLogDatabase;
+  const handlerOn = (store: EventStore): CommandHandler =>
+    new CommandHandler({ store, clock: () => new Date(), settle: async () => {}, backoff: { baseMs: 1, capMs: 5 } });
+
+  /** The same stream as a count of its events: a second model of it. */
+  const eventCount: StreamModel<number> = { name: 'spec-count', revision: 1, initial: () => 0, evolve: (count) => count + 1 };
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('unit_of_work');
+  });
+
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('folds one stream by two models in one decision, and appends at the one version both read', async () => {
+    const userId = randomUUID();
+    const handler = handlerOn(db.store);
+    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    const { result } = await handler.handle({ request: systemRequest, actorId: null }, async (unit) => {
+      const [joined, counted] = [await unit.load(`spec-${userId}`, memberships), await unit.load(`spec-${userId}`, eventCount)];
+      unit.append(`spec-${userId}`, [OrganizationJoined({ userId, organizationId: `o${counted.state}` })]);
+      return [joined.state.organizations.length, counted.state, counted.version];
+    });
+    expect(result).toEqual([1, 1, 1]);
+    expect((await db.store.readStream(`spec-${userId}`)).version).toBe(2);
+  });
+
+  it("requires a stream loaded with check 'if-kept' unchanged only when its state was kept, not when read now", async () => {
+    const userId = randomUUID();
+    const guarded = `spec-guard-${userId}`;
+    const mine = handlerOn(db.store);
+    const theirs = handlerOn(db.store);
+    await mine.handle({ request: systemRequest, actorId: null }, async (unit) => {
+      unit.append(guarded, [OrganizationJoined({ userId, organizationId: 'seed' })], { expected: 'no_stream' });
+    });
+    let decisions = 0;
+    const decideOnGuard = async (unit: UnitOfWork): Promise<void> => {
+      decisions += 1;
+      await unit.load(guarded, eventCount, { check: 'if-kept' });
+      unit.append(`spec-${userId}-${decisions}`, [OrganizationJoined({ userId, organizationId: 'x' })], { expected: 'no_stream' });
+    };
+    // Read now: another writer moving the guarded stream meanwhile does not refuse the append.
+    await mine.handle({ request: systemRequest, actorId: null }, async (unit) => {
+      await decideOnGuard(unit);
+      await theirs.handle({ request: systemRequest, actorId: null }, async (other) => {
+        const stream = await other.load(guarded, eventCount);
+        other.append(guarded, [OrganizationJoined({ userId, organizationId: 'meanwhile' })], { expected: stream.version });
+      });
+    });
+    expect(decisions).toBe(1);
+    // Kept from that decision (at the version before theirs): required unchanged, so decided again on a read.
+    await mine.handle({ request: systemRequest, actorId: null }, decideOnGuard);
+    expect(decisions).toBe(3);
+  });
+
+  it('keeps no state its model calls too large to keep', async () => {
+    const userId = randomUUID();
+    const small: StreamModel<number> = { ...eventCount, name: 'spec-small', keepable: (count) => count < 2 };
+    const { store, reads } = counting(db.store);
+    const handler = handlerOn(store);
+    const grow = async (unit: UnitOfWork): Promise<void> => {
+      const stream = await unit.load(`spec-${userId}`, small);
+      unit.append(stream.streamId, [OrganizationJoined({ userId, organizationId: `o${stream.state}` })]);
+    };
+    await handler.handle({ request: systemRequest, actorId: null }, grow);
+    await handler.handle({ request: systemRequest, actorId: null }, grow);
+    expect(reads.streams).toBe(1);
+    // Two events now: not kept, so the next command reads it.
+    await handler.handle({ request: systemRequest, actorId: null }, grow);
+    expect(reads.streams).toBe(2);
+  });
+});

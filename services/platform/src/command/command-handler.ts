@@ -79,6 +79,12 @@ const DEFAULT_BACKOFF = { baseMs: 2, capMs: 100 } as const;
 class DecideOnFreshReads extends Error {}
 
 /**
+ * One stream read twice in an attempt (folded by two models) and found at two versions: another writer got
+ * in between, as a refused append would say. Retried like one.
+ */
+class StreamMovedWithinAttempt extends Error {}
+
+/**
  * The one way every write happens (emmett's `CommandHandler`): load the streams a decision needs, decide
  * (pure), append what it decided with the versions it decided on, and wait for the read models the events
  * concern. A conflict with another writer is retried on fresh reads after a jittered wait, and one that
@@ -147,7 +153,7 @@ export class CommandHandler {
           fresh = true;
           continue;
         }
-        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        if (!(error instanceof WrongExpectedVersionError || error instanceof StreamMovedWithinAttempt)) throw error;
         commandMetrics().conflicts.add(1, { command });
         fresh = true;
         if (attempt >= (options.attempts ?? this.maxAttempts)) throw new DomainError('CONFLICT', { cause: error });
@@ -155,6 +161,18 @@ export class CommandHandler {
       }
     }
   }
+}
+
+/**
+ * Whether a decision requires a stream unchanged at append: `true` (the default) always; `false` never (its
+ * later changes cannot undo the decision); `'if-kept'` only when the state decided on was kept from an
+ * earlier command rather than read now (a read now is as fresh as the decision needs, while a kept state
+ * may be of any age).
+ */
+export type LoadCheck = boolean | 'if-kept';
+
+export interface LoadOptions {
+  readonly check?: LoadCheck;
 }
 
 interface LoadedStream {
@@ -176,7 +194,10 @@ interface PendingAppend {
 /** One attempt of a command: what it read, at which versions, and what it will append. */
 export class UnitOfWork {
   private actorId: string | null;
+  /** By model and stream: a stream may be folded by more than one model in one decision. */
   private readonly loaded = new Map<string, LoadedStream>();
+  /** The version each stream was read at in this attempt, whatever model folded it. */
+  private readonly versions = new Map<string, number>();
   private readonly appends = new Map<string, PendingAppend>();
   private readonly unchanged = new Map<string, number>();
   private readonly included = new Map<string, StreamWrite>();
@@ -214,39 +235,43 @@ export class UnitOfWork {
    * append requires the stream still at this version even when nothing is appended to it: the decision
    * rested on it. A stream whose later changes cannot undo the decision may opt out.
    */
-  async load<State>(streamId: string, model: StreamModel<State>, options: { check?: boolean } = {}): Promise<Loaded<State>> {
+  async load<State>(streamId: string, model: StreamModel<State>, options: LoadOptions = {}): Promise<Loaded<State>> {
     const [loaded] = await this.loadAll([[streamId, model]], options);
     return loaded as Loaded<State>;
   }
 
-  /** Several streams, read in one round trip for those not kept. */
+  /** Several streams, read in one round trip for those not kept; a spec's own options override `options`. */
   async loadAll<State>(
-    specs: ReadonlyArray<readonly [string, StreamModel<State>]>,
-    options: { check?: boolean } = {},
+    specs: ReadonlyArray<readonly [string, StreamModel<State>, LoadOptions?]>,
+    options: LoadOptions = {},
   ): Promise<Loaded<State>[]> {
-    const check = options.check ?? true;
-    const toRead: Array<readonly [string, StreamModel<State>]> = [];
-    for (const [streamId, model] of specs) {
-      if (this.loaded.has(streamId)) continue;
+    const toRead: Array<readonly [string, StreamModel<State>, boolean]> = [];
+    for (const [streamId, model, own] of specs) {
+      const check = own?.check ?? options.check ?? true;
+      if (this.loaded.has(stateKey(model, streamId))) continue;
       // An unchecked stream is read every time: nothing would catch a kept state of it being stale.
-      const kept = this.fresh || !check ? undefined : this.states.get(stateKey(model, streamId));
+      let kept = this.fresh || check === false ? undefined : this.states.get(stateKey(model, streamId));
+      // Another model's fold of the stream at another version would leave the append two versions to expect.
+      const known = this.versions.get(streamId);
+      if (kept && known !== undefined && kept.version !== known) kept = undefined;
       if (kept) {
         this.keptStateUsed = true;
-        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, check, kept.snapshotVersion);
+        // A kept state is checked whenever it is decided on: it may be of any age.
+        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, true, kept.snapshotVersion);
       } else {
-        toRead.push([streamId, model]);
+        toRead.push([streamId, model, check === true]);
       }
     }
     if (toRead.length > 0) {
       // From each stream's latest snapshot: a decision's cost does not grow with the stream's history.
-      const folded = await loadStreams(this.store, toRead, this.onSnapshotError);
-      for (const [streamId, model] of toRead) {
+      const folded = await loadStreams(this.store, toRead.map(([streamId, model]) => [streamId, model] as const), this.onSnapshotError);
+      for (const [streamId, model, check] of toRead) {
         const stream = folded.get(streamId)!;
         this.remember(streamId, model as StreamModel<unknown>, stream.version, stream.state, check, stream.snapshotVersion);
       }
     }
-    return specs.map(([streamId]) => {
-      const loaded = this.loaded.get(streamId)!;
+    return specs.map(([streamId, model]) => {
+      const loaded = this.loaded.get(stateKey(model, streamId))!;
       return { streamId, state: loaded.state as State, version: loaded.version };
     });
   }
@@ -266,7 +291,7 @@ export class UnitOfWork {
       existing.events.push(...events);
       return;
     }
-    const expected = options.expected ?? this.loaded.get(streamId)?.version;
+    const expected = options.expected ?? this.versions.get(streamId);
     if (expected === undefined) throw new Error(`append to ${streamId}: load it first or say what version it is expected at`);
     this.appends.set(streamId, { expected, events: [...events], model: options.model });
   }
@@ -284,6 +309,11 @@ export class UnitOfWork {
       if (this.appends.has(write.streamId) || this.included.has(write.streamId)) throw new Error(`${write.streamId} is written twice in one command`);
       this.included.set(write.streamId, write);
     }
+  }
+
+  /** The version a stream was read at in this attempt, or undefined when it was not read. */
+  versionOf(streamId: string): number | undefined {
+    return this.versions.get(streamId);
   }
 
   /** Requires a stream to be at `version` when the append lands, without writing to it. */
@@ -316,26 +346,37 @@ export class UnitOfWork {
 
   /** After the append: the appended streams' states at their new versions, for the next command. */
   keepAppended(versions: Readonly<Record<string, number>>): void {
+    const time = { occurredAt: this.now.toISOString() };
     for (const [streamId, append] of this.appends) {
       const version = versions[streamId];
       if (version === undefined) continue;
-      const loaded = this.loaded.get(streamId);
-      const model = loaded?.model ?? append.model;
-      if (!model) continue;
-      let state = loaded ? loaded.state : model.initial();
-      // A stream appended without being loaded is kept only when it is new: its whole history is these events.
-      if (!loaded && version !== append.events.length) continue;
-      const time = { occurredAt: this.now.toISOString() };
-      for (const event of append.events) state = model.evolve(state, event, time);
-      const stream = { state, version, snapshotVersion: loaded?.snapshotVersion ?? 0 };
-      const snapshotted = keepSnapshotIfDue(this.store, streamId, model, stream, this.onSnapshotError);
-      this.states.set(stateKey(model, streamId), { version, state, snapshotVersion: snapshotted ? version : stream.snapshotVersion });
+      const folds = [...this.loaded.values()].filter((loaded) => loaded.streamId === streamId);
+      if (folds.length === 0) {
+        // A stream appended without being loaded is kept only when it is new: its whole history is these events.
+        if (!append.model || version !== append.events.length) continue;
+        folds.push({ streamId, version: 0, state: append.model.initial(), model: append.model, check: false, snapshotVersion: 0 });
+      }
+      for (const loaded of folds) {
+        let state = loaded.state;
+        for (const event of append.events) state = loaded.model.evolve(state, event, time);
+        const stream = { state, version, snapshotVersion: loaded.snapshotVersion };
+        const snapshotted = keepSnapshotIfDue(this.store, streamId, loaded.model, stream, this.onSnapshotError);
+        this.keep(loaded.model, streamId, { version, state, snapshotVersion: snapshotted ? version : stream.snapshotVersion });
+      }
     }
     // Streams read but not written are kept too: the next command on them can skip the read.
     for (const loaded of this.loaded.values()) {
       if (this.appends.has(loaded.streamId)) continue;
-      this.states.set(stateKey(loaded.model, loaded.streamId), { version: loaded.version, state: loaded.state, snapshotVersion: loaded.snapshotVersion });
+      this.keep(loaded.model, loaded.streamId, { version: loaded.version, state: loaded.state, snapshotVersion: loaded.snapshotVersion });
     }
+  }
+
+  private keep(model: StreamModel<unknown>, streamId: string, kept: { version: number; state: unknown; snapshotVersion: number }): void {
+    if (model.keepable && !model.keepable(kept.state)) {
+      this.states.delete(stateKey(model, streamId));
+      return;
+    }
+    this.states.set(stateKey(model, streamId), kept);
   }
 
   /** After a failed attempt: nothing it read may be decided on again without reading it. */
@@ -344,7 +385,10 @@ export class UnitOfWork {
   }
 
   private remember(streamId: string, model: StreamModel<unknown>, version: number, state: unknown, check: boolean, snapshotVersion: number): void {
-    this.loaded.set(streamId, { streamId, version, state, model, check, snapshotVersion });
+    const known = this.versions.get(streamId);
+    if (known !== undefined && known !== version) throw new StreamMovedWithinAttempt(`${streamId} read at ${known} and at ${version}`);
+    this.versions.set(streamId, version);
+    this.loaded.set(stateKey(model, streamId), { streamId, version, state, model, check, snapshotVersion });
   }
 }
 

@@ -1,4 +1,4 @@
-import { DomainError, type DomainEvent, normalizeUsername, UsernameChanged, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
+import { DomainError, type DomainEvent, normalizeUsername, streamModel, UsernameChanged, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
 
 /** The username reservation stream: held by a user, or free (never taken, or released). */
 export type UsernameReservationState = { status: 'free' } | { status: 'reserved'; userId: string };
@@ -68,3 +68,6 @@ export function usernameFieldsChanged(userId: string, fields: UsernameFields): D
   if (fields.username === null && fields.displayUsername === null) return [];
   return [UsernameChanged({ userId, username: fields.username, displayUsername: fields.displayUsername })];
 }
+
+/** A username's reservation stream `username-<username>`. */
+export const usernameReservationModel = streamModel('username-reservation', 1, initialUsernameReservation, evolveUsernameReservation);
