@@ -67,6 +67,8 @@ describe('replaying every historical version of every event', () => {
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_failed.v1', data: { userId, via: 'username', reason: 'invalid_password' } },
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_locked.v1', data: { userId, failures: 5, lockedUntil: expiresAt } },
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_unlocked.v1', data: { userId, reason: 'password_reset' } },
+    { stream: streams.perimeter('203.0.113.1'), type: 'perimeter.sign_in_rate_limited.v1', data: { route: '/sign-in/email', max: 3, windowSeconds: 10 } },
+    { stream: streams.perimeter('203.0.113.1'), type: 'perimeter.captcha_refused.v1', data: { route: '/sign-in/email', reason: 'failed' } },
     { stream: streams.user(userId), type: 'user.password_changed.v1', data: { userId, accountId: randomUUID(), passwordHash: HASH, via: 'reset-password' } },
     {
       stream: streams.verification('a'.repeat(64)),

@@ -32,6 +32,7 @@ import {
   VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
+import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
 import {
   InvitationAccepted,
   InvitationCanceled,
@@ -64,6 +65,7 @@ export * from './sign-in-guard.ts';
 export * from './account-lifecycle.ts';
 export * from './mail.ts';
 export * from './organization.ts';
+export * from './perimeter.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [
@@ -119,6 +121,8 @@ export const eventDefinitions = [
   SessionActiveOrganizationChanged,
   OrganizationJoined,
   OrganizationLeft,
+  SignInRateLimited,
+  CaptchaRefused,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -184,6 +188,8 @@ export const streams = {
   organizationSlug: (slug: string) => `organization-slug-${slug}`,
   /** The organizations a user belongs to (see `OrganizationJoined`). */
   userOrganizations: (userId: string) => `user-organizations-${userId}`,
+  /** Refusals at the perimeter of one client (an IPv4 address or an IPv6 /64; see `SignInRateLimited`). */
+  perimeter: (clientBucket: string) => `perimeter-${clientBucket}`,
 } as const;
 export * from './stream-model.ts';
 export * from './published.ts';

@@ -16,10 +16,18 @@ function headerValue(request: FastifyRequest, name: string): string | null {
   return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : null;
 }
 
+/** Requests that presented the server key and had it accepted: their commands' actor is `server`. */
+const serverCalls = new WeakSet<FastifyRequest>();
+
+export function markServerCall(request: FastifyRequest): void {
+  serverCalls.add(request);
+}
+
 /** Where a request comes from, as the plain value commands take (see CommandHandler). */
 export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
   const client = clientInfo(request);
   return {
+    ...(serverCalls.has(request) ? { principal: { kind: 'server' as const } } : {}),
     ipAddress: client.ipAddress || null,
     userAgent: client.userAgent || null,
     requestId: request.id,
