@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditSettings } from './audit.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
 import { mailSettings } from './mail.ts';
@@ -19,6 +20,7 @@ export const settingsSections = [
   mailSettings,
   organizationSettings,
   projectorSettings,
+  auditSettings,
 ] as const;
 
 const environmentSchema = z
@@ -30,6 +32,7 @@ const environmentSchema = z
     ...mailSettings.shape,
     ...organizationSettings.shape,
     ...projectorSettings.shape,
+    ...auditSettings.shape,
   })
   // Rules that span settings (each named on the variable to change).
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
@@ -63,7 +66,8 @@ export type Config = Readonly<
     ReturnType<(typeof perimeterSettings)['build']> &
     ReturnType<(typeof mailSettings)['build']> &
     ReturnType<(typeof organizationSettings)['build']> &
-    ReturnType<(typeof projectorSettings)['build']>
+    ReturnType<(typeof projectorSettings)['build']> &
+    ReturnType<(typeof auditSettings)['build']>
 >;
 
 export class ConfigError extends Error {
@@ -95,6 +99,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...mailSettings.build(c, c),
     ...organizationSettings.build(c, c),
     ...projectorSettings.build(c, c),
+    ...auditSettings.build(c, c),
   });
 }
 
