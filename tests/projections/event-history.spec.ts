@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventSchemasByType, streams } from '@portcullis/contracts';
 import { createRedisClient, hashToken, RedisProjectionTarget, sessionCacheLayout, sql, type ProjectionTarget, type Redis, type StreamWrite } from '@portcullis/platform';
 import { PostgresProjectionTarget } from '@portcullis/platform';
+import { auditIndexProjection } from '../../services/projector/src/audit/audit-index.projection.ts';
 import { identityProjection } from '../../services/projector/src/identity/identity.projection.ts';
 import { organizationsProjection } from '../../services/projector/src/organization/organizations.projection.ts';
 import { sessionCacheProjection } from '../../services/projector/src/session/session-cache.projection.ts';
@@ -197,6 +198,7 @@ describe('replaying every historical version of every event', () => {
       new PostgresProjectionTarget(db.pool, identityProjection),
       new PostgresProjectionTarget(db.pool, sessionsProjection),
       new PostgresProjectionTarget(db.pool, organizationsProjection),
+      new PostgresProjectionTarget(db.pool, auditIndexProjection),
     ];
     const layout = sessionCacheLayout(prefix, await db.store.logId());
     if (redis) targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(db.store)), layout, db.store));
@@ -212,6 +214,9 @@ describe('replaying every historical version of every event', () => {
       { id: sessions.kept, activeOrganizationId: null, activeTeamId: null },
     ]);
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM organization WHERE id = ${organizationId}`)).toEqual([]);
+    // The audit index holds every event this code reads (an unknown type is skipped, as everywhere).
+    const known = Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type <> 'user.nickname_changed.v1'`));
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM audit_event`))).toBe(known);
     if (redis) {
       const keys = layout.generation((targets.at(-1) as RedisProjectionTarget).generation!);
       expect(await redis.get(keys.session(tokenHash(sessions.v1Revoked)))).toBeNull();
