@@ -6,7 +6,8 @@ import type { ApiContext } from '../context.ts';
 import { route } from '../http/declared-route.ts';
 import { operatorAccess } from '../http/operator-access.ts';
 import { auditIndexedTo, searchAudit } from './audit-search.ts';
-import { timeTravelRoutes, type AuditStreamModels } from './time-travel.routes.ts';
+import { timeTravelRoutes } from './time-travel.routes.ts';
+import type { AuditStreamModels } from './time-travel.ts';
 
 /** Rows an export reads at a time: its memory is one page, whatever the export's length. */
 const EXPORT_PAGE = 500;
@@ -28,7 +29,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
     }
   }
 
-  return async function register(app: FastifyInstance): Promise<void> {
+  return function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.auditEvents, async (request, reply) => {
       authorize(request);
       const { limit, ...filter } = request.query;
@@ -54,5 +55,6 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
     });
 
     timeTravelRoutes(ctx, authorize, models)(app);
+    return Promise.resolve();
   };
 }

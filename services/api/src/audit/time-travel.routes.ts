@@ -1,105 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { auditEndpoints as endpoints, DomainError, streams, type StreamModel } from '@portcullis/contracts';
-import { sql } from '@portcullis/platform';
+import { auditEndpoints as endpoints } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { route } from '../http/declared-route.ts';
-import { accountModel } from '../identity/account.decider.ts';
-import { userModel } from '../identity/user.decider.ts';
-import { sessionIndexModel } from '../session/session-index.decider.ts';
-import { diffStates, foldUpTo, plain, type PointInLog } from './fold-at.ts';
+import { timeTravel, type AuditStreamModels } from './time-travel.ts';
 
-/**
- * The models of the streams a leaf area owns (organizations), handed in by the app: a leaf imports no
- * other leaf, and time travel must fold with the deciders' own models, not copies of them.
- */
-export interface AuditStreamModels {
-  /** `organization-<id>`, as organization commands fold it. */
-  readonly organization: StreamModel<unknown>;
-  /** `user-organizations-<userId>`: the ids of the organizations a user belongs to. */
-  readonly userOrganizations: StreamModel<{ readonly organizationIds: readonly string[] }>;
-}
-
-interface OrganizationLike {
-  readonly status: string;
-  readonly name?: string;
-  readonly members?: ReadonlyMap<string, { readonly userId: string; readonly role: string }>;
-}
-
-/**
- * `?at=` (and `?diffFrom=`): a user or an organization as it was at an instant or a log position, folded
- * from the log by the models the deciders use, and what changed between two points.
- */
+/** `GET /ops/audit/users/:id` and `/ops/audit/organizations/:id`, `?at=` and `?diffFrom=` (see `timeTravel`). */
 export function timeTravelRoutes(ctx: ApiContext, authorize: (request: FastifyRequest) => void, models?: AuditStreamModels) {
-  async function pointOf(at: string | undefined): Promise<PointInLog> {
-    const head = await ctx.store.headPosition();
-    if (at === undefined) return { position: head, instant: ctx.clock().toISOString(), byInstant: false };
-    if (/^\d+$/.test(at)) {
-      const position = Math.min(Number(at), head);
-      const occurredAt = (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT metadata->>'occurredAt' FROM events WHERE position = ${position}`)) as string | null;
-      return { position, instant: occurredAt ?? new Date(0).toISOString(), byInstant: false };
-    }
-    return { position: head, instant: new Date(at).toISOString(), byInstant: true };
-  }
-
-  async function userAt(userId: string, point: PointInLog): Promise<{ state: unknown; position: number }> {
-    const ids = [streams.user(userId), streams.userSessions(userId), streams.userOrganizations(userId)];
-    const reads = await ctx.store.readStreams(ids);
-    const userEvents = reads.get(ids[0]!)!.events;
-    const profile = foldUpTo(userModel, userEvents, point);
-    const account = foldUpTo(accountModel, userEvents, point);
-    const sessions = foldUpTo(sessionIndexModel, reads.get(ids[1]!)!.events, point);
-    let position = Math.max(profile.position, sessions.position);
-    let organizations: Record<string, unknown> = {};
-    if (models) {
-      const index = foldUpTo(models.userOrganizations, reads.get(ids[2]!)!.events, point);
-      position = Math.max(position, index.position);
-      const orgReads = await ctx.store.readStreams(index.state.organizationIds.map((id) => streams.organization(id)));
-      organizations = Object.fromEntries(
-        index.state.organizationIds.map((id) => {
-          const org = foldUpTo(models.organization, orgReads.get(streams.organization(id))?.events ?? [], point).state as OrganizationLike;
-          const member = [...(org.members?.values() ?? [])].find((m) => m.userId === userId);
-          return [id, { name: org.name ?? null, role: member?.role ?? null }];
-        }),
-      );
-    }
-    const live = sessions.state.open.filter((s) => Date.parse(s.expiresAt) > Date.parse(point.instant));
-    const state = {
-      profile: plain(profile.state),
-      account: plain(account.state),
-      sessions: Object.fromEntries(live.map((s) => [s.sessionId, { expiresAt: s.expiresAt }])),
-      organizations,
-    };
-    return { state, position };
-  }
-
-  async function organizationAt(organizationId: string, point: PointInLog): Promise<{ state: unknown; position: number }> {
-    if (!models) throw new DomainError('NOT_FOUND');
-    const read = await ctx.store.readStream(streams.organization(organizationId));
-    const folded = foldUpTo(models.organization, read.events, point);
-    return { state: plain(folded.state), position: folded.position };
-  }
-
-  async function answer(
-    id: string,
-    query: { at?: string | undefined; diffFrom?: string | undefined },
-    at: (id: string, point: PointInLog) => Promise<{ state: unknown; position: number }>,
-  ) {
-    const now = await at(id, await pointOf(query.at));
-    if (query.diffFrom === undefined) return { id, position: now.position, state: now.state, diff: null };
-    const then = await at(id, await pointOf(query.diffFrom));
-    return { id, position: now.position, state: now.state, diff: { fromPosition: then.position, changes: diffStates(then.state, now.state) } };
-  }
-
+  const travel = timeTravel({ store: ctx.store, db: ctx.pool, clock: ctx.clock, models });
   return function register(app: FastifyInstance): void {
     route(app, endpoints.auditUserAt, async (request, reply) => {
       authorize(request);
       reply.header('cache-control', 'no-store');
-      return answer(request.params.id, request.query, userAt);
+      return travel.userAt(request.params.id, request.query);
     });
     route(app, endpoints.auditOrganizationAt, async (request, reply) => {
       authorize(request);
       reply.header('cache-control', 'no-store');
-      return answer(request.params.id, request.query, organizationAt);
+      return travel.organizationAt(request.params.id, request.query);
     });
   };
 }
