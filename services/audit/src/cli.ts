@@ -146,7 +146,10 @@ try {
       const head = await store.headPosition();
       const bar = progressBar('rebuild');
       const startedAt = performance.now();
-      const position = await rebuildAside(new PostgresProjectionTarget(pool, auditIndexProjection), {
+      const target = new PostgresProjectionTarget(pool, auditIndexProjection);
+      // A database no projector has indexed yet has no live checkpoint for the copy to take over.
+      await target.readCheckpoint();
+      const position = await rebuildAside(target, {
         databaseUrl: config.databaseUrl,
         store,
         batchSize: config.projector.rebuildBatchSize,

@@ -12,9 +12,8 @@ CREATE TABLE audit_event (
   actor_id text,
   ip inet
 );
+-- One ordered read per type: a type prefix is expanded to the types it covers (see audit-search.ts).
 CREATE INDEX audit_event_type ON audit_event (type, position);
--- text_pattern_ops: a type prefix (`credentials.`) is a range scan whatever the collation.
-CREATE INDEX audit_event_type_prefix ON audit_event (type text_pattern_ops, position);
 CREATE INDEX audit_event_stream ON audit_event (stream_id, position);
 CREATE INDEX audit_event_actor ON audit_event (actor_id, position) WHERE actor_id IS NOT NULL;
 CREATE INDEX audit_event_occurred ON audit_event (occurred_at, position);

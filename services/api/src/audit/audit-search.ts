@@ -1,4 +1,4 @@
-import { actorOf, auditIndexProjectionName, eventMetadataSchema, type AuditEvent, type AuditFilter } from '@portcullis/contracts';
+import { actorOf, auditIndexProjectionName, eventDefinitions, eventMetadataSchema, supersededEvents, type AuditEvent, type AuditFilter } from '@portcullis/contracts';
 import { sql, type CommonQueryMethods } from '@portcullis/platform';
 import { auditSentence, redactedData, usersNamed } from './audit-sentence.ts';
 
@@ -16,17 +16,43 @@ interface EventRow {
   readonly hash: string;
 }
 
-/** `like` pattern characters in a prefix taken literally. */
-function literalPrefix(prefix: string): string {
-  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * Every type the audit index can hold: the projector indexes only events this code can read (the current
+ * versions and the ones they superseded), so a type prefix is expanded over these.
+ */
+const knownTypes: readonly string[] = [...new Set([...eventDefinitions, ...supersededEvents].map((d) => d.type))].sort();
+
+/** The exact types a filter asks for, or null for any: `type` (a list), narrowed by `typePrefix`. */
+function typesOf(filter: AuditFilter): string[] | null {
+  let types = filter.type ? filter.type.split(',').map((t) => t.trim()).filter((t) => t !== '') : null;
+  if (filter.typePrefix) {
+    const prefix = filter.typePrefix;
+    types = (types ?? knownTypes).filter((t) => t.startsWith(prefix));
+  }
+  return types;
 }
 
 /**
  * The positions of one page of matching events, driven by the most selective index the filter allows: the
- * subject index (user, organization) when one is named, else the audit index by position. Every filter is
- * an index-backed condition; the page ends at `limit` rows, so its cost is the page, not the log.
+ * subject index (user, organization) when one is named, the (type, position) index for each type asked
+ * for, else the audit index by position. Each is read in position order and stops at `limit` rows, so a
+ * page costs the page, not the log. Several types are one ordered read each, merged: a single index scan
+ * over `type = ANY(...)` would have to fetch and sort every event of those types.
  */
 function pageQuery(filter: AuditFilter, limit: number): Fragment {
+  const types = typesOf(filter);
+  if (types !== null && types.length !== 1) {
+    if (types.length === 0) return sql.fragment`SELECT NULL::bigint AS position WHERE false`;
+    const newest = filter.order === 'newest';
+    const parts = types.map((type) => sql.fragment`(${pageOfType(filter, type, limit)})`);
+    return sql.fragment`
+      SELECT position FROM (${sql.join(parts, sql.fragment` UNION ALL `)}) merged
+      ORDER BY position ${newest ? sql.fragment`DESC` : sql.fragment`ASC`} LIMIT ${limit}`;
+  }
+  return pageOfType(filter, types?.[0] ?? null, limit);
+}
+
+function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fragment {
   const conditions: Fragment[] = [];
   const subjects: string[] = [];
   if (filter.user) subjects.push(`user:${filter.user}`);
@@ -38,11 +64,7 @@ function pageQuery(filter: AuditFilter, limit: number): Fragment {
   if (filter.actor) conditions.push(sql.fragment`a.actor_id = ${filter.actor}`);
   if (filter.actorKind) conditions.push(sql.fragment`a.actor_kind = ${filter.actorKind}`);
   if (filter.ip) conditions.push(sql.fragment`a.ip <<= ${filter.ip}::inet`);
-  if (filter.type) {
-    const types = filter.type.split(',').map((t) => t.trim()).filter((t) => t !== '');
-    conditions.push(sql.fragment`a.type = ANY(${sql.array(types, 'text')})`);
-  }
-  if (filter.typePrefix) conditions.push(sql.fragment`a.type LIKE ${literalPrefix(filter.typePrefix)}`);
+  if (type !== null) conditions.push(sql.fragment`a.type = ${type}`);
   if (filter.stream) conditions.push(sql.fragment`a.stream_id = ${filter.stream}`);
   if (filter.from) conditions.push(sql.fragment`a.occurred_at >= ${filter.from}::timestamptz`);
   if (filter.to) conditions.push(sql.fragment`a.occurred_at < ${filter.to}::timestamptz`);
