@@ -88,10 +88,11 @@ export function credentialsRoutes(ctx: ApiContext) {
           unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
           const { enabled, sendOnSignUp } = ctx.config.emailVerification;
           if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
-          if (!autoSignIn) return { registered: true as const, signIn: null };
+          // The answer's times are the events': a read of the user later must answer the same.
+          if (!autoSignIn) return { registered: true as const, signIn: null, at: unit.now };
           const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
           openSession(unit, userId, signIn.session, 'sign-up');
-          return { registered: true as const, signIn };
+          return { registered: true as const, signIn, at: unit.now };
         });
         if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
 
@@ -101,8 +102,8 @@ export function credentialsRoutes(ctx: ApiContext) {
           name: body.name,
           image: body.image ?? null,
           emailVerified: false,
-          createdAt: now.toISOString(),
-          updatedAt: now.toISOString(),
+          createdAt: result.at.toISOString(),
+          updatedAt: result.at.toISOString(),
           ...usernameAnswerFields(usernameFields),
         };
         if (!result.signIn) return { token: null, user };
