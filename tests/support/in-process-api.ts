@@ -35,7 +35,7 @@ export async function startInProcessApi(
 ): Promise<InProcessApi> {
   const db = await createEventLogDatabase(prefix);
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', ...env });
-  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL as 'silent' | undefined) ?? 'silent', format: 'json' });
+  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL) ?? 'silent', format: 'json' });
   const projections = await createProjectionTargets(config, db.pool, db.store);
   const runners = projections.targets.map(
     (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),
