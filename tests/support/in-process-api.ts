@@ -14,7 +14,7 @@ export interface InProcessApi {
    * Another api app on the same database and projections, with in-process memory of its own (remembered
    * sign-ins, kept states), as a second api process would have.
    */
-  another(): Promise<FastifyInstance>;
+  another(options?: { commandAttempts?: number }): Promise<FastifyInstance>;
   /** The context an app of this api runs on (its caches, its progress), for specs that reach into one. */
   contextOf(app: FastifyInstance): ApiContext;
   close(): Promise<void>;
@@ -43,8 +43,8 @@ export async function startInProcessApi(
   for (const runner of runners) runner.start();
   const contexts: RunningApiContext[] = [];
   const apps: FastifyInstance[] = [];
-  const startApp = async (): Promise<FastifyInstance> => {
-    const running = await createApiContext(config, { log, poolSize: 4, ...options });
+  const startApp = async (appOptions: { commandAttempts?: number } = {}): Promise<FastifyInstance> => {
+    const running = await createApiContext(config, { log, poolSize: 4, ...options, ...appOptions });
     contexts.push(running);
     const app = await buildApp(running.ctx);
     apps.push(app);
