@@ -125,7 +125,7 @@ let stopping = false;
 function launch(service: Supervised): void {
   const child = spawn(process.execPath, [...nodeArgumentsFor(service.entry), path.join(root, service.entry)], {
     cwd: root,
-    env: env as NodeJS.ProcessEnv,
+    env: env,
     stdio: 'inherit',
   });
   service.child = child;

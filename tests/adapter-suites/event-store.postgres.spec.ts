@@ -7,7 +7,7 @@ import { eventStoreContract } from './event-store.suite.ts';
 eventStoreContract('postgres', async () => {
   // A database per test: the contract asserts global facts (head, readAll from 0) about an empty log.
   const db = await createEventLogDatabase('event_store');
-  return { store: db.store, cleanup: db.close };
+  return { store: db.store, cleanup: () => db.close() };
 });
 
 describe('PostgresEventStore: the events table', () => {

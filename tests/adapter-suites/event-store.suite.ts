@@ -95,7 +95,7 @@ export function eventStoreContract(
           const streamId = i % 3 === 0 ? b : a;
           const event = testEvent({ i });
           await store.append([{ streamId, expectedVersion: 'any', events: [event] }]);
-          appended[streamId]!.push(event.eventId!);
+          appended[streamId]!.push(event.eventId);
         }
         for (const streamId of [a, b]) {
           const read = await store.readStream(streamId);

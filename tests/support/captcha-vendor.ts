@@ -50,7 +50,7 @@ export class FakeCaptchaVendor {
       : Object.fromEntries(new URLSearchParams(raw));
     this.calls.push({ path: request.url ?? '', contentType, fields });
 
-    const token = String(fields.response ?? '');
+    const token = typeof fields.response === 'string' ? fields.response : '';
     const json = (status: number, body: unknown): void => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };

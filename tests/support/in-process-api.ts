@@ -14,7 +14,7 @@ export interface InProcessApi {
    * Another api app on the same database and projections, with in-process memory of its own (remembered
    * sign-ins, kept states), as a second api process would have.
    */
-  another(): Promise<FastifyInstance>;
+  another(options?: { commandAttempts?: number }): Promise<FastifyInstance>;
   /** The context an app of this api runs on (its caches, its progress), for specs that reach into one. */
   contextOf(app: FastifyInstance): ApiContext;
   close(): Promise<void>;
@@ -35,7 +35,7 @@ export async function startInProcessApi(
 ): Promise<InProcessApi> {
   const db = await createEventLogDatabase(prefix);
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', ...env });
-  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL as 'silent' | undefined) ?? 'silent', format: 'json' });
+  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL) ?? 'silent', format: 'json' });
   const projections = await createProjectionTargets(config, db.pool, db.store);
   const runners = projections.targets.map(
     (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),
@@ -43,8 +43,8 @@ export async function startInProcessApi(
   for (const runner of runners) runner.start();
   const contexts: RunningApiContext[] = [];
   const apps: FastifyInstance[] = [];
-  const startApp = async (): Promise<FastifyInstance> => {
-    const running = await createApiContext(config, { log, poolSize: 4, ...options });
+  const startApp = async (appOptions: { commandAttempts?: number } = {}): Promise<FastifyInstance> => {
+    const running = await createApiContext(config, { log, poolSize: 4, ...options, ...appOptions });
     contexts.push(running);
     const app = await buildApp(running.ctx);
     apps.push(app);

@@ -38,8 +38,8 @@ async function launch(port: number, dir: string, extra: readonly string[]): Prom
       output += chunk.toString();
       if (STARTED_LINE.test(output)) resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`redis-server on port ${port} exited (${code}) before it was ready:\n${output}`)));
     child.once('error', reject);
   });

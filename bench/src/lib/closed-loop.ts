@@ -152,7 +152,9 @@ export async function runClosedLoop(options: LoopOptions): Promise<LoopFigures> 
         first = false;
       }
       if (outcome.ok) okOverall += 1;
-      if (answered < opensAt || answered > closesAt) continue;
+      // An operation sent in the warm-up is warm-up, however late it is answered (a first fold of a long
+      // stream would otherwise land in the window).
+      if (sent < opensAt || answered > closesAt) continue;
       statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       if (outcome.ok) {
         ok += 1;

@@ -63,7 +63,8 @@ const { runMigrations } = await getMigrations(options);
 await runMigrations();
 
 const auth = betterAuth(options);
-const server = http.createServer(toNodeHandler(auth));
+const handle = toNodeHandler(auth);
+const server = http.createServer((request, response) => void handle(request, response));
 server.keepAliveTimeout = 65_000;
 server.listen(port, '127.0.0.1');
 

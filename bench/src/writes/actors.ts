@@ -32,7 +32,7 @@ export async function createOrganization(session: HttpSession, slug: string): Pr
 
 /** Runs `work` over `items`, `concurrency` at a time, in order of the items. */
 export async function inBatches<T, R>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
+  const results = new Array<R>(items.length);
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < items.length) {

@@ -57,7 +57,7 @@ export function defineEvent<Type extends `${string}.${string}.v${number}`, Schem
   type: Type,
   schema: Schema,
 ): EventDefinition<Type, Schema> {
-  const create = (data: z.input<Schema>) => ({ type, data: schema.parse(data) as z.output<Schema> });
+  const create = (data: z.input<Schema>) => ({ type, data: schema.parse(data) });
   return Object.assign(create, { type, schema });
 }
 

@@ -27,6 +27,8 @@ export interface ApiContextOptions {
   /** What the api sees of the store: a spec that counts the api's reads wraps the real one here. */
   readonly storeSeenByApi?: (store: EventStore) => EventStore;
   readonly poolSize?: number;
+  /** Attempts a conflicting command gets before its 409 (the handler's default unless given). */
+  readonly commandAttempts?: number;
 }
 
 export interface RunningApiContext {
@@ -88,6 +90,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     clock,
     onSnapshotError: (err) => log.warn({ err }, 'a snapshot could not be kept; the next load folds further'),
     settle: (position, types, settlement) => progress.settle(position, types, settlement),
+    ...(options.commandAttempts !== undefined ? { maxAttempts: options.commandAttempts } : {}),
   });
   const ctx: ApiContext = {
     config,

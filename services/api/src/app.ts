@@ -45,6 +45,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   const app = Fastify({
     // The api's own logger (format, redaction), with request URLs logged without the tokens some of them
     // carry (reset-password/:token, verify-email?token=).
+    // pino's child type is narrower than fastify's logger type, which every plugin is typed against.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     loggerInstance: ctx.log.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     childLoggerFactory: deferredRequestLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
@@ -83,7 +85,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     perimeter.admit(request, reply, done);
   });
-  app.addHook('preValidation', perimeter.inspect);
+  app.addHook('preValidation', (request, reply, done) => perimeter.inspect(request, reply, done));
   app.addHook('onClose', () => perimeter.close());
 
   await app.register(startPageRoutes(ctx));

@@ -45,7 +45,7 @@ export async function firstUnreachable(user: RunAsUser, paths: string[], ...flag
     execFile('/bin/sh', ['-c', script, 'sh', ...paths], { uid: user.uid, gid: user.gid }, (error, stdout) => {
       if (!error) return resolve(null);
       if (error.code === 1) return resolve(stdout || paths[0]!);
-      reject(error);
+      reject(new Error(error.message, { cause: error }));
     });
   });
 }
@@ -62,6 +62,6 @@ async function lookupUser(name: string): Promise<{ uid: number; gid: number } | 
 
 function run(command: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, (err, stdout) => (err ? reject(err) : resolve(stdout.trim())));
+    execFile(command, args, (err, stdout) => (err ? reject(new Error(err.message, { cause: err })) : resolve(stdout.trim())));
   });
 }

@@ -82,7 +82,7 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions):
     await cluster.stop();
     throw err;
   }
-  return { url: connectionUrl(password, port, APP_DATABASE), dataDir, staging: dataStaging ?? cluster.binariesStaging, stop: cluster.stop };
+  return { url: connectionUrl(password, port, APP_DATABASE), dataDir, staging: dataStaging ?? cluster.binariesStaging, stop: () => cluster.stop() };
 }
 
 /**
@@ -105,7 +105,7 @@ export async function startEphemeralPostgres(opts: { log?: (line: string) => voi
     runAs: await resolveRunAsUser(),
     log: opts.log ?? (() => {}),
   });
-  return { url: connectionUrl(password, port, 'postgres'), dataDir, port, staging: cluster.binariesStaging, stop: cluster.stop };
+  return { url: connectionUrl(password, port, 'postgres'), dataDir, port, staging: cluster.binariesStaging, stop: () => cluster.stop() };
 }
 
 /** Data dirs of runs that were SIGKILLed (the owning pid is in the name) would otherwise pile up in tmp. */

@@ -12,7 +12,7 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
 const store = new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 });
 const projections = await createProjectionTargets(config, pool, store);
-const rebuildable = projections.targets.filter((t) => t.createShadow);
+const rebuildable = projections.targets.filter((t) => t.createShadow !== undefined);
 const names = rebuildable.map((t) => t.name);
 const chosen = requested === 'all' ? rebuildable : rebuildable.filter((t) => t.name === requested);
 if (!requested || chosen.length === 0) {

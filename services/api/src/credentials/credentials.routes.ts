@@ -88,11 +88,12 @@ export function credentialsRoutes(ctx: ApiContext) {
           unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
           const { enabled, sendOnSignUp } = ctx.config.emailVerification;
           if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
-          // The answer's times are the events': a read of the user later must answer the same.
-          if (!autoSignIn) return { registered: true as const, signIn: null, at: unit.now };
+          // The answer's timestamps are the events' (the user row's), to the millisecond.
+          const registeredAt = unit.now;
+          if (!autoSignIn) return { registered: true as const, registeredAt, signIn: null };
           const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
           openSession(unit, userId, signIn.session, 'sign-up');
-          return { registered: true as const, signIn, at: unit.now };
+          return { registered: true as const, registeredAt, signIn };
         });
         if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
 
@@ -102,8 +103,8 @@ export function credentialsRoutes(ctx: ApiContext) {
           name: body.name,
           image: body.image ?? null,
           emailVerified: false,
-          createdAt: result.at.toISOString(),
-          updatedAt: result.at.toISOString(),
+          createdAt: result.registeredAt.toISOString(),
+          updatedAt: result.registeredAt.toISOString(),
           ...usernameAnswerFields(usernameFields),
         };
         if (!result.signIn) return { token: null, user };

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { z } from 'zod';
 import { errorAnswerSchema, type Endpoint } from '@portcullis/contracts';
 
@@ -71,7 +71,7 @@ export function route<E extends Endpoint>(app: FastifyInstance, endpoint: E, han
         done(error as Error);
       }
     } } : {}),
-    method: (typeof endpoint.method === 'string' ? endpoint.method : [...endpoint.method]) as HTTPMethods | HTTPMethods[],
+    method: typeof endpoint.method === 'string' ? endpoint.method : [...endpoint.method],
     url: endpoint.path,
     schema: routeSchemaOf(endpoint),
     config: { endpoint },

@@ -13,7 +13,7 @@ export function answerError(error: FastifyError | DomainError, request: FastifyR
   if (error instanceof DomainError) {
     return reply.status(error.status).send(render(error.code, error.details));
   }
-  const fastifyCode = (error as FastifyError).code;
+  const fastifyCode = (error).code;
   switch (fastifyCode) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

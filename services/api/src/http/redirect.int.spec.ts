@@ -42,8 +42,8 @@ function expectSafeAnswer(response: LightMyRequestResponse, answeredFrom: string
   const location = response.headers.location;
   if (location === undefined) return;
   expect(typeof location).toBe('string');
-  expect(location as string, what).toMatch(/^[\x21-\x7e]*$/);
-  expect(landsOnTrustedOrigin(location as string, answeredFrom), `${what} → Location ${String(location)}`).toBe(true);
+  expect(location, what).toMatch(/^[\x21-\x7e]*$/);
+  expect(landsOnTrustedOrigin(location, answeredFrom), `${what} → Location ${String(location)}`).toBe(true);
 }
 
 async function signUp(email: string): Promise<void> {

@@ -54,6 +54,7 @@ class DeferredRequestLogger {
 
   private write(level: LevelName, args: unknown[]): void {
     if (!this.isLevelEnabled(level)) return;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it: pino's overloads take no plain spread
     (this.logger()[level] as (...a: unknown[]) => void)(...args);
   }
 
@@ -65,5 +66,6 @@ class DeferredRequestLogger {
 /** fastify's `childLoggerFactory`: a deferred child, unless the route asks for a level or serializers of its own. */
 export const deferredRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = function (logger, bindings, options) {
   if (Object.keys(options).length > 0) return logger.child(bindings, options);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it (see the class)
   return new DeferredRequestLogger(logger as PinoLike, bindings) as unknown as FastifyBaseLogger;
 };

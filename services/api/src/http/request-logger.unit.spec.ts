@@ -18,7 +18,7 @@ function capturedLogger(level: string): { parent: FastifyBaseLogger; lines: Reco
   parent.child = ((bindings: Record<string, unknown>, options?: Record<string, unknown>) => {
     built += 1;
     return child(bindings, options);
-  }) as FastifyBaseLogger['child'];
+  });
   return { parent, lines, childrenBuilt: () => built };
 }
 

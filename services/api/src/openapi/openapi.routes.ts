@@ -40,6 +40,8 @@ export function openApiRoutes(ctx: ApiContext) {
     });
     await app.register(swaggerUi, {
       routePrefix: '/reference',
+      // The page at `/reference` (no slash) links its assets absolutely, from the prefix it is told.
+      indexPrefix: ctx.config.basePath,
       uiConfig: { url: `${ctx.config.basePath}/open-api/generate-schema`, deepLinking: true },
       staticCSP: true,
     });

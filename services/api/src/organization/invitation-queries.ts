@@ -62,7 +62,7 @@ export async function findInvitationWithContext(ctx: ApiContext, invitationId: s
 
 /** The organization an invitation belongs to, so the command can be decided on that organization's stream. */
 export async function invitationOrganizationId(ctx: ApiContext, invitationId: string): Promise<string | null> {
-  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT "organizationId" FROM invitation WHERE id = ${invitationId}`)) as string | null;
+  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT "organizationId" FROM invitation WHERE id = ${invitationId}`));
 }
 
 /** Every invitation of an organization, whatever its status (better-auth's listInvitations), oldest first. */
@@ -86,5 +86,5 @@ export async function listPendingInvitationsFor(ctx: ApiContext, email: string):
 
 /** The id of the user holding an address (lower-cased), from the `user` read model. */
 export async function userIdByEmail(ctx: ApiContext, email: string): Promise<string | null> {
-  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM "user" WHERE email = ${email.toLowerCase()}`)) as string | null;
+  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM "user" WHERE email = ${email.toLowerCase()}`));
 }

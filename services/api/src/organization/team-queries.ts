@@ -85,5 +85,5 @@ export async function listTeamMembers(ctx: ApiContext, teamId: string): Promise<
 /** The caller's role in an organization as stored ("admin,member"), or null for a non-member. */
 export async function memberRole(ctx: ApiContext, organizationId: string, userId: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`
-    SELECT role FROM member WHERE "organizationId" = ${organizationId} AND "userId" = ${userId}`)) as string | null;
+    SELECT role FROM member WHERE "organizationId" = ${organizationId} AND "userId" = ${userId}`));
 }

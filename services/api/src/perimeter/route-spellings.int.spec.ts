@@ -74,7 +74,14 @@ function routes(): Route[] {
       if (method === 'GET' || method === 'POST') found.push({ method, pattern: url });
     }
   }
-  return found;
+  // A plugin's root route under a prefix is one route the router lists twice (`/reference` and
+  // `/reference/`), both dispatched as the slash-less pattern: the twin is not a route of its own.
+  // A static plugin's wildcard (`/reference/*`) hands a path no file has to the 404 handler, counted as
+  // unrouted like any unknown path; the page itself and its generated parts are routes of their own.
+  const listed = new Set(found.map((r) => `${r.method} ${r.pattern}`));
+  return found.filter(
+    (r) => !r.pattern.endsWith('*') && !(r.pattern.length > 1 && r.pattern.endsWith('/') && listed.has(`${r.method} ${r.pattern.slice(0, -1)}`)),
+  );
 }
 
 /** A concrete path of the route: parameters filled with a token-like value. */

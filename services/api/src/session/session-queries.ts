@@ -137,5 +137,5 @@ export async function listUserSessions(ctx: ApiContext, userId: string, now: Dat
 }
 
 export async function sessionIdByTokenHash(ctx: ApiContext, tokenHash: string): Promise<string | null> {
-  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM session WHERE token = ${tokenHash}`)) as string | null;
+  return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM session WHERE token = ${tokenHash}`));
 }

@@ -266,7 +266,7 @@ export class UnitOfWork {
       if (kept) {
         this.keptStateUsed = true;
         // A kept state is checked whenever it is decided on: it may be of any age.
-        this.remember(streamId, model as StreamModel<unknown>, kept.version, kept.state, true, kept.snapshotVersion);
+        this.remember(streamId, model, kept.version, kept.state, true, kept.snapshotVersion);
       } else {
         toRead.push([streamId, model, check === true]);
       }
@@ -276,7 +276,7 @@ export class UnitOfWork {
       const folded = await loadStreams(this.store, toRead.map(([streamId, model]) => [streamId, model] as const), this.onSnapshotError);
       for (const [streamId, model, check] of toRead) {
         const stream = folded.get(streamId)!;
-        this.remember(streamId, model as StreamModel<unknown>, stream.version, stream.state, check, stream.snapshotVersion);
+        this.remember(streamId, model, stream.version, stream.state, check, stream.snapshotVersion);
       }
     }
     return specs.map(([streamId, model]) => {

@@ -124,7 +124,8 @@ function shownDefault(schema: z.ZodType): string {
   if (!parsed.success || parsed.data === undefined) return 'none';
   const value = parsed.data;
   if (Array.isArray(value)) return value.length === 0 ? 'none' : `\`${value.join(',')}\``;
-  return value === '' ? 'none' : `\`${String(value)}\``;
+  if (value === '') return 'none';
+  return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
 }
 
 /** The README's configuration table, generated from the settings (`npm run docs:config` writes it). */

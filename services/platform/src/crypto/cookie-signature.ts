@@ -28,7 +28,7 @@ export function unsignCookieValue(signed: string, secret: string): string | null
   const signature = signed.slice(dot + 1);
   if (signature.length !== 44 || !signature.endsWith('=')) return null;
   if (!constantTimeEqual(signature, sign(value, secret))) return null;
-  if (!verified) verifiedBySecret.set(secret, (verified = new Map()));
+  if (!verified) verifiedBySecret.set(secret, (verified = new Map<string, string>()));
   // Oldest first out: a Map iterates in insertion order.
   if (verified.size >= VERIFIED_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
   verified.set(signed, value);

@@ -10,7 +10,7 @@ const untypedResult = z.any();
  * slonik's `sql`, except that `sql.unsafe` shares one result parser: slonik's own builds a new zod schema for
  * every query, which costs more than the rest of composing the query.
  */
-export const sql: typeof slonikSql = { ...slonikSql, unsafe: slonikSql.type(untypedResult) as typeof slonikSql.unsafe };
+export const sql: typeof slonikSql = { ...slonikSql, unsafe: slonikSql.type(untypedResult) };
 
 export async function createDatabasePool(
   databaseUrl: string,
@@ -52,5 +52,5 @@ function withSessionSetting(databaseUrl: string, name: string, value: string): s
  */
 export function sqlFromCatalog(text: string): ReturnType<typeof slonikSql.fragment> {
   const parts = Object.freeze(Object.assign([text], { raw: Object.freeze([text]) }));
-  return slonikSql.fragment(parts as unknown as TemplateStringsArray);
+  return slonikSql.fragment(parts);
 }

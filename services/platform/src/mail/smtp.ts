@@ -17,7 +17,7 @@ export class SmtpTransport implements MailTransport {
       connectionTimeout: 5_000,
       greetingTimeout: 5_000,
       socketTimeout: 15_000,
-    } as Parameters<typeof nodemailer.createTransport>[0]);
+    } as Parameters<typeof nodemailer.createTransport>[0]) as Transporter;
   }
 
   async send(mail: OutgoingMail): Promise<SentMail> {

@@ -81,7 +81,7 @@ describe('sessions projection (session)', () => {
     const counted = new PostgresProjectionTarget(db.pool, {
       ...sessionsProjection,
       applyAll: (tx, events) =>
-        sessionsProjection.applyAll!.call(sessionsProjection, { query: (q) => ((statements += 1), tx.query(q)), maybeOneFirst: tx.maybeOneFirst } as typeof tx, events),
+        sessionsProjection.applyAll!.call(sessionsProjection, { query: (q) => ((statements += 1), tx.query(q)), maybeOneFirst: tx.maybeOneFirst }, events),
     });
     await catchUp(db.store, counted);
     // Two creations, the refresh, two creations: three statements, not five.
