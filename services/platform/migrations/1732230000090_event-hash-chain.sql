@@ -49,7 +49,7 @@ DECLARE
   event_count integer := jsonb_array_length(p_events);
   head bigint;
   chain bytea;
-  recorded timestamptz := clock_timestamp();
+  recorded timestamptz;
   write jsonb;
   expected jsonb;
   actual integer;
@@ -59,6 +59,8 @@ DECLARE
 BEGIN
   -- The lock is taken here and held to commit; the head row is written once, at the end.
   SELECT position + event_count, hash INTO head, chain FROM event_log_head FOR UPDATE;
+  -- Read once the lock is ours, so recorded_at never goes back as positions go up.
+  recorded := clock_timestamp();
   FOR write IN SELECT value FROM jsonb_array_elements(p_writes) LOOP
     SELECT coalesce(max(stream_version), 0) INTO actual FROM events WHERE stream_id = write->>'stream_id';
     expected := write->'expected';

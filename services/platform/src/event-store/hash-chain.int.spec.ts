@@ -74,6 +74,10 @@ describe('the hash chain of the log', () => {
     const head = await readLogHead(db.pool);
     expect(head.position).toBe(50);
     expect(head.hash).toBe(String(await db.pool.oneFirst(sql.unsafe`SELECT encode(hash, 'hex') FROM events WHERE position = 50`)));
+    // The recorded time is taken under the same lock: it never goes back as positions go up.
+    const backwards = await db.pool.anyFirst(sql.unsafe`
+      SELECT position FROM (SELECT position, recorded_at < lag(recorded_at) OVER (ORDER BY position) AS back FROM events) t WHERE back`);
+    expect(backwards).toEqual([]);
   });
 
   it('reports an event whose data was changed in place at its position', async () => {
