@@ -6,6 +6,7 @@ import {
   PostgresEventStore,
   PostgresProjectionTarget,
   rebuildAside,
+  sql,
   verifyChain,
   type PostgresProjection,
   type StreamWrite,
@@ -132,7 +133,14 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   const verifySeconds = (performance.now() - verifyStarted) / 1000;
 
   const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
-  const day = (offset: number): string => new Date(start.getTime() + offset * 86400_000).toISOString();
+  // Windows holding a thirtieth of the log each (a day of a month's log), anywhere in it, by recorded time.
+  const windows: Array<{ from: string; to: string }> = [];
+  for (let i = 0; i < 50; i += 1) {
+    const first = 1 + Math.floor(Math.random() * (head - head / 30));
+    const times = (await pool.anyFirst(sql.unsafe`
+      SELECT recorded_at FROM events WHERE position IN (${first}, ${first + Math.floor(head / 30)}) ORDER BY position`)) as readonly number[];
+    windows.push({ from: new Date(times[0]!).toISOString(), to: new Date(times[1]!).toISOString() });
+  }
   const filters: Array<[string, () => AuditFilter]> = [
     ['user, newest', () => ({ user: pick(users).userId, order: 'newest' })],
     ['organization, oldest', () => ({ organization: pick(users).organizationId, order: 'oldest' })],
@@ -140,7 +148,7 @@ export async function runAudit(teardown: Teardown): Promise<string> {
     ['CIDR /24, newest', () => ({ ip: `203.0.${Math.floor(Math.random() * 256)}.0/24`, order: 'newest' })],
     ['type, newest', () => ({ type: 'credentials.sign_in_failed.v1', order: 'newest' })],
     ['type prefix, oldest, cursor mid-log', () => ({ typePrefix: 'organization.', order: 'oldest', cursor: Math.floor(Math.random() * head) })],
-    ['time window (one day)', () => { const d = Math.floor(Math.random() * 25); return { from: day(d), to: day(d + 1), order: 'newest' }; }],
+    ['time window (a thirtieth of the log)', () => ({ ...pick(windows), order: 'newest' })],
     ['no filter, newest', () => ({ order: 'newest' })],
   ];
   const rows: string[] = [];

@@ -42,8 +42,8 @@ export const auditFilterSchema = z.object({
   type: z.string().max(200).optional().meta({ description: 'comma-separated event types (`session.created.v1,session.revoked.v2`)' }),
   typePrefix: z.string().max(200).optional().meta({ description: 'event types starting with this (`credentials.`)' }),
   stream: z.string().max(300).optional(),
-  from: instant.optional().meta({ description: 'occurred at or after this instant' }),
-  to: instant.optional().meta({ description: 'occurred before this instant' }),
+  from: instant.optional().meta({ description: 'recorded in the log at or after this instant' }),
+  to: instant.optional().meta({ description: 'recorded in the log before this instant' }),
   order: z.enum(['newest', 'oldest']).default('newest'),
   cursor: z.coerce.number().int().min(0).optional().meta({ description: 'log position to continue after (the previous page\'s nextCursor)' }),
 });

@@ -7,7 +7,8 @@ CREATE TABLE audit_event (
   position bigint PRIMARY KEY,
   type text NOT NULL,
   stream_id text NOT NULL,
-  occurred_at timestamptz NOT NULL,
+  -- When the log recorded it (the append's time, taken under the position lock): it rises with the position.
+  recorded_at timestamptz NOT NULL,
   actor_kind text NOT NULL,
   actor_id text,
   ip inet
@@ -16,7 +17,8 @@ CREATE TABLE audit_event (
 CREATE INDEX audit_event_type ON audit_event (type, position);
 CREATE INDEX audit_event_stream ON audit_event (stream_id, position);
 CREATE INDEX audit_event_actor ON audit_event (actor_id, position) WHERE actor_id IS NOT NULL;
-CREATE INDEX audit_event_occurred ON audit_event (occurred_at, position);
+-- A time range is turned into a range of positions through this, then read in position order.
+CREATE INDEX audit_event_recorded ON audit_event (recorded_at, position);
 CREATE INDEX audit_event_ip ON audit_event USING gist (ip inet_ops) WHERE ip IS NOT NULL;
 
 -- Whom each event concerns: `user:<id>` (the users it names, its actor) and `organization:<id>`.

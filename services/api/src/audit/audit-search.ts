@@ -66,8 +66,18 @@ function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fr
   if (filter.ip) conditions.push(sql.fragment`a.ip <<= ${filter.ip}::inet`);
   if (type !== null) conditions.push(sql.fragment`a.type = ${type}`);
   if (filter.stream) conditions.push(sql.fragment`a.stream_id = ${filter.stream}`);
-  if (filter.from) conditions.push(sql.fragment`a.occurred_at >= ${filter.from}::timestamptz`);
-  if (filter.to) conditions.push(sql.fragment`a.occurred_at < ${filter.to}::timestamptz`);
+  // Recorded times rise with positions, so a time range is a range of positions, found at its two ends on
+  // the time index: the page is then read in position order from the right place, however far back.
+  if (filter.from) {
+    conditions.push(sql.fragment`a.recorded_at >= ${filter.from}::timestamptz`);
+    conditions.push(sql.fragment`a.position >= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at >= ${filter.from}::timestamptz
+      ORDER BY t.recorded_at, t.position LIMIT 1), 9223372036854775807)`);
+  }
+  if (filter.to) {
+    conditions.push(sql.fragment`a.recorded_at < ${filter.to}::timestamptz`);
+    conditions.push(sql.fragment`a.position <= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at < ${filter.to}::timestamptz
+      ORDER BY t.recorded_at DESC, t.position DESC LIMIT 1), 0)`);
+  }
   const newest = filter.order === 'newest';
   if (filter.cursor !== undefined) {
     conditions.push(newest ? sql.fragment`a.position < ${filter.cursor}` : sql.fragment`a.position > ${filter.cursor}`);
@@ -79,7 +89,7 @@ function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fr
       SELECT a.position FROM audit_event_subject s JOIN audit_event a ON a.position = s.position
       WHERE s.subject = ${driving} AND ${where} ORDER BY s.position ${direction} LIMIT ${limit}`;
   }
-  if (narrowed(filter)) {
+  if (narrowAddressRange(filter)) {
     // Its own index first, then the sort: walking the log back from the head until enough events of a narrow
     // range turn up (the planner's choice for ORDER BY position LIMIT) reads most of the log for a range
     // weeks back. OFFSET 0 keeps the planner from folding the two steps into that walk.
@@ -90,12 +100,10 @@ function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fr
   return sql.fragment`SELECT a.position FROM audit_event a WHERE ${where} ORDER BY a.position ${direction} LIMIT ${limit}`;
 }
 
-/** A closed time window this short, or an address range this small, holds few enough events to read them all and sort. */
-const NARROW_WINDOW_MS = 7 * 86_400_000;
+/** An address range this small (or one address) holds few enough events to read them all and sort. */
 const NARROW_PREFIX = { 4: 16, 6: 48 } as const;
 
-function narrowed(filter: AuditFilter): boolean {
-  if (filter.from && filter.to && Date.parse(filter.to) - Date.parse(filter.from) <= NARROW_WINDOW_MS) return true;
+function narrowAddressRange(filter: AuditFilter): boolean {
   if (!filter.ip) return false;
   const [address = '', bits] = filter.ip.split('/');
   const family = address.includes(':') ? 6 : 4;

@@ -127,10 +127,16 @@ describe('audit routes', () => {
 
     const all = (await search('order=oldest&limit=500')).events;
     const middle = all[Math.floor(all.length / 2)]!;
-    const later = await search(`from=${encodeURIComponent(middle.occurredAt)}&order=oldest&limit=500`);
-    expect(later.events.every((e) => e.occurredAt >= middle.occurredAt)).toBe(true);
-    const earlier = await search(`to=${encodeURIComponent(middle.occurredAt)}&order=oldest&limit=500`);
-    expect(earlier.events.every((e) => e.occurredAt < middle.occurredAt)).toBe(true);
+    const later = await search(`from=${encodeURIComponent(middle.recordedAt)}&order=oldest&limit=500`);
+    expect(later.events.every((e) => e.recordedAt >= middle.recordedAt)).toBe(true);
+    expect(later.events[0]!.position).toBeLessThanOrEqual(middle.position);
+    const earlier = await search(`to=${encodeURIComponent(middle.recordedAt)}&order=oldest&limit=500`);
+    expect(earlier.events.every((e) => e.recordedAt < middle.recordedAt)).toBe(true);
+    const window = await search(`from=${encodeURIComponent(all[1]!.recordedAt)}&to=${encodeURIComponent(middle.recordedAt)}&order=newest&limit=500`);
+    expect(window.events.map((e) => e.position)).toEqual(
+      all.filter((e) => e.recordedAt >= all[1]!.recordedAt && e.recordedAt < middle.recordedAt).map((e) => e.position).reverse(),
+    );
+    expect((await search('from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z')).events).toEqual([]);
     expect(later.events.length + earlier.events.length).toBe(all.length);
   });
 

@@ -32,7 +32,7 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
       String(recorded.position),
       recorded.type,
       recorded.streamId,
-      recorded.metadata.occurredAt,
+      recorded.recordedAt.toISOString(),
       actor.kind,
       actor.id,
       // Only an address Postgres will take: a value it refuses would stop the projection for good.
@@ -41,7 +41,7 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   });
   const subjects = events.flatMap((projected) => auditSubjectsOf(projected).map((subject) => [subject, String(projected.recorded.position)]));
   await tx.query(sql.unsafe`
-    INSERT INTO audit_event (position, type, stream_id, occurred_at, actor_kind, actor_id, ip)
+    INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, ip)
     SELECT * FROM ${sql.unnest(rows, ['int8', 'text', 'text', 'timestamptz', 'text', 'text', 'inet'])}
     ON CONFLICT (position) DO NOTHING`);
   if (subjects.length > 0) {
