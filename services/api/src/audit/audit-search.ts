@@ -41,18 +41,21 @@ function typesOf(filter: AuditFilter): string[] | null {
  */
 function pageQuery(filter: AuditFilter, limit: number): Fragment {
   const types = typesOf(filter);
-  if (types !== null && types.length !== 1) {
-    if (types.length === 0) return sql.fragment`SELECT NULL::bigint AS position WHERE false`;
+  if (types !== null && types.length === 0) return sql.fragment`SELECT NULL::bigint AS position WHERE false`;
+  // A user, organization, actor or stream drives the read by its own index in position order; the types
+  // are then a condition on what it reads. Without one, each type is its own ordered read, merged.
+  const driven = Boolean(filter.user || filter.organization || filter.actor || filter.stream);
+  if (types !== null && types.length > 1 && !driven) {
     const newest = filter.order === 'newest';
-    const parts = types.map((type) => sql.fragment`(${pageOfType(filter, type, limit)})`);
+    const parts = types.map((type) => sql.fragment`(${pageOfTypes(filter, [type], limit)})`);
     return sql.fragment`
       SELECT position FROM (${sql.join(parts, sql.fragment` UNION ALL `)}) merged
       ORDER BY position ${newest ? sql.fragment`DESC` : sql.fragment`ASC`} LIMIT ${limit}`;
   }
-  return pageOfType(filter, types?.[0] ?? null, limit);
+  return pageOfTypes(filter, types, limit);
 }
 
-function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fragment {
+function pageOfTypes(filter: AuditFilter, types: readonly string[] | null, limit: number): Fragment {
   const conditions: Fragment[] = [];
   const subjects: string[] = [];
   if (filter.user) subjects.push(`user:${filter.user}`);
@@ -64,7 +67,8 @@ function pageOfType(filter: AuditFilter, type: string | null, limit: number): Fr
   if (filter.actor) conditions.push(sql.fragment`a.actor_id = ${filter.actor}`);
   if (filter.actorKind) conditions.push(sql.fragment`a.actor_kind = ${filter.actorKind}`);
   if (filter.ip) conditions.push(sql.fragment`a.ip <<= ${filter.ip}::inet`);
-  if (type !== null) conditions.push(sql.fragment`a.type = ${type}`);
+  if (types?.length === 1) conditions.push(sql.fragment`a.type = ${types[0]!}`);
+  else if (types) conditions.push(sql.fragment`a.type = ANY(${sql.array([...types], 'text')})`);
   if (filter.stream) conditions.push(sql.fragment`a.stream_id = ${filter.stream}`);
   // Recorded times rise with positions, so a time range is a range of positions, found at its two ends on
   // the time index: the page is then read in position order from the right place, however far back.
