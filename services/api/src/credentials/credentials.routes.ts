@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, type User } from '@portcullis/contracts';
+import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, unbannedUser, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, loadStream } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
@@ -42,7 +42,10 @@ export function emailSignInIdentity(email: string): SignInIdentity {
  */
 function undisclosedSignUp(body: { name: string; image?: string | undefined }, email: string, now: Date): { token: null; user: User } {
   const at = now.toISOString();
-  return { token: null, user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at } };
+  return {
+    token: null,
+    user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at, ...unbannedUser },
+  };
 }
 
 export function credentialsRoutes(ctx: ApiContext) {
@@ -104,6 +107,7 @@ export function credentialsRoutes(ctx: ApiContext) {
           createdAt: now.toISOString(),
           updatedAt: now.toISOString(),
           ...usernameAnswerFields(usernameFields),
+          ...unbannedUser,
         };
         if (!result.signIn) return { token: null, user };
         if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
