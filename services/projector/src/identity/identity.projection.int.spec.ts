@@ -67,6 +67,10 @@ describe('identity projection (user, account)', () => {
       updatedAt: Date.parse(registeredAt),
       username: null,
       displayUsername: null,
+      role: 'user',
+      banned: false,
+      banReason: null,
+      banExpires: null,
     });
     const accounts = await db.pool.any(sql.unsafe`SELECT * FROM account WHERE "userId" = ${userId}`);
     expect(accounts).toEqual([
