@@ -91,10 +91,12 @@ export function credentialsRoutes(ctx: ApiContext) {
           unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
           const { enabled, sendOnSignUp } = ctx.config.emailVerification;
           if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
-          if (!autoSignIn) return { registered: true as const, signIn: null };
+          // The answer's times are the registration's own, as every later answer folds them from the log.
+          const at = unit.now.toISOString();
+          if (!autoSignIn) return { registered: true as const, signIn: null, at };
           const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
           openSession(unit, userId, signIn.session, 'sign-up');
-          return { registered: true as const, signIn };
+          return { registered: true as const, signIn, at };
         });
         if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
 
@@ -104,8 +106,8 @@ export function credentialsRoutes(ctx: ApiContext) {
           name: body.name,
           image: body.image ?? null,
           emailVerified: false,
-          createdAt: now.toISOString(),
-          updatedAt: now.toISOString(),
+          createdAt: result.at,
+          updatedAt: result.at,
           ...usernameAnswerFields(usernameFields),
           ...unbannedUser,
         };
