@@ -85,8 +85,10 @@ export const errorCatalogue = {
   YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION: { status: 403, message: 'You are not allowed to create a new organization' },
   YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS: { status: 403, message: 'You have reached the maximum number of organizations' },
   ORGANIZATION_ALREADY_EXISTS: { status: 400, message: 'Organization already exists' },
-  // The spec's message for a taken slug; better-auth 1.7 says 'Organization slug already taken'.
+  // The spec's message for a taken slug (check-slug); better-auth 1.7 says 'Organization slug already taken',
+  // which update answers under the same code.
   ORGANIZATION_SLUG_ALREADY_TAKEN: { status: 400, message: 'slug is taken' },
+  ORGANIZATION_SLUG_TAKEN_ON_UPDATE: { status: 400, message: 'Organization slug already taken', code: 'ORGANIZATION_SLUG_ALREADY_TAKEN' },
   ORGANIZATION_NOT_FOUND: { status: 400, message: 'Organization not found' },
   ORGANIZATION_DELETION_DISABLED: { status: 404, message: 'Organization deletion is disabled' },
   USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: { status: 400, message: 'User is not a member of the organization' },
@@ -102,8 +104,8 @@ export const errorCatalogue = {
   YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER: { status: 400, message: 'You cannot leave the organization as the only owner' },
   // update-member-role: the only owner taking the owner role from themself.
   YOU_CANNOT_LEAVE_THE_ORGANIZATION_WITHOUT_AN_OWNER: { status: 400, message: 'You cannot leave the organization without an owner' },
-  // better-auth answers it with 401.
-  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER: { status: 401, message: 'You are not allowed to delete this member' },
+  // better-auth 1.7's remove-member answers it with 403.
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER: { status: 403, message: 'You are not allowed to delete this member' },
   YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER: { status: 403, message: 'You are not allowed to update this member' },
   YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION: {
     status: 403,

@@ -84,7 +84,8 @@ export function emailVerificationRoutes(ctx: ApiContext) {
         if (query.callbackURL) {
           return redirect(reply, redirectLocation(query.callbackURL, ctx.config.trustedOrigins, { params: { error: redirectCodes[code] } }));
         }
-        throw new DomainError(code);
+        // better-auth answers every failure of the link 401 when there is no callbackURL to send it to.
+        throw new DomainError(code, { status: 401 });
       }
     });
   };
