@@ -24,10 +24,10 @@ function groupsFromEnv(): ReadonlySet<BenchGroup> {
   return new Set(asked as BenchGroup[]);
 }
 
-function clientCountsFromEnv(): readonly number[] {
-  const raw = process.env.BENCH_WRITE_CLIENTS ?? '1,16,64';
+function clientCountsFromEnv(name = 'BENCH_WRITE_CLIENTS', fallback = '1,16,64'): readonly number[] {
+  const raw = process.env[name] ?? fallback;
   const counts = raw.split(',').map((part) => Number(part.trim()));
-  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_WRITE_CLIENTS must list positive integers, got "${raw}"`);
+  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name} must list positive integers, got "${raw}"`);
   return counts;
 }
 
@@ -62,7 +62,7 @@ export const settings = {
   largeOrganizationMembers: Math.round(numberFromEnv('BENCH_LARGE_ORGANIZATION_MEMBERS', 10_000)),
   revocations: Math.max(1, Math.round(numberFromEnv('BENCH_REVOCATIONS', 1000))),
   adminUsers: Math.max(1, Math.round(numberFromEnv('BENCH_ADMIN_USERS', 100_000))),
-  adminClients: Math.max(1, Math.round(numberFromEnv('BENCH_ADMIN_CLIENTS', 8))),
+  adminClients: clientCountsFromEnv('BENCH_ADMIN_CLIENTS', '1,8'),
   adminUrl: process.env.BENCH_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   // The refresh-free variant isolates what the refresh check costs a plain get-session.

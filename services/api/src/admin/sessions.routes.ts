@@ -103,7 +103,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
       expireCookieCache(ctx, request, reply);
       setAdminSessionCookie(request, reply, ctx.cookies, caller.token);
       setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: true });
-      const user = (await existingUser(ctx, target.id));
+      const user = await existingUser(ctx, target.id);
       return {
         session: {
           id: opened.session.sessionId,

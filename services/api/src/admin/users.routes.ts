@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { adminEndpoints as endpoints, DomainError, EmailChanged, evolveUserAnswer, streams, UserUpdated, type DomainEvent, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
@@ -34,7 +34,7 @@ async function userAfter(unit: UnitOfWork, userId: string, events: readonly Doma
 }
 
 /** An admin's change to a user's role or ban, one command on the user's stream; a ban also ends every session of theirs. */
-async function changeUser(ctx: ApiContext, request: Parameters<typeof requestMetadataOf>[0], adminId: string, userId: string, command: AdminUserCommand): Promise<User> {
+async function changeUser(ctx: ApiContext, request: FastifyRequest, adminId: string, userId: string, command: AdminUserCommand): Promise<User> {
   const { result } = await ctx.commands.handle(
     {
       name: `admin.${command.type}`,
