@@ -21,7 +21,7 @@ export const adminSettings = section(
   },
   (c) => ({
     admin: {
-      adminUserIds: Object.freeze([...c.ADMIN_USER_IDS]) as readonly string[],
+      adminUserIds: Object.freeze<string[]>([...c.ADMIN_USER_IDS]),
       impersonationSessionDurationSeconds: c.AUTH_ADMIN_IMPERSONATION_SESSION_DURATION,
     },
   }),
