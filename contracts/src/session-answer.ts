@@ -24,6 +24,24 @@ export function evolveSessionAnswer(session: CachedSessionFields | null, event: 
       rememberMe: s.rememberMe,
       activeOrganizationId: null,
       activeTeamId: null,
+      impersonatedBy: null,
+    };
+  }
+  if (event.type === 'session.impersonation_started.v1') {
+    const s = event.data;
+    return {
+      id: s.sessionId,
+      userId: s.userId,
+      expiresAt: s.expiresAt,
+      createdAt: occurredAt,
+      updatedAt: occurredAt,
+      ipAddress: s.ipAddress,
+      userAgent: s.userAgent,
+      // better-auth opens it as a dont-remember session: it lasts its hour and is never extended.
+      rememberMe: false,
+      activeOrganizationId: null,
+      activeTeamId: null,
+      impersonatedBy: s.impersonatedBy,
     };
   }
   if (session === null) return null;

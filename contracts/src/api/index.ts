@@ -11,3 +11,4 @@ export * from './full-organization.ts';
 export * from './user-fields.ts';
 export * from './ops.ts';
 export * from './username-rules.ts';
+export * from './admin.ts';

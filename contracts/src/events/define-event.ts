@@ -7,6 +7,8 @@ import { z } from 'zod';
 export const eventMetadataSchema = z.object({
   occurredAt: z.string().meta({ description: 'ISO time the command was decided at' }),
   actorId: z.string().nullable().optional(),
+  /** The admin acting as `actorId` through an impersonation session (better-auth's `impersonatedBy`). */
+  impersonatedBy: z.string().nullable().optional(),
   ipAddress: z.string().nullable().optional(),
   userAgent: z.string().nullable().optional(),
   requestId: z.string().nullable().optional(),

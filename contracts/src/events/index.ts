@@ -32,6 +32,7 @@ import {
   VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
+import { ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
 import {
   InvitationAccepted,
   InvitationCanceled,
@@ -64,6 +65,7 @@ export * from './sign-in-guard.ts';
 export * from './account-lifecycle.ts';
 export * from './mail.ts';
 export * from './organization.ts';
+export * from './admin.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [
@@ -119,6 +121,10 @@ export const eventDefinitions = [
   SessionActiveOrganizationChanged,
   OrganizationJoined,
   OrganizationLeft,
+  UserRoleChanged,
+  UserBanned,
+  UserUnbanned,
+  ImpersonationStarted,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;

@@ -10,6 +10,8 @@ export interface RequestMetadata {
   readonly requestId: string | null;
   readonly correlationId: string | null;
   readonly traceparent: string | null;
+  /** The admin behind an impersonation session the request presents: every event it causes names them. */
+  readonly impersonatedBy?: string | null;
 }
 
 /** A command that no request carries (a job, a test, a migration). */
@@ -32,5 +34,6 @@ export function eventMetadataOf(request: RequestMetadata, actorId: string | null
     correlationId: request.correlationId ?? request.requestId,
     causationId: null,
     traceparent: request.traceparent,
+    ...(request.impersonatedBy ? { impersonatedBy: request.impersonatedBy } : {}),
   };
 }

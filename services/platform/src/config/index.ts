@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
 import { mailSettings } from './mail.ts';
@@ -18,6 +19,7 @@ export const settingsSections = [
   perimeterSettings,
   mailSettings,
   organizationSettings,
+  adminSettings,
   projectorSettings,
 ] as const;
 
@@ -29,6 +31,7 @@ const environmentSchema = z
     ...perimeterSettings.shape,
     ...mailSettings.shape,
     ...organizationSettings.shape,
+    ...adminSettings.shape,
     ...projectorSettings.shape,
   })
   // Rules that span settings (each named on the variable to change).
@@ -63,6 +66,7 @@ export type Config = Readonly<
     ReturnType<(typeof perimeterSettings)['build']> &
     ReturnType<(typeof mailSettings)['build']> &
     ReturnType<(typeof organizationSettings)['build']> &
+    ReturnType<(typeof adminSettings)['build']> &
     ReturnType<(typeof projectorSettings)['build']>
 >;
 
@@ -94,6 +98,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...perimeterSettings.build(c, c),
     ...mailSettings.build(c, c),
     ...organizationSettings.build(c, c),
+    ...adminSettings.build(c, c),
     ...projectorSettings.build(c, c),
   });
 }

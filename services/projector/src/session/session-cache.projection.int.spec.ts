@@ -15,6 +15,7 @@ import {
   UsernameChanged,
   UserRegistered,
   UserUpdated,
+  unbannedUser,
   type CachedSession,
   type DomainEvent,
   type User,
@@ -158,6 +159,7 @@ describeOnRedisDeployments('session-cache projection', (deployment) => {
       emailVerified: true,
       createdAt: registeredAt,
       updatedAt: registeredAt,
+      ...unbannedUser,
     };
     expect(await cached(token)).toEqual({
       session: {
@@ -171,6 +173,7 @@ describeOnRedisDeployments('session-cache projection', (deployment) => {
         rememberMe: true,
         activeOrganizationId: null,
         activeTeamId: null,
+        impersonatedBy: null,
       },
       user,
     });
