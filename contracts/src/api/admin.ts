@@ -67,7 +67,7 @@ const permissionsSchema = z.record(z.string().max(64), z.array(z.string().max(64
 export const adminHasPermissionBodySchema = z.object({
   userId: userIdSchema.optional(),
   role: z.string().max(256).optional(),
-  permission: permissionsSchema.optional().meta({ description: 'Deprecated spelling; better-auth 1.7 refuses it' }),
+  permission: permissionsSchema.optional().meta({ description: 'The spelling of earlier better-auth clients; `permissions` wins when both are sent' }),
   permissions: permissionsSchema.optional(),
 });
 

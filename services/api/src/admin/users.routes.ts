@@ -225,8 +225,8 @@ export function adminUserRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.hasPermission, async (request, reply) => {
-      const { permissions } = request.body;
-      // better-auth 1.7 still declares the singular `permission` but refuses a check without `permissions`.
+      // Earlier better-auth clients send the singular `permission`, which 1.7 still declares: both are taken.
+      const permissions = request.body.permissions ?? request.body.permission;
       if (!permissions) throw new DomainError('INVALID_PERMISSION_CHECK');
       const caller = await requireSession(ctx, request, reply);
       const success = hasAdminPermission({ userId: caller.user.id, role: caller.user.role, adminUserIds: ctx.config.admin.adminUserIds, permissions });
