@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from '@portcullis/platform';
+import { hashToken, sql } from '@portcullis/platform';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { expectOk, expectRefusal, type Answer } from '../../../../tests/support/organization-api.ts';
 import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
@@ -337,8 +337,9 @@ describe('admin routes', () => {
       const listed = expectOk<{ sessions: SessionJson[] }>(await call('POST', '/admin/list-user-sessions', { userId: hal.userId }, alice.headers));
       expect(listed.sessions).toHaveLength(2);
       expect(listed.sessions.every((s) => s.userId === hal.userId && s.impersonatedBy === null)).toBe(true);
-      // The hash list-user-sessions shows revokes the session it names.
-      const target = listed.sessions.find((s) => s.token !== more.token)!;
+      // The hash list-user-sessions shows (in place of the token) revokes the session it names.
+      const target = listed.sessions.find((s) => s.token !== hashToken(more.token))!;
+      expect(target.token).toBe(hashToken(hal.headers.authorization!.slice('Bearer '.length)));
       expect(expectOk(await call('POST', '/admin/revoke-user-session', { sessionToken: target.token }, alice.headers))).toEqual({ success: true });
       expect(await sessionOf(hal.headers, other)).toBeNull();
       const moreHeaders = { authorization: `Bearer ${more.token}` };
