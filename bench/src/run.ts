@@ -2,6 +2,7 @@ import os from 'node:os';
 import { log } from './lib/progress.ts';
 import { Teardown } from './lib/teardown.ts';
 import { redisReachable } from './lib/redis-keys.ts';
+import { runAdminListUsers } from './admin/list-users-bench.ts';
 import { runReads } from './reads/read-bench.ts';
 import { settings } from './settings.ts';
 import { runRevocation } from './revocation/revocation-bench.ts';
@@ -41,6 +42,8 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('reads') || settings.groups.has('sign-in')) await inGroup((t) => runReads(t, !settings.groups.has('reads')));
   // Postgres only: before the Redis check, so it runs on a machine without Redis too.
   if (settings.groups.has('audit')) await inGroup(runAudit);
+  // Needs no Redis on the Portcullis side; better-auth's side is skipped without one.
+  if (settings.groups.has('admin')) await inGroup(runAdminListUsers);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.
   const redisGroups = (['writes', 'streams', 'revocation'] as const).filter((group) => settings.groups.has(group));
   if (redisGroups.length > 0 && !(await redisReachable(settings.redisUrl))) {

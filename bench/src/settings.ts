@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-export const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'audit'] as const;
+export const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -17,17 +17,17 @@ export type BenchGroup = (typeof benchGroups)[number];
  */
 function groupsFromEnv(): ReadonlySet<BenchGroup> {
   const raw = process.env.BENCH_ONLY ?? '';
-  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'audit']);
+  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit']);
   const asked = raw.split(',').map((name) => name.trim());
   const unknown = asked.filter((name) => !(benchGroups as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY must be "all" or a list of ${benchGroups.join(', ')}; got "${raw}"`);
   return new Set(asked as BenchGroup[]);
 }
 
-function clientCountsFromEnv(): readonly number[] {
-  const raw = process.env.BENCH_WRITE_CLIENTS ?? '1,16,64';
+function clientCountsFromEnv(name = 'BENCH_WRITE_CLIENTS', fallback = '1,16,64'): readonly number[] {
+  const raw = process.env[name] ?? fallback;
   const counts = raw.split(',').map((part) => Number(part.trim()));
-  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_WRITE_CLIENTS must list positive integers, got "${raw}"`);
+  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name} must list positive integers, got "${raw}"`);
   return counts;
 }
 
@@ -63,6 +63,8 @@ export const settings = {
   revocations: Math.max(1, Math.round(numberFromEnv('BENCH_REVOCATIONS', 1000))),
   auditEvents: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_EVENTS', 1_000_000))),
   auditQueries: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_QUERIES', 200))),
+  adminUsers: Math.max(1, Math.round(numberFromEnv('BENCH_ADMIN_USERS', 100_000))),
+  adminClients: clientCountsFromEnv('BENCH_ADMIN_CLIENTS', '1,8'),
   adminUrl: process.env.BENCH_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   // The refresh-free variant isolates what the refresh check costs a plain get-session.

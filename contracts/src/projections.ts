@@ -21,6 +21,7 @@ export const auditIndexProjectionName = 'audit-index';
 /** A session's own history. */
 const sessionLifecycle = [
   'session.created.v1',
+  'session.impersonation_started.v1',
   'session.refreshed.v1',
   'session.updated.v1',
   'session.revoked.v2',
@@ -49,6 +50,9 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.email_changed.v1',
     'user.password_changed.v1',
     'user.deleted.v1',
+    'user.role_changed.v1',
+    'user.banned.v1',
+    'user.unbanned.v1',
     'verification.token_issued.v1',
     'verification.token_consumed.v1',
     'verification.token_revoked.v1',
@@ -62,6 +66,9 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.email_verified.v1',
     'user.email_changed.v1',
     'user.deleted.v1',
+    'user.role_changed.v1',
+    'user.banned.v1',
+    'user.unbanned.v1',
     ...sessionLifecycle,
     ...activeSelectionEnders,
   ]),

@@ -11,20 +11,10 @@ type CachedSessionFields = CachedSession['session'];
  * fold checks the selection against the organization itself.
  */
 export function evolveSessionAnswer(session: CachedSessionFields | null, event: DomainEvent, occurredAt: string): CachedSessionFields | null {
-  if (event.type === 'session.created.v1') {
-    const s = event.data;
-    return {
-      id: s.sessionId,
-      userId: s.userId,
-      expiresAt: s.expiresAt,
-      createdAt: occurredAt,
-      updatedAt: occurredAt,
-      ipAddress: s.ipAddress,
-      userAgent: s.userAgent,
-      rememberMe: s.rememberMe,
-      activeOrganizationId: null,
-      activeTeamId: null,
-    };
+  if (event.type === 'session.created.v1') return openedSession(event.data, occurredAt, { rememberMe: event.data.rememberMe, impersonatedBy: null });
+  if (event.type === 'session.impersonation_started.v1') {
+    // better-auth opens it as a dont-remember session: it lasts its hour and is never extended.
+    return openedSession(event.data, occurredAt, { rememberMe: false, impersonatedBy: event.data.impersonatedBy });
   }
   if (session === null) return null;
   switch (event.type) {
@@ -44,4 +34,26 @@ export function evolveSessionAnswer(session: CachedSessionFields | null, event: 
     default:
       return session;
   }
+}
+
+type SessionOpening = Pick<CachedSessionFields, 'userId' | 'expiresAt' | 'ipAddress' | 'userAgent'> & { readonly sessionId: string };
+
+function openedSession(
+  opened: SessionOpening,
+  occurredAt: string,
+  kind: Pick<CachedSessionFields, 'rememberMe' | 'impersonatedBy'>,
+): CachedSessionFields {
+  return {
+    id: opened.sessionId,
+    userId: opened.userId,
+    expiresAt: opened.expiresAt,
+    createdAt: occurredAt,
+    updatedAt: occurredAt,
+    ipAddress: opened.ipAddress,
+    userAgent: opened.userAgent,
+    rememberMe: kind.rememberMe,
+    activeOrganizationId: null,
+    activeTeamId: null,
+    impersonatedBy: kind.impersonatedBy,
+  };
 }

@@ -15,7 +15,8 @@ import {
 } from '../support/auth.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
 
-const USER_KEYS = ['createdAt', 'email', 'emailVerified', 'id', 'image', 'name', 'updatedAt'];
+// With the admin plugin's fields, as better-auth answers them with it on Postgres.
+const USER_KEYS = ['banExpires', 'banReason', 'banned', 'createdAt', 'email', 'emailVerified', 'id', 'image', 'name', 'role', 'updatedAt'];
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const DAY_MS = 86_400_000;
 

@@ -107,8 +107,10 @@ function organizationSuite(redis: boolean) {
     const adminMail = await system.smtp!.waitForMail(adminEmail);
     expect(adminMail.text).toContain('Acme');
 
-    // Inviting a pending address again sends the mail again, for the same invitation.
-    const reinvited = await owner.browser.post<InvitationJson>('organization/invite-member', { email: memberEmail, role: 'member' });
+    // Inviting a pending address again is refused unless asked to resend: the mail goes again, same invitation.
+    const refused = await owner.browser.post('organization/invite-member', { email: memberEmail, role: 'member' });
+    expectCatalogueError(refused, 'USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION');
+    const reinvited = await owner.browser.post<InvitationJson>('organization/invite-member', { email: memberEmail, role: 'member', resend: true });
     expect(reinvited.status, reinvited.text).toBe(200);
     expect(reinvited.json.id).toBe(invitedMember.json.id);
     expect(await mailedInvitationId(memberEmail, 2)).toBe(invitedMember.json.id);

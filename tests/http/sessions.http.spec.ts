@@ -17,7 +17,7 @@ import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
 
 // better-auth's session with the organization plugin's two fields, null until an organization is chosen.
-const SESSION_KEYS = ['activeOrganizationId', 'activeTeamId', 'createdAt', 'expiresAt', 'id', 'ipAddress', 'token', 'updatedAt', 'userAgent', 'userId'];
+const SESSION_KEYS = ['activeOrganizationId', 'activeTeamId', 'createdAt', 'expiresAt', 'id', 'impersonatedBy', 'ipAddress', 'token', 'updatedAt', 'userAgent', 'userId'];
 
 /**
  * The age conditions below are the clock's, not the system's: once Date.now() is past a session's

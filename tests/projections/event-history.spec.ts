@@ -30,6 +30,8 @@ describe('replaying every historical version of every event', () => {
   const organizationId = randomUUID();
   const teamId = randomUUID();
   const sessions = { v1Revoked: randomUUID(), v2Revoked: randomUUID(), kept: randomUUID() };
+  const impersonation = randomUUID();
+  const adminId = randomUUID();
   const tokenHash = (sessionId: string): string => hashToken(`token-of-${sessionId}`);
 
   /** One example of each type and version, as written when it was current, on the stream it belongs to. */
@@ -145,6 +147,14 @@ describe('replaying every historical version of every event', () => {
     { stream: streams.userOrganizations(userId), type: 'organization_index.left.v1', data: { userId, organizationId } },
     { stream: streams.organization(organizationId), type: 'organization.deleted.v1', data: { organizationId, slug: 'history', memberUserIds: [] } },
     { stream: streams.organizationSlug('history'), type: 'organization.slug_released.v1', data: { slug: 'history', organizationId } },
+    { stream: streams.user(userId), type: 'user.role_changed.v1', data: { userId, role: 'admin,user' } },
+    { stream: streams.user(userId), type: 'user.banned.v1', data: { userId, reason: 'spam', expiresAt } },
+    { stream: streams.user(userId), type: 'user.unbanned.v1', data: { userId, reason: 'admin' } },
+    {
+      stream: streams.session(impersonation),
+      type: 'session.impersonation_started.v1',
+      data: { sessionId: impersonation, userId, tokenHash: tokenHash(impersonation), expiresAt, ipAddress: null, userAgent: null, impersonatedBy: adminId },
+    },
     {
       stream: streams.user(userId),
       type: 'user.email_changed.v1',
@@ -205,13 +215,16 @@ describe('replaying every historical version of every event', () => {
     const head = await db.store.headPosition();
     for (const target of targets) expect(await catchUp(db.store, target, 7), target.name).toBe(head);
 
-    const user = await db.pool.one(sql.unsafe`SELECT email, name, "emailVerified", username FROM "user" WHERE id = ${userId}`);
-    expect(user).toEqual({ email: `moved-${email}`, name: 'History Renamed', emailVerified: false, username: 'historic' });
+    const user = await db.pool.one(sql.unsafe`SELECT email, name, "emailVerified", username, role, banned FROM "user" WHERE id = ${userId}`);
+    expect(user).toEqual({ email: `moved-${email}`, name: 'History Renamed', emailVerified: false, username: 'historic', role: 'admin,user', banned: false });
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM "user" WHERE id = ${deletedUserId}`)).toEqual([]);
     // The v1 revocation (no token hash) and the v2 one both ended their sessions; the third one lives on,
     // its organization and team cleared by the organization's own events.
-    expect(await db.pool.any(sql.unsafe`SELECT id, "activeOrganizationId", "activeTeamId" FROM session WHERE "userId" = ${userId}`)).toEqual([
-      { id: sessions.kept, activeOrganizationId: null, activeTeamId: null },
+    expect(
+      await db.pool.any(sql.unsafe`SELECT id, "activeOrganizationId", "activeTeamId", "impersonatedBy" FROM session WHERE "userId" = ${userId} ORDER BY "impersonatedBy" NULLS FIRST`),
+    ).toEqual([
+      { id: sessions.kept, activeOrganizationId: null, activeTeamId: null, impersonatedBy: null },
+      { id: impersonation, activeOrganizationId: null, activeTeamId: null, impersonatedBy: adminId },
     ]);
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM organization WHERE id = ${organizationId}`)).toEqual([]);
     // The audit index holds every event this code reads (an unknown type is skipped, as everywhere).
@@ -223,8 +236,9 @@ describe('replaying every historical version of every event', () => {
       expect(await redis.get(keys.session(tokenHash(sessions.v2Revoked)))).toBeNull();
       expect(JSON.parse((await redis.get(keys.session(tokenHash(sessions.kept))))!)).toMatchObject({
         session: { id: sessions.kept, activeOrganizationId: null, activeTeamId: null },
-        user: { email: `moved-${email}`, username: 'historic' },
+        user: { email: `moved-${email}`, username: 'historic', role: 'admin,user', banned: false },
       });
+      expect(JSON.parse((await redis.get(keys.session(tokenHash(impersonation))))!)).toMatchObject({ session: { impersonatedBy: adminId } });
     }
   });
 });

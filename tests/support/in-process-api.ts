@@ -12,9 +12,10 @@ export interface InProcessApi {
   readonly config: Config;
   /**
    * Another api app on the same database and projections, with in-process memory of its own (remembered
-   * sign-ins, kept states), as a second api process would have.
+   * sign-ins, kept states), as a second api process would have; `env` changes its settings (ADMIN_USER_IDS
+   * naming users signed up on the first, say).
    */
-  another(options?: { commandAttempts?: number }): Promise<FastifyInstance>;
+  another(options?: { env?: Record<string, string>; commandAttempts?: number }): Promise<FastifyInstance>;
   /** The context an app of this api runs on (its caches, its progress), for specs that reach into one. */
   contextOf(app: FastifyInstance): ApiContext;
   close(): Promise<void>;
@@ -43,8 +44,9 @@ export async function startInProcessApi(
   for (const runner of runners) runner.start();
   const contexts: RunningApiContext[] = [];
   const apps: FastifyInstance[] = [];
-  const startApp = async (appOptions: { commandAttempts?: number } = {}): Promise<FastifyInstance> => {
-    const running = await createApiContext(config, { log, poolSize: 4, ...options, ...appOptions });
+  const startApp = async ({ env: overrides = {}, commandAttempts }: { env?: Record<string, string>; commandAttempts?: number } = {}): Promise<FastifyInstance> => {
+    const appConfig = Object.keys(overrides).length === 0 ? config : loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', ...env, ...overrides });
+    const running = await createApiContext(appConfig, { log, poolSize: 4, ...options, ...(commandAttempts !== undefined ? { commandAttempts } : {}) });
     contexts.push(running);
     const app = await buildApp(running.ctx);
     apps.push(app);

@@ -12,6 +12,8 @@ export interface PeerOptions {
   readonly redis: { readonly url: string; readonly keyPrefix: string };
   readonly rateLimit: 'counting' | 'off';
   readonly membershipLimit: number;
+  /** With better-auth's admin plugin (its roles, bans and admin routes). */
+  readonly admin?: boolean;
 }
 
 /** Starts better-auth (`better-auth-server.ts`) as a child on a free port; resolves once it answers /ok. */
@@ -31,6 +33,7 @@ export async function startBetterAuthPeer(options: PeerOptions): Promise<BetterA
     REDIS_KEY_PREFIX: options.redis.keyPrefix,
     BENCH_RATE_LIMIT: options.rateLimit,
     BENCH_MEMBERSHIP_LIMIT: String(options.membershipLimit),
+    BENCH_ADMIN_PLUGIN: options.admin ? '1' : '0',
   };
   const child = spawnEntry('better-auth', 'bench/src/peer/better-auth-server.ts', env, { profiled: true });
   const authUrl = `${baseUrl}/api/auth`;

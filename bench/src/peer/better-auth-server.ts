@@ -2,6 +2,7 @@ import http from 'node:http';
 import { betterAuth, type BetterAuthOptions } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
 import { toNodeHandler } from 'better-auth/node';
+import { admin } from 'better-auth/plugins/admin';
 import { organization } from 'better-auth/plugins/organization';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -50,6 +51,8 @@ const options = {
   rateLimit,
   telemetry: { enabled: false },
   plugins: [
+    // Only for the benches that measure it: its session-create hook reads the user on every sign-in.
+    ...(process.env.BENCH_ADMIN_PLUGIN === '1' ? [admin()] : []),
     organization({
       teams: { enabled: true },
       // Out of reach, as on the Portcullis side: the bench's organizations grow past the default of 100.

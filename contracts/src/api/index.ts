@@ -12,3 +12,4 @@ export * from './user-fields.ts';
 export * from './ops.ts';
 export * from './username-rules.ts';
 export * from './audit.ts';
+export * from './admin.ts';

@@ -36,7 +36,7 @@ export const inviteMemberBodySchema = z
     resend: z
       .boolean()
       .optional()
-      .meta({ description: 'Accepted for compatibility: a pending invitation to the address is always sent again' }),
+      .meta({ description: 'Send an invitation still open to the address again (refused as already invited otherwise)' }),
     teamId: z
       .union([idSchema, z.array(idSchema).max(64)])
       .optional()

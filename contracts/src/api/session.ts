@@ -15,6 +15,8 @@ export const sessionSchema = z.object({
   // The organization plugin's fields: the organization and team the session works in, null when none.
   activeOrganizationId: z.string().nullable(),
   activeTeamId: z.string().nullable(),
+  // The admin plugin's field: the admin who opened this session by impersonating its user.
+  impersonatedBy: z.string().nullable(),
 });
 export type Session = z.infer<typeof sessionSchema>;
 

@@ -14,6 +14,11 @@ export const userSchema = z.object({
   // The username plugin's fields, present once set (better-auth's memory adapter leaves them out likewise).
   username: z.string().optional().meta({ description: 'Lower-cased, unique' }),
   displayUsername: z.string().optional(),
+  // The admin plugin's fields: every user has a role (`user` unless set; several comma-separated) and a ban state.
+  role: z.string(),
+  banned: z.boolean(),
+  banReason: z.string().nullable(),
+  banExpires: z.string().nullable().meta({ description: 'When the ban lifts itself; null: until unbanned' }),
 });
 export type User = z.infer<typeof userSchema>;
 

@@ -85,8 +85,10 @@ export const errorCatalogue = {
   YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION: { status: 403, message: 'You are not allowed to create a new organization' },
   YOU_HAVE_REACHED_THE_MAXIMUM_NUMBER_OF_ORGANIZATIONS: { status: 403, message: 'You have reached the maximum number of organizations' },
   ORGANIZATION_ALREADY_EXISTS: { status: 400, message: 'Organization already exists' },
-  // The spec's message for a taken slug; better-auth 1.7 says 'Organization slug already taken'.
+  // The spec's message for a taken slug (check-slug); better-auth 1.7 says 'Organization slug already taken',
+  // which update answers under the same code.
   ORGANIZATION_SLUG_ALREADY_TAKEN: { status: 400, message: 'slug is taken' },
+  ORGANIZATION_SLUG_TAKEN_ON_UPDATE: { status: 400, message: 'Organization slug already taken', code: 'ORGANIZATION_SLUG_ALREADY_TAKEN' },
   ORGANIZATION_NOT_FOUND: { status: 400, message: 'Organization not found' },
   ORGANIZATION_DELETION_DISABLED: { status: 404, message: 'Organization deletion is disabled' },
   USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION: { status: 400, message: 'User is not a member of the organization' },
@@ -102,8 +104,8 @@ export const errorCatalogue = {
   YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER: { status: 400, message: 'You cannot leave the organization as the only owner' },
   // update-member-role: the only owner taking the owner role from themself.
   YOU_CANNOT_LEAVE_THE_ORGANIZATION_WITHOUT_AN_OWNER: { status: 400, message: 'You cannot leave the organization without an owner' },
-  // better-auth answers it with 401.
-  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER: { status: 401, message: 'You are not allowed to delete this member' },
+  // better-auth 1.7's remove-member answers it with 403.
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER: { status: 403, message: 'You are not allowed to delete this member' },
   YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER: { status: 403, message: 'You are not allowed to update this member' },
   YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION: {
     status: 403,
@@ -160,6 +162,36 @@ export const errorCatalogue = {
   MISSING_SESSION_HEADERS_OR_EMAIL_QUERY_PARAMETER: { status: 400, message: 'Missing session headers, or email query parameter.' },
   // has-permission: better-auth's access-control refusals (spec section 6).
   NOT_AUTHORIZED: { status: 403, message: 'Not authorized' },
+  // The admin plugin (spec section 6): better-auth 1.7's ADMIN_ERROR_CODES, statuses and messages to the letter.
+  BANNED_USER: { status: 403, message: 'You have been banned from this application. Please contact support if you believe this is an error.' },
+  USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL: { status: 400, message: 'User already exists. Use another email.' },
+  YOU_CANNOT_BAN_YOURSELF: { status: 400, message: 'You cannot ban yourself' },
+  YOU_CANNOT_REMOVE_YOURSELF: { status: 400, message: 'You cannot remove yourself' },
+  YOU_CANNOT_IMPERSONATE_ADMINS: { status: 403, message: 'You cannot impersonate admins' },
+  YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: { status: 403, message: 'You are not allowed to change users role' },
+  YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: { status: 403, message: 'You are not allowed to create users' },
+  YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: { status: 403, message: 'You are not allowed to list users' },
+  YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS: { status: 403, message: 'You are not allowed to list users sessions' },
+  YOU_ARE_NOT_ALLOWED_TO_BAN_USERS: { status: 403, message: 'You are not allowed to ban users' },
+  YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS: { status: 403, message: 'You are not allowed to impersonate users' },
+  YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS: { status: 403, message: 'You are not allowed to revoke users sessions' },
+  YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS: { status: 403, message: 'You are not allowed to delete users' },
+  YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD: { status: 403, message: 'You are not allowed to set users password' },
+  YOU_ARE_NOT_ALLOWED_TO_GET_USER: { status: 403, message: 'You are not allowed to get user' },
+  YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: { status: 403, message: 'You are not allowed to update users' },
+  YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL: { status: 403, message: 'You are not allowed to update users email' },
+  YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE: { status: 400, message: 'You are not allowed to set a non-existent role value' },
+  INVALID_ROLE_TYPE: { status: 400, message: 'Invalid role type' },
+  NO_DATA_TO_UPDATE: { status: 400, message: 'No data to update' },
+  PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER: {
+    status: 400,
+    message: 'Password cannot be updated through update-user. Use the set-user-password endpoint instead',
+  },
+  USER_ID_CANNOT_BE_UPDATED: { status: 400, message: 'User id cannot be updated' },
+  // better-auth answers these without a code (stop-impersonating, has-permission); the catalogue needs one.
+  YOU_ARE_NOT_IMPERSONATING_ANYONE: { status: 400, message: 'You are not impersonating anyone' },
+  FAILED_TO_FIND_ADMIN_SESSION: { status: 500, message: 'Failed to find admin session' },
+  INVALID_PERMISSION_CHECK: { status: 400, message: 'invalid permission check. no permission(s) were passed.' },
   // Schema failures: better-auth's code, the spec's message; the issue list travels in `details`.
   VALIDATION_ERROR: { status: 400, message: 'Invalid body parameters' },
   INVALID_QUERY_PARAMETERS: { status: 400, message: 'Invalid query parameters' },

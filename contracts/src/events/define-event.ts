@@ -26,6 +26,8 @@ export const eventMetadataSchema = z.object({
   occurredAt: z.string().meta({ description: 'ISO time the command was decided at' }),
   actorId: z.string().nullable().optional(),
   actor: eventActorSchema.optional(),
+  /** The admin acting as `actorId` through an impersonation session (better-auth's `impersonatedBy`). */
+  impersonatedBy: z.string().nullable().optional(),
   ipAddress: z.string().nullable().optional(),
   userAgent: z.string().nullable().optional(),
   requestId: z.string().nullable().optional(),
@@ -41,6 +43,7 @@ export type EventMetadata = z.infer<typeof eventMetadataSchema>;
  */
 export function actorOf(metadata: EventMetadata): EventActor {
   if (metadata.actor) return metadata.actor;
+  if (metadata.impersonatedBy) return { kind: 'impersonator', id: metadata.actorId ?? null, impersonatorId: metadata.impersonatedBy };
   if (metadata.actorId) return { kind: 'user', id: metadata.actorId };
   return { kind: metadata.requestId || metadata.ipAddress ? 'anonymous' : 'system', id: null };
 }

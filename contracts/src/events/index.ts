@@ -33,6 +33,7 @@ import {
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
 import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
+import { ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
 import {
   InvitationAccepted,
   InvitationCanceled,
@@ -66,6 +67,7 @@ export * from './account-lifecycle.ts';
 export * from './mail.ts';
 export * from './organization.ts';
 export * from './perimeter.ts';
+export * from './admin.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [
@@ -123,6 +125,10 @@ export const eventDefinitions = [
   OrganizationLeft,
   SignInRateLimited,
   CaptchaRefused,
+  UserRoleChanged,
+  UserBanned,
+  UserUnbanned,
+  ImpersonationStarted,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;

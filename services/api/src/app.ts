@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Endpoint } from '@portcullis/contracts';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
+import { adminRoutes } from './admin/routes.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
 import { checkAnswersAgainstDeclarations } from './http/answer-check.ts';
@@ -102,6 +103,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       await auth.register(usernameRoutes(ctx));
       await auth.register(accountRoutes(ctx));
       await auth.register(organizationRoutes(ctx));
+      await auth.register(adminRoutes(ctx));
       await auth.register(openApiRoutes(ctx));
     },
     { prefix: ctx.config.basePath },

@@ -5,12 +5,10 @@ import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
-import { activeAccountIn, emailReservationIn } from '../identity/account-model.ts';
+import { activeAccountIn } from '../identity/account-model.ts';
 import { checkPresentedPassword, passwordCheck } from '../identity/password-policy.ts';
-import { releaseUsernameOf } from '../identity/username-claim.ts';
+import { deleteUserIn } from '../identity/user-deletion.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
-import { decideAccount, decideEmailRelease } from '../identity/account.decider.ts';
-import { endAllSessions } from '../session/session-lifecycle.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
@@ -20,12 +18,7 @@ import { decideVerificationToken, verificationTokenModel } from './verification-
 const DELETE_TOKEN_LENGTH = 32;
 const DELETE_TOKEN_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
-/**
- * Deletes a user in one atomic append: `user.deleted.v1` on its stream (every projection drops its
- * sessions, accounts and verifications on it), its email and username released for new sign-ups, every
- * session ended, what other areas add (memberships removed from their organizations), and, when a mailed
- * token authorised it, that token consumed (so it works once).
- */
+/** Deletes a user (see `deleteUserIn`) and, when a mailed token authorised it, consumes that token (so it works once). */
 async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: string, authority: { token?: string; password?: string }): Promise<void> {
   const password = authority.password === undefined ? null : passwordCheck(authority.password);
   await ctx.commands.handle(
@@ -40,14 +33,7 @@ async function deleteUser(ctx: ApiContext, request: FastifyRequest, userId: stri
         if (!account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
         if (!(await password.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
       }
-      unit.append(account.streamId, decideAccount({ type: 'delete' }, account.state));
-      const email = account.state.email;
-      const reservation = await emailReservationIn(unit, email);
-      unit.append(reservation.streamId, decideEmailRelease({ userId, email }, reservation.state));
-      // Every session, decided on the user's session index, so none opened a moment ago outlives the user.
-      await endAllSessions(unit, userId, 'user_deleted');
-      await releaseUsernameOf(unit, userId);
-      for (const step of ctx.identity.userDeletion) await step(unit, userId);
+      await deleteUserIn(unit, ctx, account);
     },
   );
 }

@@ -9,7 +9,7 @@ import { redirect, redirectLocation } from '../http/redirect.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
 import { accountByEmailIn, activeAccountIn, moveEmail, queueVerificationMail } from '../identity/account-model.ts';
-import { decideAccount } from '../identity/account.decider.ts';
+import { decideAccount, decideSignInBan } from '../identity/account.decider.ts';
 import { findUserById } from '../identity/user-queries.ts';
 import { expireCookieCache } from '../session/cookie-cache.ts';
 import { resolveSession } from '../session/current-session.ts';
@@ -84,7 +84,8 @@ export function emailVerificationRoutes(ctx: ApiContext) {
         if (query.callbackURL) {
           return redirect(reply, redirectLocation(query.callbackURL, ctx.config.trustedOrigins, { params: { error: redirectCodes[code] } }));
         }
-        throw new DomainError(code);
+        // better-auth answers every failure of the link 401 when there is no callbackURL to send it to.
+        throw new DomainError(code, { status: 401 });
       }
     });
   };
@@ -113,12 +114,17 @@ async function verifyEmailFromLink(
       if (account.state.emailVerified) return null;
       unit.append(account.streamId, decideAccount({ type: 'verify-email', email }, account.state));
       if (!opensSession) return { signIn: null };
+      // As better-auth: the address is verified, and the session its hook refuses a banned user is not opened.
+      const ban = decideSignInBan(account.state, unit.now);
+      if (ban.outcome === 'banned') return { signIn: null, banned: true };
+      unit.append(account.streamId, ban.events);
       const opened = newSession(ctx, requestMetadata, unit.now, true);
       openSession(unit, account.state.userId, opened.session, 'email-verification');
       return { signIn: opened };
     },
   );
   if (!verified) return { status: true as const, user: null };
+  if ('banned' in verified) throw new DomainError('BANNED_USER');
   expireCookieCache(ctx, request, reply);
   if (verified.signIn) setSessionCookie(reply, ctx.cookies, verified.signIn.token, { dontRemember: false });
   return { status: true as const, user: null };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, type User } from '@portcullis/contracts';
+import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, unbannedUser, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, loadStream } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
@@ -42,7 +42,10 @@ export function emailSignInIdentity(email: string): SignInIdentity {
  */
 function undisclosedSignUp(body: { name: string; image?: string | undefined }, email: string, now: Date): { token: null; user: User } {
   const at = now.toISOString();
-  return { token: null, user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at } };
+  return {
+    token: null,
+    user: { id: generateId(), email, name: body.name, image: body.image ?? null, emailVerified: false, createdAt: at, updatedAt: at, ...unbannedUser },
+  };
 }
 
 export function credentialsRoutes(ctx: ApiContext) {
@@ -88,12 +91,12 @@ export function credentialsRoutes(ctx: ApiContext) {
           unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
           const { enabled, sendOnSignUp } = ctx.config.emailVerification;
           if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
-          // The answer's timestamps are the events' (the user row's), to the millisecond.
-          const registeredAt = unit.now;
-          if (!autoSignIn) return { registered: true as const, registeredAt, signIn: null };
+          // The answer's times are the registration's own, as every later answer folds them from the log.
+          const at = unit.now.toISOString();
+          if (!autoSignIn) return { registered: true as const, signIn: null, at };
           const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
           openSession(unit, userId, signIn.session, 'sign-up');
-          return { registered: true as const, registeredAt, signIn };
+          return { registered: true as const, signIn, at };
         });
         if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
 
@@ -103,9 +106,10 @@ export function credentialsRoutes(ctx: ApiContext) {
           name: body.name,
           image: body.image ?? null,
           emailVerified: false,
-          createdAt: result.registeredAt.toISOString(),
-          updatedAt: result.registeredAt.toISOString(),
+          createdAt: result.at,
+          updatedAt: result.at,
           ...usernameAnswerFields(usernameFields),
+          ...unbannedUser,
         };
         if (!result.signIn) return { token: null, user };
         if (rememberMe) clearDontRemember(request, reply, ctx.cookies);

@@ -23,6 +23,17 @@ export function markServerCall(request: FastifyRequest): void {
   serverCalls.add(request);
 }
 
+/** Requests presenting an impersonation session, with the admin behind it (see `markImpersonated`). */
+const impersonators = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The request acts through a session an admin opened by impersonation: the metadata of whatever it writes
+ * names that admin beside the user, so the audit trail tells who really did it.
+ */
+export function markImpersonated(request: FastifyRequest, adminId: string): void {
+  impersonators.set(request, adminId);
+}
+
 /** Where a request comes from, as the plain value commands take (see CommandHandler). */
 export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
   const client = clientInfo(request);
@@ -33,5 +44,6 @@ export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
     requestId: request.id,
     correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
     traceparent: headerValue(request, 'traceparent'),
+    impersonatedBy: impersonators.get(request) ?? null,
   };
 }

@@ -6,6 +6,8 @@ export interface SessionCookieNames {
   readonly sessionToken: string;
   readonly sessionData: string;
   readonly dontRemember: string;
+  /** better-auth's admin plugin: the admin's own session, kept aside while they impersonate someone. */
+  readonly adminSession: string;
 }
 
 export interface SessionCookieSettings {
@@ -37,6 +39,7 @@ function sessionCookieNames(prefix: string, secure: boolean): SessionCookieNames
     sessionToken: `${base}.session_token`,
     sessionData: `${base}.session_data`,
     dontRemember: `${base}.dont_remember`,
+    adminSession: `${base}.admin_session`,
   };
 }
 
@@ -115,4 +118,35 @@ export function clearDontRemember(request: FastifyRequest, reply: FastifyReply, 
   if (request.cookies[names.dontRemember] !== undefined) {
     reply.setCookie(names.dontRemember, '', { ...attributes(settings), maxAge: 0 });
   }
+}
+
+/**
+ * Keeps the admin's own session aside while they impersonate someone: `<token>:<dont_remember value>`
+ * signed, as better-auth's admin plugin writes it, so stop-impersonating can restore it as it was.
+ */
+export function setAdminSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  settings: SessionCookieSettings,
+  adminToken: string,
+): void {
+  const dontRemember = request.cookies[settings.names.dontRemember];
+  const dontRememberValue = dontRemember === undefined ? null : unsignCookieValue(dontRemember, settings.secret);
+  const value = `${adminToken}:${dontRememberValue ?? ''}`;
+  reply.setCookie(settings.names.adminSession, signCookieValue(value, settings.secret), { ...attributes(settings), maxAge: settings.expiresInSeconds });
+}
+
+/** The admin session kept aside, if the request carries a validly signed one. */
+export function adminSessionCookie(request: FastifyRequest, settings: SessionCookieSettings): { token: string; dontRemember: boolean } | null {
+  const cookie = request.cookies[settings.names.adminSession];
+  const value = cookie === undefined ? null : unsignCookieValue(cookie, settings.secret);
+  if (!value) return null;
+  const separator = value.indexOf(':');
+  const token = separator === -1 ? value : value.slice(0, separator);
+  if (token === '' || token.length > 256) return null;
+  return { token, dontRemember: separator !== -1 && value.slice(separator + 1) !== '' };
+}
+
+export function clearAdminSessionCookie(reply: FastifyReply, settings: SessionCookieSettings): void {
+  reply.setCookie(settings.names.adminSession, '', { ...attributes(settings), maxAge: 0 });
 }

@@ -7,6 +7,7 @@ import {
   EmailVerified,
   PasswordChanged,
   UserDeleted,
+  UserUnbanned,
   type DomainEvent,
 } from '@portcullis/contracts';
 import { streamModel } from '@portcullis/contracts';
@@ -25,6 +26,8 @@ export type AccountState =
       name: string;
       emailVerified: boolean;
       credential: { accountId: string; passwordHash: string } | null;
+      /** The admin plugin's ban: no session opens for the user until it expires (null: until lifted). */
+      ban: { expiresAt: string | null } | null;
     }
   | { status: 'deleted'; userId: string };
 
@@ -42,6 +45,7 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
         name: event.data.name,
         emailVerified: event.data.emailVerified,
         credential: null,
+        ban: null,
       };
     case 'user.credential_account_created.v1':
       return state.status === 'active'
@@ -57,6 +61,10 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
       return state.status === 'active' && state.credential
         ? { ...state, credential: { accountId: state.credential.accountId, passwordHash: event.data.passwordHash } }
         : state;
+    case 'user.banned.v1':
+      return state.status === 'active' ? { ...state, ban: { expiresAt: event.data.expiresAt } } : state;
+    case 'user.unbanned.v1':
+      return state.status === 'active' ? { ...state, ban: null } : state;
     case 'user.deleted.v1':
       return { status: 'deleted', userId: event.data.userId };
     default:
@@ -134,6 +142,22 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
       return unreachable;
     }
   }
+}
+
+export type SignInBan =
+  /** Banned: no session opens (better-auth refuses in its session-create hook, after the password check). */
+  | { readonly outcome: 'banned' }
+  /** Free to sign in; a ban found expired is lifted in the sign-in's own append, as better-auth clears it. */
+  | { readonly outcome: 'free'; readonly events: DomainEvent[] };
+
+/** Every way of opening a session for the user asks this first, with the time it decides at. */
+export function decideSignInBan(account: ActiveAccount, now: Date): SignInBan {
+  const ban = account.ban;
+  if (ban === null) return { outcome: 'free', events: [] };
+  if (ban.expiresAt !== null && Date.parse(ban.expiresAt) < now.getTime()) {
+    return { outcome: 'free', events: [UserUnbanned({ userId: account.userId, reason: 'expired' })] };
+  }
+  return { outcome: 'banned' };
 }
 
 export interface EmailMove {

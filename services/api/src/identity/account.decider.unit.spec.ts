@@ -7,10 +7,12 @@ import {
   EmailVerified,
   PasswordChanged,
   UserDeleted,
+  UserBanned,
   UserRegistered,
+  UserUnbanned,
 } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
-import { decideAccount, decideEmailMove, decideEmailRelease, evolveAccount, initialAccountState } from './account.decider.ts';
+import { decideAccount, decideEmailMove, decideEmailRelease, decideSignInBan, evolveAccount, initialAccountState } from './account.decider.ts';
 
 const given = deciderSpec({ evolve: evolveAccount, initial: initialAccountState, decide: decideAccount });
 const hash = (n: number): string => `$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaC${n}`;
@@ -80,6 +82,27 @@ describe('account decider', () => {
       name: 'Ada',
       emailVerified: true,
       credential: { accountId: 'a1', passwordHash: hash(2) },
+      ban: null,
+    });
+  });
+
+  it('refuses a banned user a session until the ban expires, lifting an expired one in the sign-in', () => {
+    const now = new Date('2026-05-01T12:00:00.000Z');
+    const active = (events: Parameters<typeof evolveAccount>[1][]) => {
+      const state = [registered, ...events].reduce(evolveAccount, initialAccountState());
+      if (state.status !== 'active') throw new Error('not active');
+      return state;
+    };
+    expect(decideSignInBan(active([]), now)).toEqual({ outcome: 'free', events: [] });
+    expect(decideSignInBan(active([UserBanned({ userId: 'u1', reason: 'spam', expiresAt: null })]), now)).toEqual({ outcome: 'banned' });
+    const until = (iso: string) => active([UserBanned({ userId: 'u1', reason: 'spam', expiresAt: iso })]);
+    expect(decideSignInBan(until('2026-05-01T12:00:01.000Z'), now)).toEqual({ outcome: 'banned' });
+    // better-auth lifts it once banExpires is strictly behind the clock.
+    expect(decideSignInBan(until('2026-05-01T12:00:00.000Z'), now)).toEqual({ outcome: 'banned' });
+    expect(decideSignInBan(until('2026-05-01T11:59:59.999Z'), now)).toEqual({ outcome: 'free', events: [UserUnbanned({ userId: 'u1', reason: 'expired' })] });
+    expect(decideSignInBan(active([UserBanned({ userId: 'u1', reason: 'spam', expiresAt: null }), UserUnbanned({ userId: 'u1', reason: 'admin' })]), now)).toEqual({
+      outcome: 'free',
+      events: [],
     });
   });
 

@@ -16,7 +16,7 @@ import { requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession } from '../session/session-lifecycle.ts';
-import { accountModel, type AccountState, type ActiveAccount } from './account.decider.ts';
+import { accountModel, decideSignInBan, type AccountState, type ActiveAccount } from './account.decider.ts';
 import { passwordCheck, type PasswordCheck } from './password-policy.ts';
 import { decideSignInGuard, signInGuardModel, type PasswordChange, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
 
@@ -193,7 +193,11 @@ async function decidePasswordSignIn<T>(
   }
   if (!(await password.matches(account.credential.passwordHash))) return fail('invalid_password');
   unit.actAs(userId);
-  return open({ unit, request, account, user });
+  const ban = decideSignInBan(account, unit.now);
+  if (ban.outcome === 'banned') return { refusal: 'BANNED_USER' };
+  unit.append(found!.streamId, ban.events);
+  const signedIn = ban.events.reduce<User | null>((u, event) => evolveUserAnswer(u, event, unit.now.toISOString()), user);
+  return open({ unit, request, account: { ...account, ban: null }, user: signedIn ?? user });
 }
 
 /** A session a sign-in opened, to be answered once its command has landed. */

@@ -58,6 +58,8 @@ export interface InviteCommand {
   readonly expiresInSeconds: number;
   readonly invitationLimit: number;
   readonly teams: TeamSettings;
+  /** better-auth's `resend`: an invitation still open to the address is sent again, not refused. */
+  readonly resend: boolean;
 }
 
 export interface AcceptCommand {
@@ -128,8 +130,10 @@ function decideInvite(command: InviteCommand, state: OrganizationState): DomainE
   const expiresAt = new Date(command.now.getTime() + command.expiresInSeconds * 1000).toISOString();
   const pending = pendingInvitationFor(state, email);
   if (pending) {
-    // A second invitation to one address would leave two live links; the pending one is sent again instead,
-    // with its role and teams as they were (better-auth's resend), so the same creator-role rule applies.
+    // better-auth refuses to invite an address twice unless asked to resend the open invitation.
+    if (isInvitationOpen(pending, command.now) && !command.resend) throw new DomainError('USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION');
+    // A second invitation to one address would leave two pending links; the pending one is sent again instead
+    // (an expired one renewed), with its role and teams as they were, so the same creator-role rule applies.
     if (!inviterIsCreator && parseRoleList(pending.role).includes(creatorRole)) {
       throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE');
     }

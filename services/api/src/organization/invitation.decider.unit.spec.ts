@@ -42,6 +42,7 @@ const teamsOn: TeamSettings = { enabled: true, maximumMembersPerTeam: null };
 
 const invite = (inviterId: string, extra: Partial<InviteCommand> = {}): InviteCommand => ({
   type: 'invite',
+  resend: false,
   inviterId,
   email: 'Guest@Example.com',
   role: 'member',
@@ -146,10 +147,17 @@ describe('invitation decider: invite', () => {
     invitations(organization).when(invite('u-owner', { invitedUserId: 'u-guest' })).then([created({ invitationId: 'inv-new' })]);
   });
 
-  it('resends a pending invitation with a new expiry instead of inviting twice, expired or not', () => {
+  it('refuses to invite an address with an open invitation again, unless asked to resend it', () => {
     const later = new Date(NOW.getTime() + DAY * 1000);
     invitations(withEvents(created()))
       .when(invite('u-admin', { now: later, email: 'GUEST@example.com', role: 'admin' }))
+      .thenFails('USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION');
+  });
+
+  it('resends a pending invitation with a new expiry instead of inviting twice, an expired one even unasked', () => {
+    const later = new Date(NOW.getTime() + DAY * 1000);
+    invitations(withEvents(created()))
+      .when(invite('u-admin', { now: later, email: 'GUEST@example.com', role: 'admin', resend: true }))
       .then([InvitationResent({ organizationId: ORG, invitationId: 'inv-1', inviterId: 'u-admin', expiresAt: inDays(2, later) })]);
     const muchLater = new Date(NOW.getTime() + 10 * DAY * 1000);
     invitations(withEvents(created()))
@@ -168,7 +176,7 @@ describe('invitation decider: invite', () => {
   });
 
   it('does not let a non-creator resend an invitation carrying the creator role', () => {
-    invitations(withEvents(created({ role: 'owner' }))).when(invite('u-admin', { role: 'member' })).thenFails('YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE');
+    invitations(withEvents(created({ role: 'owner' }))).when(invite('u-admin', { role: 'member', resend: true })).thenFails('YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE');
   });
 
   it('counts only open invitations against the invitation limit', () => {

@@ -71,6 +71,7 @@ export function invitationRoutes(ctx: ApiContext) {
             expiresInSeconds: options.invitationExpiresInSeconds,
             invitationLimit: options.invitationLimit,
             teams,
+            resend: body.resend === true,
           },
           state,
         );

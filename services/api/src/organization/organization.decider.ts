@@ -171,7 +171,7 @@ export interface ClaimSlug {
   readonly slug: string;
   readonly organizationId: string;
   /** better-auth's word for a taken slug differs between create and update. */
-  readonly refusal: 'ORGANIZATION_ALREADY_EXISTS' | 'ORGANIZATION_SLUG_ALREADY_TAKEN';
+  readonly refusal: 'ORGANIZATION_ALREADY_EXISTS' | 'ORGANIZATION_SLUG_ALREADY_TAKEN' | 'ORGANIZATION_SLUG_TAKEN_ON_UPDATE';
 }
 
 /**

@@ -140,7 +140,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         const before = requireOrganization(loaded.state);
         const newSlug = movedSlug(events);
         if (newSlug !== undefined) {
-          await claimSlug(unit, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_ALREADY_TAKEN' });
+          await claimSlug(unit, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_TAKEN_ON_UPDATE' });
           await releaseSlug(unit, { slug: before.slug, organizationId });
         }
         return { events, result: foldDecided(loaded.state, events, unit.now) };

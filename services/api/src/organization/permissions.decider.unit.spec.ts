@@ -108,6 +108,7 @@ const table: readonly PermissionRow[] = [
       decideInvitation(
         {
           type: 'invite',
+          resend: false,
           inviterId: ACTOR,
           email: 'new@example.com',
           role: 'member',

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { sql, type Config } from '@portcullis/platform';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
+import { listedRoutes } from '../../../../tests/support/routes.ts';
 
 /**
  * Hostile input against every route the api has (enumerated from the app, so new routes are covered the day
@@ -199,6 +200,11 @@ const request = fc.record({
 // What counts as a good answer
 
 const catalogued = new Set(Object.values(errorCatalogue).map((e) => `${e.status} ${e.message}`));
+/** Where a route answers a catalogued refusal with a status of its own, as better-auth's route does. */
+const routeStatuses: ReadonlyArray<{ readonly path: string; readonly answer: string }> = [
+  // Every failure of a verification link without a callbackURL to send it to is 401.
+  { path: '/api/auth/verify-email', answer: `401 ${errorCatalogue.INVALID_TOKEN.message}` },
+];
 
 function describeAnswer(response: LightMyRequestResponse): string {
   return `${response.statusCode} ${response.body.slice(0, 300)}`;
@@ -214,7 +220,9 @@ function expectAcceptable(response: LightMyRequestResponse, what: string): void 
     throw new Error(`${what} → a ${response.statusCode} without a JSON body: ${describeAnswer(response)}`);
   }
   expect(typeof parsed.code, `${what} → ${describeAnswer(response)}`).toBe('string');
-  expect(catalogued.has(`${response.statusCode} ${String(parsed.message)}`), `${what} → not in the catalogue: ${describeAnswer(response)}`).toBe(true);
+  const answer = `${response.statusCode} ${String(parsed.message)}`;
+  const routeOwn = routeStatuses.some((r) => what.includes(` ${r.path}`) && r.answer === answer);
+  expect(catalogued.has(answer) || routeOwn, `${what} → not in the catalogue: ${describeAnswer(response)}`).toBe(true);
 }
 
 async function headPosition(): Promise<number> {
@@ -230,26 +238,9 @@ interface Route {
   readonly url: string;
 }
 
-/**
- * Every route of the auth API, from the app itself. fastify prints them as a tree in which a route's path
- * continues the path of the route it is indented under (`/`, then `api/auth/ok` beneath it).
- */
+/** Every route of the auth API but HEAD and OPTIONS. */
 function authRoutes(): Route[] {
-  const routes: Route[] = [];
-  const pathAtDepth: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (\S+) \(([A-Z, ]+)\)$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    const url = (depth > 0 ? pathAtDepth[depth - 1]! : '') + match[2]!;
-    pathAtDepth.length = depth;
-    pathAtDepth.push(url);
-    if (!url.startsWith(`${config.basePath}/`)) continue;
-    for (const method of match[3]!.split(',').map((m) => m.trim())) {
-      if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, url });
-    }
-  }
-  return routes;
+  return listedRoutes(app).filter((r) => r.url.startsWith(`${config.basePath}/`) && r.method !== 'HEAD' && r.method !== 'OPTIONS');
 }
 
 let users = 0;

@@ -5,6 +5,7 @@ import { sql, type Config } from '@portcullis/platform';
 import { FakeCaptchaVendor } from '../../../../tests/support/captcha-vendor.ts';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { rawRequest } from '../../../../tests/support/raw-request.ts';
+import { listedRoutes } from '../../../../tests/support/routes.ts';
 
 /**
  * The perimeter decides on the route the router dispatches to, so every spelling of a path that reaches a
@@ -61,19 +62,9 @@ interface Route {
 
 /** Every GET and POST route of the app, from fastify's tree (as the hostile-input fuzz reads it). */
 function routes(): Route[] {
-  const found: Route[] = [];
-  const pathAtDepth: string[] = [];
-  for (const line of api.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (\S+) \(([A-Z, ]+)\)$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    const url = (depth > 0 ? pathAtDepth[depth - 1]! : '') + match[2]!;
-    pathAtDepth.length = depth;
-    pathAtDepth.push(url);
-    for (const method of match[3]!.split(',').map((m) => m.trim())) {
-      if (method === 'GET' || method === 'POST') found.push({ method, pattern: url });
-    }
-  }
+  const found: Route[] = listedRoutes(api.app)
+    .filter((r) => r.method === 'GET' || r.method === 'POST')
+    .map((r) => ({ method: r.method as Route['method'], pattern: r.url }));
   // A plugin's root route under a prefix is one route the router lists twice (`/reference` and
   // `/reference/`), both dispatched as the slash-less pattern: the twin is not a route of its own.
   // A static plugin's wildcard (`/reference/*`) hands a path no file has to the 404 handler, counted as

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError, type SessionAnswer } from '@portcullis/contracts';
+import { DomainError, unbannedUser, type SessionAnswer } from '@portcullis/contracts';
 import { COOKIE_CACHE_MAX_LENGTH, decodeCookieCache, encodeCookieCache } from './cookie-cache.ts';
 
 const secret = 'a-perfectly-good-secret-of-more-than-32-characters';
@@ -16,6 +16,7 @@ const answer = (overrides: { name?: string; image?: string | null } = {}): Sessi
     userAgent: 'UA',
     activeOrganizationId: null,
     activeTeamId: null,
+    impersonatedBy: null,
   },
   user: {
     id: 'user-id',
@@ -25,6 +26,7 @@ const answer = (overrides: { name?: string; image?: string | null } = {}): Sessi
     emailVerified: false,
     createdAt: '2026-03-01T10:00:00.000Z',
     updatedAt: '2026-03-01T10:00:00.000Z',
+    ...unbannedUser,
   },
 });
 
@@ -62,7 +64,7 @@ describe('session_data cookie cache encoding', () => {
     expect((thrown as DomainError).code).toBe('SESSION_DATA_TOO_LARGE');
     expect((thrown as DomainError).message).toBe('Session data is too large to store in the cookie');
     // Just under the limit is fine.
-    const fits = encodeCookieCache(answer({ image: `https://example.com/${'i'.repeat(2400)}` }), secret, now, 60);
+    const fits = encodeCookieCache(answer({ image: `https://example.com/${'i'.repeat(2300)}` }), secret, now, 60);
     expect(fits.length).toBeLessThanOrEqual(COOKIE_CACHE_MAX_LENGTH);
   });
 });

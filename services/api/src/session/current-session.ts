@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, streams, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
 import { hashToken, type RequestMetadata, type Settlement } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { requestMetadataOf } from '../http/request-context.ts';
+import { markImpersonated, requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
 import { decideOnSession } from './session-lifecycle.ts';
 import { refreshDue, type SessionCommand } from './session.decider.ts';
@@ -110,6 +110,7 @@ export function resolveSession(
     const now = ctx.clock();
     const { expiresAtMs } = factsOf(held.session);
     if (expiresAtMs > now.getTime() && !refreshWanted(ctx, presented, held.session, expiresAtMs, now, options)) {
+      if (held.session.impersonatedBy) markImpersonated(request, held.session.impersonatedBy);
       return { token: presented.token, tokenHash, presented, session: held.session, user: held.user };
     }
   }
@@ -143,6 +144,7 @@ async function settleSession(
     return notASession();
   }
   let session = found.session;
+  if (session.impersonatedBy) markImpersonated(request, session.impersonatedBy);
   if (refreshWanted(ctx, presented, session, expiresAtMs, now, options)) {
     let events: Awaited<ReturnType<typeof runSessionCommand>>;
     try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { CachedSession } from '@portcullis/contracts';
+import { unbannedUser, type CachedSession } from '@portcullis/contracts';
 import { createLogger, createRedisClient, type Redis } from '@portcullis/platform';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
@@ -18,9 +18,10 @@ function cachedSession(name: string, expiresInMs = 3_600_000): CachedSession {
       userAgent: null,
       activeOrganizationId: null,
       activeTeamId: null,
+      impersonatedBy: null,
       rememberMe: true,
     },
-    user: { id: 'u-1', email: 'a@example.com', name, image: null, emailVerified: false, createdAt: now, updatedAt: now },
+    user: { id: 'u-1', email: 'a@example.com', name, image: null, emailVerified: false, createdAt: now, updatedAt: now, ...unbannedUser },
   };
 }
 

@@ -29,7 +29,7 @@ function current(token: string, overrides: Partial<CurrentSession['session']> = 
       updatedAt: '2026-11-23T18:40:27.546Z',
       ...user,
     },
-  };
+  } as CurrentSession;
 }
 
 describe('sessionAnswerJson', () => {

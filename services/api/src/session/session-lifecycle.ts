@@ -1,4 +1,4 @@
-import { SessionCreated, streams, type SessionEndReason } from '@portcullis/contracts';
+import { ImpersonationStarted, SessionCreated, streams, type SessionEndReason } from '@portcullis/contracts';
 import type { UnitOfWork } from '@portcullis/platform';
 import { decideEndSessions, sessionExtended, sessionIndexModel, sessionOpened, sessionsClosed } from './session-index.decider.ts';
 import { decideSession, sessionModel, type SessionCommand } from './session.decider.ts';
@@ -24,6 +24,27 @@ export function openSession(unit: UnitOfWork, userId: string, session: NewSessio
   unit.append(streams.session(session.sessionId), [events.session], { expected: 'no_stream', model: sessionModel });
   // 'any': an opening never conflicts with another; an ending of all sessions requires the version it read.
   unit.append(streams.userSessions(userId), [events.index], { expected: 'any' });
+}
+
+/**
+ * Opens a session of `userId` for an admin impersonating them: its own stream and its place in the user's
+ * session index as any session, so a ban or a revocation of the user's sessions ends it too.
+ */
+export function openImpersonationSession(unit: UnitOfWork, userId: string, impersonatedBy: string, session: NewSession): void {
+  const expiresAt = session.expiresAt.toISOString();
+  const started = ImpersonationStarted({
+    sessionId: session.sessionId,
+    userId,
+    tokenHash: session.tokenHash,
+    expiresAt,
+    ipAddress: session.ipAddress,
+    userAgent: session.userAgent,
+    impersonatedBy,
+  });
+  unit.append(streams.session(session.sessionId), [started], { expected: 'no_stream', model: sessionModel });
+  unit.append(streams.userSessions(userId), [sessionOpened(userId, { sessionId: session.sessionId, tokenHash: session.tokenHash, expiresAt })], {
+    expected: 'any',
+  });
 }
 
 /** The events that open a session: for its own stream, and for the user's session index. */

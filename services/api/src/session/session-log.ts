@@ -30,7 +30,7 @@ export const sessionAnswerModel: StreamModel<SessionAnswerState> = {
   revision: 1,
   initial: () => ({ tokenHash: null, session: null }),
   evolve: (state, event, time) => ({
-    tokenHash: event.type === 'session.created.v1' ? event.data.tokenHash : state.tokenHash,
+    tokenHash: event.type === 'session.created.v1' || event.type === 'session.impersonation_started.v1' ? event.data.tokenHash : state.tokenHash,
     session: evolveSessionAnswer(state.session, event, time.occurredAt),
   }),
 };

@@ -1,4 +1,4 @@
-import type { CachedSession } from '@portcullis/contracts';
+import { unbannedUser, type CachedSession } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { isoTime } from '../read-model.ts';
@@ -16,6 +16,7 @@ interface SessionRow {
   rememberMe: boolean;
   activeOrganizationId: string | null;
   activeTeamId: string | null;
+  impersonatedBy: string | null;
 }
 
 interface SessionUserRow extends SessionRow {
@@ -28,11 +29,15 @@ interface SessionUserRow extends SessionRow {
   u_updated_at: number;
   u_username: string | null;
   u_display_username: string | null;
+  u_role: string;
+  u_banned: boolean;
+  u_ban_reason: string | null;
+  u_ban_expires: number | null;
 }
 
 const sessionColumns = sql.fragment`
   s.id, s."userId", s."expiresAt", s."createdAt", s."updatedAt", s."ipAddress", s."userAgent", s."rememberMe",
-  s."activeOrganizationId", s."activeTeamId"`;
+  s."activeOrganizationId", s."activeTeamId", s."impersonatedBy"`;
 
 function toSession(row: SessionRow): CachedSession['session'] {
   return {
@@ -46,6 +51,7 @@ function toSession(row: SessionRow): CachedSession['session'] {
     rememberMe: row.rememberMe,
     activeOrganizationId: row.activeOrganizationId,
     activeTeamId: row.activeTeamId,
+    impersonatedBy: row.impersonatedBy,
   };
 }
 
@@ -54,10 +60,13 @@ function decodeCached(raw: string | null): CachedSession | null {
   return raw === null ? null : withSelection(JSON.parse(raw) as CachedSession);
 }
 
-/** Sessions cached before they had an active organization lack the fields, which then mean none. */
+/**
+ * Sessions cached before they had an active organization lack the fields, which then mean none; those cached
+ * before the admin plugin lack its fields: no impersonator, a user never given a role nor banned.
+ */
 function withSelection(cached: CachedSession): CachedSession {
-  const { activeOrganizationId = null, activeTeamId = null } = cached.session;
-  return { ...cached, session: { ...cached.session, activeOrganizationId, activeTeamId } };
+  const { activeOrganizationId = null, activeTeamId = null, impersonatedBy = null } = cached.session;
+  return { user: { ...unbannedUser, ...cached.user }, session: { ...cached.session, activeOrganizationId, activeTeamId, impersonatedBy } };
 }
 
 /**
@@ -102,7 +111,8 @@ async function sessionFromTable(ctx: ApiContext, tokenHash: string): Promise<Cac
     SELECT ${sessionColumns},
            u.id AS u_id, u.email AS u_email, u.name AS u_name, u.image AS u_image,
            u."emailVerified" AS u_email_verified, u."createdAt" AS u_created_at, u."updatedAt" AS u_updated_at,
-           u.username AS u_username, u."displayUsername" AS u_display_username
+           u.username AS u_username, u."displayUsername" AS u_display_username,
+           u.role AS u_role, u.banned AS u_banned, u."banReason" AS u_ban_reason, u."banExpires" AS u_ban_expires
     FROM session s JOIN "user" u ON u.id = s."userId"
     WHERE s.token = ${tokenHash}`)) as SessionUserRow | null;
   if (!row) return null;
@@ -118,6 +128,10 @@ async function sessionFromTable(ctx: ApiContext, tokenHash: string): Promise<Cac
       updatedAt: isoTime(row.u_updated_at),
       ...(row.u_username !== null ? { username: row.u_username } : {}),
       ...(row.u_display_username !== null ? { displayUsername: row.u_display_username } : {}),
+      role: row.u_role,
+      banned: row.u_banned,
+      banReason: row.u_ban_reason,
+      banExpires: row.u_ban_expires === null ? null : isoTime(row.u_ban_expires),
     },
   };
 }

@@ -17,6 +17,7 @@ export const initialSessionState = (): SessionState => ({ status: 'none' });
 export function evolveSession(state: SessionState, event: DomainEvent): SessionState {
   switch (event.type) {
     case 'session.created.v1':
+    case 'session.impersonation_started.v1':
       return {
         status: 'active',
         sessionId: event.data.sessionId,

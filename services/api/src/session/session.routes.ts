@@ -95,7 +95,8 @@ export function sessionRoutes(ctx: ApiContext) {
       const listed = await listUserSessions(ctx, current.user.id, ctx.clock());
       // Only the caller's own token is known to us (the rest are stored as hashes): other sessions carry
       // their hash in `token`, which revoke-session accepts in place of the token.
-      return listed.map(({ session, tokenHash }) => {
+      // better-auth's admin plugin hides sessions an admin opened by impersonation from the user's own list.
+      return listed.filter(({ session }) => !session.impersonatedBy).map(({ session, tokenHash }) => {
         const { rememberMe: _internal, ...rest } = session;
         return { ...rest, token: tokenHash === current.tokenHash ? current.token : tokenHash };
       });

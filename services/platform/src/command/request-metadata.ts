@@ -15,6 +15,8 @@ export interface RequestMetadata {
    * (x-api-key), or a session an admin opened by impersonating (`impersonatorId`, the admin's id).
    */
   readonly principal?: RequestPrincipal;
+  /** The admin behind an impersonation session the request presents: every event it causes names them. */
+  readonly impersonatedBy?: string | null;
 }
 
 export type RequestPrincipal = { readonly kind: 'server' } | { readonly kind: 'impersonation'; readonly impersonatorId: string };
@@ -35,7 +37,10 @@ export const systemRequest: RequestMetadata = {
  * did. Commands that only pass `actorId` (the user who acts) thus still get a truthful actor.
  */
 export function actorFor(request: RequestMetadata, actorId: string | null, kind?: ActorKind): EventActor {
-  const principal = request.principal;
+  // An impersonation session the request presents (the admin plugin marks it) is an impersonation principal.
+  const principal: RequestPrincipal | undefined = request.impersonatedBy
+    ? { kind: 'impersonation', impersonatorId: request.impersonatedBy }
+    : request.principal;
   if (kind === 'impersonator' || (!kind && principal?.kind === 'impersonation')) {
     return { kind: 'impersonator', id: actorId, impersonatorId: principal?.kind === 'impersonation' ? principal.impersonatorId : null };
   }
@@ -58,5 +63,6 @@ export function eventMetadataOf(request: RequestMetadata, actorId: string | null
     correlationId: request.correlationId ?? request.requestId,
     causationId: null,
     traceparent: request.traceparent,
+    ...(request.impersonatedBy ? { impersonatedBy: request.impersonatedBy } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { auditSettings } from './audit.ts';
+import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
 import { mailSettings } from './mail.ts';
@@ -19,6 +20,7 @@ export const settingsSections = [
   perimeterSettings,
   mailSettings,
   organizationSettings,
+  adminSettings,
   projectorSettings,
   auditSettings,
 ] as const;
@@ -31,6 +33,7 @@ const environmentSchema = z
     ...perimeterSettings.shape,
     ...mailSettings.shape,
     ...organizationSettings.shape,
+    ...adminSettings.shape,
     ...projectorSettings.shape,
     ...auditSettings.shape,
   })
@@ -66,6 +69,7 @@ export type Config = Readonly<
     ReturnType<(typeof perimeterSettings)['build']> &
     ReturnType<(typeof mailSettings)['build']> &
     ReturnType<(typeof organizationSettings)['build']> &
+    ReturnType<(typeof adminSettings)['build']> &
     ReturnType<(typeof projectorSettings)['build']> &
     ReturnType<(typeof auditSettings)['build']>
 >;
@@ -98,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...perimeterSettings.build(c, c),
     ...mailSettings.build(c, c),
     ...organizationSettings.build(c, c),
+    ...adminSettings.build(c, c),
     ...projectorSettings.build(c, c),
     ...auditSettings.build(c, c),
   });

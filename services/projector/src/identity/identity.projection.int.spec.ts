@@ -7,7 +7,10 @@ import {
   streams,
   UsernameChanged,
   type DomainEvent,
+  UserBanned,
   UserRegistered,
+  UserRoleChanged,
+  UserUnbanned,
   UserUpdated,
 } from '@portcullis/contracts';
 import { CheckpointFencedError, PostgresProjectionTarget, sql, type ProjectedEvent } from '@portcullis/platform';
@@ -67,6 +70,10 @@ describe('identity projection (user, account)', () => {
       updatedAt: Date.parse(registeredAt),
       username: null,
       displayUsername: null,
+      role: 'user',
+      banned: false,
+      banReason: null,
+      banExpires: null,
     });
     const accounts = await db.pool.any(sql.unsafe`SELECT * FROM account WHERE "userId" = ${userId}`);
     expect(accounts).toEqual([
@@ -112,6 +119,31 @@ describe('identity projection (user, account)', () => {
     ]);
     await catchUp(db.store, target);
     expect(await userRow(userId)).toMatchObject({ name: 'Both', image: 'https://img.example/both.png' });
+  });
+
+  it('the admin plugin\'s role and ban columns follow role changes, bans and unbans', async () => {
+    const userId = randomUUID();
+    await register({ userId, email: `${userId}@example.test`, name: 'Admin' });
+    const banExpires = '2026-04-01T00:00:00.000Z';
+    await db.store.append([
+      domainWrite(
+        streams.user(userId),
+        2,
+        [UserRoleChanged({ userId, role: 'admin,user' }), UserBanned({ userId, reason: 'spam', expiresAt: banExpires })],
+        metadataAt(updatedAt),
+      ),
+    ]);
+    await catchUp(db.store, target);
+    expect(await userRow(userId)).toMatchObject({
+      role: 'admin,user',
+      banned: true,
+      banReason: 'spam',
+      banExpires: Date.parse(banExpires),
+      updatedAt: Date.parse(updatedAt),
+    });
+    await db.store.append([domainWrite(streams.user(userId), 4, [UserUnbanned({ userId, reason: 'expired' })], metadataAt(updatedAt))]);
+    await catchUp(db.store, target);
+    expect(await userRow(userId)).toMatchObject({ role: 'admin,user', banned: false, banReason: null, banExpires: null });
   });
 
   it('user.username_changed sets both username columns, null clearing one, and moves updatedAt', async () => {

@@ -59,6 +59,20 @@ export const identityProjection: PostgresProjection = {
         await tx.query(sql.unsafe`
           UPDATE account SET password = ${event.data.passwordHash}, "updatedAt" = ${at} WHERE id = ${event.data.accountId}`);
         return;
+      case 'user.role_changed.v1':
+        await tx.query(sql.unsafe`UPDATE "user" SET role = ${event.data.role}, "updatedAt" = ${at} WHERE id = ${event.data.userId}`);
+        return;
+      case 'user.banned.v1': {
+        const b = event.data;
+        const expires = b.expiresAt === null ? null : sql.timestamp(new Date(b.expiresAt));
+        await tx.query(sql.unsafe`
+          UPDATE "user" SET banned = true, "banReason" = ${b.reason}, "banExpires" = ${expires}, "updatedAt" = ${at} WHERE id = ${b.userId}`);
+        return;
+      }
+      case 'user.unbanned.v1':
+        await tx.query(sql.unsafe`
+          UPDATE "user" SET banned = false, "banReason" = NULL, "banExpires" = NULL, "updatedAt" = ${at} WHERE id = ${event.data.userId}`);
+        return;
       case 'user.deleted.v1': {
         // Everything of the user's that lives here; sessions and the cache go in their own projections.
         const userId = event.data.userId;

@@ -1,5 +1,5 @@
 import type { CachedSession, User } from '@portcullis/contracts';
-import { evolveUserAnswer, projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { evolveUserAnswer, projectionEventTypes, projectionNames, unbannedUser } from '@portcullis/contracts';
 import type { ProjectedEvent, RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
 type ActiveSelection = Pick<CachedSession['session'], 'activeOrganizationId' | 'activeTeamId'>;
@@ -15,6 +15,11 @@ const USER_ENTRY_LIFETIME_MS = 24 * 3600 * 1000;
 /** Entries cached before sessions had an active organization lack the fields; they mean none. */
 function selectionOf(cached: CachedSession): ActiveSelection {
   return { activeOrganizationId: cached.session.activeOrganizationId ?? null, activeTeamId: cached.session.activeTeamId ?? null };
+}
+
+/** Users cached before the admin plugin's fields lack them: such a user was never given a role nor banned. */
+function withAdminFields(user: User | null): User | null {
+  return user === null ? null : { ...unbannedUser, ...user };
 }
 
 /** Where the projection finds a user whose cached entry has expired: the user as the log held it then. */
@@ -125,7 +130,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
    * (kept then as long as the session that needs it).
    */
   async function userFor(batch: RedisBatch, keys: SessionCacheKeys, userId: string, projected: ProjectedEvent, untilMs: number): Promise<User | null> {
-    const cached = await batch.getJson<User>(keys.user(userId));
+    const cached = withAdminFields(await batch.getJson<User>(keys.user(userId)));
     if (cached) return cached;
     const user = await users.asOf(userId, projected.recorded.position);
     if (user) batch.setJson(keys.user(userId), user, untilMs);
@@ -144,10 +149,14 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
     readsOf({ event }, keys) {
       switch (event.type) {
         case 'session.created.v1':
+        case 'session.impersonation_started.v1':
         case 'user.updated.v1':
         case 'user.username_changed.v1':
         case 'user.email_verified.v1':
         case 'user.email_changed.v1':
+        case 'user.role_changed.v1':
+        case 'user.banned.v1':
+        case 'user.unbanned.v1':
           return [keys.user(event.data.userId)];
         default:
           return [];
@@ -163,9 +172,12 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
         case 'user.updated.v1':
         case 'user.username_changed.v1':
         case 'user.email_verified.v1':
-        case 'user.email_changed.v1': {
+        case 'user.email_changed.v1':
+        case 'user.role_changed.v1':
+        case 'user.banned.v1':
+        case 'user.unbanned.v1': {
           // No entry: the user has no cached session (the entry lives as long as the last one), nothing to change.
-          const current = await batch.getJson<User>(keys.user(event.data.userId));
+          const current = withAdminFields(await batch.getJson<User>(keys.user(event.data.userId)));
           if (!current) return;
           const user = evolveUserAnswer(current, event, at);
           if (user === null || user === current) return;
@@ -174,8 +186,9 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
           await rewriteUserSessions(batch, keys, user);
           return;
         }
-        case 'session.created.v1': {
-          const s = event.data;
+        case 'session.created.v1':
+        case 'session.impersonation_started.v1': {
+          const s = event.type === 'session.created.v1' ? { ...event.data, impersonatedBy: null } : { ...event.data, rememberMe: false };
           const expireAt = Date.parse(s.expiresAt);
           // Over already (a replay of old history): Redis would drop the entry the moment it was written.
           if (expireAt <= Date.now()) return;
@@ -192,6 +205,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
               userAgent: s.userAgent,
               rememberMe: s.rememberMe,
               ...noSelection,
+              impersonatedBy: s.impersonatedBy,
             },
             user,
           };

@@ -117,6 +117,7 @@ describe('sessions projection (session)', () => {
       rememberMe: false,
       activeOrganizationId: null,
       activeTeamId: null,
+      impersonatedBy: null,
     });
     expect(hashToken(token)).toMatch(/^[0-9a-f]{64}$/);
     const leaked = await db.pool.any(sql.unsafe`SELECT id FROM session WHERE token = ${token} OR id = ${token}`);

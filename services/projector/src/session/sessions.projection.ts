@@ -1,15 +1,29 @@
-import { sql, type PostgresProjection, type ProjectionSql } from '@portcullis/platform';
+import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 import { projectionEventTypes, projectionNames, type EventData } from '@portcullis/contracts';
 
 interface SessionCreation {
-  readonly data: EventData<'session.created.v1'>;
+  readonly data: Omit<EventData<'session.created.v1'>, 'method'>;
   readonly occurredAt: string;
+  readonly impersonatedBy: string | null;
+}
+
+/** A session's row from either event that opens one: a sign-in's, or an admin's impersonation. */
+function creationOf(projected: ProjectedEvent): SessionCreation | null {
+  const { event, recorded } = projected;
+  const occurredAt = recorded.metadata.occurredAt;
+  if (event.type === 'session.created.v1') return { data: event.data, occurredAt, impersonatedBy: null };
+  if (event.type === 'session.impersonation_started.v1') {
+    const { impersonatedBy, ...data } = event.data;
+    // better-auth opens it with dontRememberMe: it is never extended.
+    return { data: { ...data, rememberMe: false }, occurredAt, impersonatedBy };
+  }
+  return null;
 }
 
 /** New sessions' rows, in one statement however many there are. */
 async function insertSessions(tx: ProjectionSql, created: readonly SessionCreation[]): Promise<void> {
   if (created.length === 0) return;
-  const rows = created.map(({ data: s, occurredAt }) => [
+  const rows = created.map(({ data: s, occurredAt, impersonatedBy }) => [
     s.sessionId,
     s.expiresAt,
     s.tokenHash,
@@ -19,10 +33,11 @@ async function insertSessions(tx: ProjectionSql, created: readonly SessionCreati
     s.userAgent,
     s.userId,
     s.rememberMe,
+    impersonatedBy,
   ]);
   await tx.query(sql.unsafe`
-    INSERT INTO session (id, "expiresAt", token, "createdAt", "updatedAt", "ipAddress", "userAgent", "userId", "rememberMe")
-    SELECT * FROM ${sql.unnest(rows, ['text', 'timestamptz', 'text', 'timestamptz', 'timestamptz', 'text', 'text', 'text', 'bool'])}`);
+    INSERT INTO session (id, "expiresAt", token, "createdAt", "updatedAt", "ipAddress", "userAgent", "userId", "rememberMe", "impersonatedBy")
+    SELECT * FROM ${sql.unnest(rows, ['text', 'timestamptz', 'text', 'timestamptz', 'timestamptz', 'text', 'text', 'text', 'bool', 'text'])}`);
 }
 
 /**
@@ -38,8 +53,9 @@ export const sessionsProjection: PostgresProjection = {
   async applyAll(tx, events) {
     let created: SessionCreation[] = [];
     for (const projected of events) {
-      if (projected.event.type === 'session.created.v1') {
-        created.push({ data: projected.event.data, occurredAt: projected.recorded.metadata.occurredAt });
+      const creation = creationOf(projected);
+      if (creation) {
+        created.push(creation);
         continue;
       }
       await insertSessions(tx, created);
@@ -48,11 +64,13 @@ export const sessionsProjection: PostgresProjection = {
     }
     await insertSessions(tx, created);
   },
-  async apply(tx, { event, recorded }) {
+  async apply(tx, projected) {
+    const { event, recorded } = projected;
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {
       case 'session.created.v1':
-        await insertSessions(tx, [{ data: event.data, occurredAt: recorded.metadata.occurredAt }]);
+      case 'session.impersonation_started.v1':
+        await insertSessions(tx, [creationOf(projected)!]);
         return;
       case 'session.refreshed.v1':
         await tx.query(sql.unsafe`

@@ -1,0 +1,154 @@
+import { createAuthClient } from 'better-auth/client';
+import { adminClient } from 'better-auth/client/plugins';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCatalogue } from '@portcullis/contracts';
+import { DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
+import { cookieJarFetch } from '../support/better-auth-fetch.ts';
+import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { testRedisUrl } from '../support/redis.ts';
+import { startSystem, type System } from '../support/system.ts';
+import { serviceEntries } from '../../scripts/build.ts';
+
+/**
+ * better-auth's own `adminClient()`, unchanged, against two real api processes on one log (with the Redis
+ * session cache where Redis is reachable): the first serves users, the second also names the root admin in
+ * ADMIN_USER_IDS. A ban or an impersonation done through one is what the other answers at once.
+ */
+let system: System;
+let adminApi: ServiceProcess;
+let adminUrl: string;
+
+beforeAll(async () => {
+  system = await startSystem({ redis: testRedisUrl() !== null });
+  const root = await createAuthClient({ baseURL: system.baseUrl, fetchOptions: cookieJarFetch(system).fetchOptions }).signUp.email({
+    email: rootEmail,
+    password: DEFAULT_PASSWORD,
+    name: 'Root',
+  });
+  expect(root.error).toBeNull();
+  const port = await freePort();
+  adminUrl = `http://127.0.0.1:${port}`;
+  adminApi = spawnService({ name: 'admin-api', entry: serviceEntries.api.built, env: { ...system.env, PORT: String(port), ADMIN_USER_IDS: root.data!.user.id } });
+  await waitFor(
+    async () => {
+      const response = await fetch(`${adminUrl}/readyz`).catch(() => null);
+      await response?.body?.cancel();
+      return response?.status === 200;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, message: 'the second api to be ready' },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await adminApi?.stop();
+  await system?.stop();
+});
+
+const rootEmail = uniqueEmail('root');
+
+/** A better-auth client with the admin plugin and a cookie jar of its own, against one of the two processes. */
+function client(on: 'users' | 'admin') {
+  const base = on === 'admin' ? adminUrl : system.baseUrl;
+  // The Origin stays the system's BASE_URL, which both processes trust.
+  const { fetchOptions } = cookieJarFetch({ baseUrl: system.baseUrl, authUrl: `${base}/api/auth` });
+  return createAuthClient({ baseURL: base, fetchOptions, plugins: [adminClient()] });
+}
+
+async function signedInRoot() {
+  const root = client('admin');
+  expect((await root.signIn.email({ email: rootEmail, password: DEFAULT_PASSWORD })).error).toBeNull();
+  return root;
+}
+
+describe('better-auth adminClient against Portcullis', () => {
+  it('creates, lists, finds and updates users, and sets roles', async () => {
+    const root = await signedInRoot();
+    const email = uniqueEmail('managed');
+    const created = await root.admin.createUser({ email, password: DEFAULT_PASSWORD, name: 'Managed', role: 'user' });
+    expect(created.error).toBeNull();
+    expect(created.data?.user).toMatchObject({ email, name: 'Managed', role: 'user', banned: false });
+
+    const listed = await root.admin.listUsers({ query: { searchValue: email, searchField: 'email', searchOperator: 'starts_with', limit: 10 } });
+    expect(listed.error).toBeNull();
+    expect(listed.data).toMatchObject({ total: 1, limit: 10 });
+    expect(listed.data?.users.map((u) => u.email)).toEqual([email]);
+
+    const userId = created.data!.user.id;
+    const found = await root.admin.getUser({ query: { id: userId } });
+    expect(found.data).toMatchObject({ id: userId, email });
+    expect((await root.admin.updateUser({ userId, data: { name: 'Managed Renamed' } })).data).toMatchObject({ name: 'Managed Renamed' });
+    expect((await root.admin.setRole({ userId, role: ['user', 'admin'] })).data?.user.role).toBe('user,admin');
+    expect((await root.admin.hasPermission({ permissions: { user: ['list'], session: ['revoke'] } })).data).toEqual({ error: null, success: true });
+
+    // The new admin's role counts on the other process, which has no ADMIN_USER_IDS.
+    const managed = client('users');
+    expect((await managed.signIn.email({ email, password: DEFAULT_PASSWORD })).error).toBeNull();
+    expect((await managed.admin.listUsers({ query: { limit: 1 } })).error).toBeNull();
+    expect((await managed.getSession()).data?.user).toMatchObject({ role: 'user,admin' });
+  });
+
+  it('refuses a user without the permission with better-auth\'s status and message', async () => {
+    const plain = client('users');
+    expect((await plain.signUp.email({ email: uniqueEmail('plain'), password: DEFAULT_PASSWORD, name: 'Plain' })).error).toBeNull();
+    const refused = await plain.admin.listUsers({ query: {} });
+    expect(refused.error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS', message: 'You are not allowed to list users' });
+  });
+
+  it('bans across processes: the sessions end at once and sign-in answers 403 until unbanned', async () => {
+    const root = await signedInRoot();
+    const email = uniqueEmail('banned');
+    const victim = client('users');
+    const signedUp = await victim.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Victim' });
+    expect((await victim.getSession()).data?.user.id).toBe(signedUp.data?.user.id);
+
+    const banned = await root.admin.banUser({ userId: signedUp.data!.user.id, banReason: 'spam', banExpiresIn: 3600 });
+    expect(banned.data?.user).toMatchObject({ banned: true, banReason: 'spam' });
+    expect(banned.data?.user.banExpires).toBeInstanceOf(Date);
+    expect((await victim.getSession()).data).toBeNull();
+    const refused = await client('users').signIn.email({ email, password: DEFAULT_PASSWORD });
+    expect(refused.error).toMatchObject({ status: 403, code: 'BANNED_USER', message: errorCatalogue.BANNED_USER.message });
+
+    expect((await root.admin.unbanUser({ userId: signedUp.data!.user.id })).data?.user).toMatchObject({ banned: false, banReason: null });
+    expect((await client('users').signIn.email({ email, password: DEFAULT_PASSWORD })).error).toBeNull();
+  });
+
+  it('impersonates a user and stops, the admin session restored from admin_session', async () => {
+    const root = await signedInRoot();
+    const rootId = (await root.getSession()).data!.user.id;
+    const target = client('users');
+    const signedUp = await target.signUp.email({ email: uniqueEmail('target'), password: DEFAULT_PASSWORD, name: 'Target' });
+    const targetId = signedUp.data!.user.id;
+
+    const impersonated = await root.admin.impersonateUser({ userId: targetId });
+    expect(impersonated.error).toBeNull();
+    expect(impersonated.data?.session).toMatchObject({ userId: targetId, impersonatedBy: rootId });
+    const asTarget = await root.getSession();
+    expect(asTarget.data?.user.id).toBe(targetId);
+    expect(asTarget.data?.session.impersonatedBy).toBe(rootId);
+
+    // While impersonating, the client is the user, with the user's permissions.
+    expect((await root.admin.listUserSessions({ userId: targetId })).error).toMatchObject({ status: 403 });
+    const sessions = await (await signedInRoot()).admin.listUserSessions({ userId: targetId });
+    expect(sessions.data?.sessions.filter((s) => s.impersonatedBy === rootId)).toHaveLength(1);
+
+    const stopped = await root.admin.stopImpersonating();
+    expect(stopped.error).toBeNull();
+    expect(stopped.data?.user.id).toBe(rootId);
+    expect((await root.getSession()).data?.user.id).toBe(rootId);
+    expect((await root.admin.stopImpersonating()).error).toMatchObject({ status: 400, message: 'You are not impersonating anyone' });
+  });
+
+  it('revokes a user\'s sessions and removes the user', async () => {
+    const root = await signedInRoot();
+    const email = uniqueEmail('removed');
+    const user = client('users');
+    const signedUp = await user.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Removed' });
+    const userId = signedUp.data!.user.id;
+    expect((await root.admin.revokeUserSessions({ userId })).data).toEqual({ success: true });
+    expect((await user.getSession()).data).toBeNull();
+    expect((await root.admin.setUserPassword({ userId, newPassword: 'a new password for you' })).data).toEqual({ status: true });
+    expect((await client('users').signIn.email({ email, password: 'a new password for you' })).error).toBeNull();
+    expect((await root.admin.removeUser({ userId })).data).toEqual({ success: true });
+    expect((await root.admin.getUser({ query: { id: userId } })).error).toMatchObject({ status: 404, message: 'User not found' });
+  });
+});
