@@ -27,6 +27,7 @@ export const serviceEntries = {
   projector: entry('projector', 'main'),
   rebuildProjection: entry('projector', 'rebuild'),
   mailer: entry('mailer', 'main'),
+  audit: entry('audit', 'cli'),
 } as const;
 
 /**

@@ -8,6 +8,7 @@ import { settings } from './settings.ts';
 import { runRevocation } from './revocation/revocation-bench.ts';
 import { runStreams } from './streams/stream-bench.ts';
 import { runWrites } from './writes/write-bench.ts';
+import { runAudit } from './audit/audit-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -39,6 +40,8 @@ async function main(teardown: Teardown): Promise<void> {
     }
   };
   if (settings.groups.has('reads') || settings.groups.has('sign-in')) await inGroup((t) => runReads(t, !settings.groups.has('reads')));
+  // Postgres only: before the Redis check, so it runs on a machine without Redis too.
+  if (settings.groups.has('audit')) await inGroup(runAudit);
   // Needs no Redis on the Portcullis side; better-auth's side is skipped without one.
   if (settings.groups.has('admin')) await inGroup(runAdminListUsers);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.

@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-export const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin'] as const;
+export const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -17,7 +17,7 @@ export type BenchGroup = (typeof benchGroups)[number];
  */
 function groupsFromEnv(): ReadonlySet<BenchGroup> {
   const raw = process.env.BENCH_ONLY ?? '';
-  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin']);
+  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit']);
   const asked = raw.split(',').map((name) => name.trim());
   const unknown = asked.filter((name) => !(benchGroups as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY must be "all" or a list of ${benchGroups.join(', ')}; got "${raw}"`);
@@ -61,6 +61,8 @@ export const settings = {
   concurrentWriters: Math.max(1, Math.round(numberFromEnv('BENCH_STREAM_WRITERS', 32))),
   largeOrganizationMembers: Math.round(numberFromEnv('BENCH_LARGE_ORGANIZATION_MEMBERS', 10_000)),
   revocations: Math.max(1, Math.round(numberFromEnv('BENCH_REVOCATIONS', 1000))),
+  auditEvents: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_EVENTS', 1_000_000))),
+  auditQueries: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_QUERIES', 200))),
   adminUsers: Math.max(1, Math.round(numberFromEnv('BENCH_ADMIN_USERS', 100_000))),
   adminClients: clientCountsFromEnv('BENCH_ADMIN_CLIENTS', '1,8'),
   adminUrl: process.env.BENCH_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',

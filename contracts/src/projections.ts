@@ -12,6 +12,12 @@ export const projectionNames = {
 } as const;
 export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNames];
 
+/**
+ * The audit index the audit search reads. Not among `projectionNames`: no write waits for it (it is built
+ * from every event, so every write would), and the audit search says how far it has indexed instead.
+ */
+export const auditIndexProjectionName = 'audit-index';
+
 /** A session's own history. */
 const sessionLifecycle = [
   'session.created.v1',

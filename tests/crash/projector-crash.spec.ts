@@ -15,6 +15,7 @@ import {
   OrganizationSlugReleased,
   OrganizationSlugReserved,
   OrganizationUpdated,
+  auditIndexProjectionName,
   projectionNames,
   SessionActiveOrganizationChanged,
   SessionCreated,
@@ -124,9 +125,9 @@ describe('projector crash safety', () => {
     startProjector();
   }
 
-  const projectionCount = (): number => (redisUrl ? 4 : 3);
+  const projectionCount = (): number => (redisUrl ? 5 : 4);
 
-  /** Every projection's checkpoint, in a fixed order: identity, sessions, organizations, then session-cache with Redis. */
+  /** Every projection's checkpoint, in a fixed order: identity, sessions, organizations, session-cache with Redis, then the audit index. */
   async function checkpoints(): Promise<number[]> {
     const rows = await db.pool.any(sql.unsafe`SELECT name, position FROM projection_checkpoints`);
     const stored = new Map((rows as readonly { name: string; position: bigint }[]).map((r) => [r.name, Number(r.position)]));
@@ -139,6 +140,7 @@ describe('projector crash safety', () => {
       const keys = await servedSessionCacheKeys(redis, prefix, await db.store.logId());
       positions.push(keys ? (parseCacheCheckpoint(await redis.get(keys.checkpoint))?.position ?? 0) : 0);
     }
+    positions.push(stored.get(auditIndexProjectionName) ?? 0);
     return positions;
   }
 
@@ -157,6 +159,12 @@ describe('projector crash safety', () => {
       const tails = live().map((p) => `--- ${p.name}\n${p.output().trimEnd().split('\n').slice(-15).join('\n')}`);
       throw new Error(`${(error as Error).message}\ncheckpoints: ${lastSeen.join(', ')}\n${tails.join('\n')}`);
     }
+  }
+
+  /** The audit index holds each event of the log once (its key is the position): none lost, none doubled. */
+  async function expectAuditIndexWhole(head: number): Promise<void> {
+    const indexed = await db.pool.one(sql.unsafe`SELECT count(*)::int AS n, coalesce(max(position), 0)::int AS last FROM audit_event`);
+    expect(indexed).toEqual({ n: head, last: head });
   }
 
   async function waitUntilCaughtUp(message: string): Promise<number> {
@@ -204,6 +212,7 @@ describe('projector crash safety', () => {
 
       const afterCrashes = await snapshotReadModels(db, redis, prefix);
       model.expectMatches(afterCrashes, prefix);
+      await expectAuditIndexWhole(head);
 
       // Rebuild while the projectors run: each read model is replayed into a shadow and swapped in when it
       // reaches the head. One more kill while the rebuild runs, for good measure.
@@ -219,6 +228,7 @@ describe('projector crash safety', () => {
 
       const afterRebuild = await snapshotReadModels(db, redis, prefix);
       expectSameSnapshots(afterRebuild, afterCrashes);
+      await expectAuditIndexWhole(head);
 
       // Not an assertion (a takeover may legitimately log a failed batch), but worth seeing when reading a run.
       const logged = projectors.flatMap((p) => p.output().split('\n').filter((line) => /"level":(40|50|60)/.test(line)));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { DEFAULT_PASSWORD, expectCatalogueError, uniqueEmail } from '../support/auth.ts';
 import { FakeCaptchaVendor } from '../support/captcha-vendor.ts';
-import { spawnService } from '../support/processes.ts';
+import { spawnService, waitFor } from '../support/processes.ts';
 import { rawRequest } from '../support/raw-request.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
@@ -117,6 +117,14 @@ describe('captcha: cloudflare-turnstile, default endpoints', () => {
     expectCatalogueError(response, 'VERIFICATION_FAILED');
     expect(errorCatalogue.VERIFICATION_FAILED).toEqual({ status: 403, message: 'Captcha verification failed' });
     expect(await eventsMentioning(system, body.email)).toBe(0);
+    // Only the refusal itself is on the audit trail: where from and why, never the token.
+    const requestId = response.headers.get('x-request-id');
+    const refusal = async (): Promise<Array<{ data: unknown; metadata: { requestId: string | null } }>> =>
+      system.query(`SELECT data, metadata FROM events WHERE type = 'perimeter.captcha_refused.v1' AND data->>'reason' = 'failed' AND data->>'route' = '/sign-up/email'`);
+    await waitFor(async () => (await refusal()).length > 0, { timeoutMs: 10_000, message: 'the captcha refusal event' });
+    const [found] = await refusal();
+    expect(found!.metadata).toMatchObject({ ipAddress: '127.0.0.1' });
+    if (requestId) expect(found!.metadata.requestId).toBe(requestId);
   });
 
   it('fails closed when the vendor errs, answers nonsense, or does not answer within the time-out', async () => {

@@ -44,7 +44,7 @@ describe('rate limiting, on by default (Postgres counters)', () => {
   const system = useSystem({ AUTH_RATE_LIMIT_RULES: '/ok=2/1,/list-sessions=off' });
   const client = (headers: Record<string, string> = {}): HttpClient => new HttpClient(system().authUrl, headers);
 
-  it('allows 3 sign-ins per 10 s per client, then 429 with X-Retry-After; the refused attempt leaves no event', async () => {
+  it('allows 3 sign-ins per 10 s per client, then 429 with X-Retry-After; the refused attempt is no failed sign-in, only one refusal event per window', async () => {
     const c = client();
     for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(c), 'INVALID_EMAIL_OR_PASSWORD');
     const failuresBefore = await failedSignIns(system());
@@ -53,6 +53,15 @@ describe('rate limiting, on by default (Postgres counters)', () => {
     expect(await failedSignIns(system())).toBe(failuresBefore);
     // Limited before the body is read or checked: even a valid sign-in waits.
     expectLimited(await c.post('sign-in/email', { email: 'x@example.com', password: 'whatever' }), 10);
+    // The refusal is on the audit trail, once per window however many follow, with where it came from.
+    const refusals = (): Promise<Array<{ data: Record<string, unknown>; metadata: Record<string, unknown> }>> =>
+      system().query(`SELECT data, metadata FROM events WHERE type = 'perimeter.sign_in_rate_limited.v1' AND stream_id = 'perimeter-127.0.0.1'`);
+    await waitFor(async () => (await refusals()).length > 0, { timeoutMs: 10_000, message: 'the rate-limit refusal event' });
+    const [refusal, ...more] = await refusals();
+    expect(more).toEqual([]);
+    expect(refusal!.data).toEqual({ route: '/sign-in/email', max: 3, windowSeconds: 10 });
+    expect(refusal!.metadata).toMatchObject({ ipAddress: '127.0.0.1', actor: { kind: 'anonymous', id: null } });
+    expect(JSON.stringify(refusal)).not.toContain('not the password');
     // Per path: another route of the same client is still open.
     expect((await c.get('get-session')).status).toBe(200);
   });

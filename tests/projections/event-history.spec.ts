@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventSchemasByType, streams } from '@portcullis/contracts';
 import { createRedisClient, hashToken, RedisProjectionTarget, sessionCacheLayout, sql, type ProjectionTarget, type Redis, type StreamWrite } from '@portcullis/platform';
 import { PostgresProjectionTarget } from '@portcullis/platform';
+import { auditIndexProjection } from '../../services/projector/src/audit/audit-index.projection.ts';
 import { identityProjection } from '../../services/projector/src/identity/identity.projection.ts';
 import { organizationsProjection } from '../../services/projector/src/organization/organizations.projection.ts';
 import { sessionCacheProjection } from '../../services/projector/src/session/session-cache.projection.ts';
@@ -69,6 +70,8 @@ describe('replaying every historical version of every event', () => {
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_failed.v1', data: { userId, via: 'username', reason: 'invalid_password' } },
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_locked.v1', data: { userId, failures: 5, lockedUntil: expiresAt } },
     { stream: streams.accountSignIn(userId), type: 'credentials.account_sign_in_unlocked.v1', data: { userId, reason: 'password_reset' } },
+    { stream: streams.perimeter('203.0.113.1'), type: 'perimeter.sign_in_rate_limited.v1', data: { route: '/sign-in/email', max: 3, windowSeconds: 10 } },
+    { stream: streams.perimeter('203.0.113.1'), type: 'perimeter.captcha_refused.v1', data: { route: '/sign-in/email', reason: 'failed' } },
     { stream: streams.user(userId), type: 'user.password_changed.v1', data: { userId, accountId: randomUUID(), passwordHash: HASH, via: 'reset-password' } },
     {
       stream: streams.verification('a'.repeat(64)),
@@ -205,6 +208,7 @@ describe('replaying every historical version of every event', () => {
       new PostgresProjectionTarget(db.pool, identityProjection),
       new PostgresProjectionTarget(db.pool, sessionsProjection),
       new PostgresProjectionTarget(db.pool, organizationsProjection),
+      new PostgresProjectionTarget(db.pool, auditIndexProjection),
     ];
     const layout = sessionCacheLayout(prefix, await db.store.logId());
     if (redis) targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(db.store)), layout, db.store));
@@ -223,6 +227,9 @@ describe('replaying every historical version of every event', () => {
       { id: impersonation, activeOrganizationId: null, activeTeamId: null, impersonatedBy: adminId },
     ]);
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM organization WHERE id = ${organizationId}`)).toEqual([]);
+    // The audit index holds every event this code reads (an unknown type is skipped, as everywhere).
+    const known = Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type <> 'user.nickname_changed.v1'`));
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM audit_event`))).toBe(known);
     if (redis) {
       const keys = layout.generation((targets.at(-1) as RedisProjectionTarget).generation!);
       expect(await redis.get(keys.session(tokenHash(sessions.v1Revoked)))).toBeNull();

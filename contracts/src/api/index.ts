@@ -11,4 +11,5 @@ export * from './full-organization.ts';
 export * from './user-fields.ts';
 export * from './ops.ts';
 export * from './username-rules.ts';
+export * from './audit.ts';
 export * from './admin.ts';

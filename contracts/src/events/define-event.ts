@@ -1,12 +1,31 @@
 import { z } from 'zod';
 
 /**
+ * Who caused an event. `user`: a signed-in user acting on their own behalf (or signing in); `admin`: a user
+ * acting with admin rights on someone else; `impersonator`: an admin acting through an impersonated
+ * session (`id` is the impersonated user, `impersonatorId` the admin); `server`: a backend presenting the
+ * server key; `system`: no request at all (a job, a migration); `anonymous`: a request nobody was signed in
+ * for (a failed sign-in, a reset link used).
+ */
+export const actorKinds = ['user', 'admin', 'impersonator', 'server', 'system', 'anonymous'] as const;
+export type ActorKind = (typeof actorKinds)[number];
+
+export const eventActorSchema = z.object({
+  kind: z.enum(actorKinds),
+  id: z.string().nullable().meta({ description: 'the acting user id (the impersonated user for an impersonator)' }),
+  impersonatorId: z.string().nullable().optional().meta({ description: 'the admin behind an impersonated session' }),
+});
+export type EventActor = z.infer<typeof eventActorSchema>;
+
+/**
  * Metadata every stored event carries. Who, from where and why: what the audit trail shows and what lets
- * projector and mailer spans join the request's trace.
+ * projector and mailer spans join the request's trace. Every field but `occurredAt` is optional, so events
+ * stored before a field existed keep parsing; `actor` came after `actorId`, which stays (see `actorOf`).
  */
 export const eventMetadataSchema = z.object({
   occurredAt: z.string().meta({ description: 'ISO time the command was decided at' }),
   actorId: z.string().nullable().optional(),
+  actor: eventActorSchema.optional(),
   /** The admin acting as `actorId` through an impersonation session (better-auth's `impersonatedBy`). */
   impersonatedBy: z.string().nullable().optional(),
   ipAddress: z.string().nullable().optional(),
@@ -17,6 +36,17 @@ export const eventMetadataSchema = z.object({
   traceparent: z.string().nullable().optional(),
 });
 export type EventMetadata = z.infer<typeof eventMetadataSchema>;
+
+/**
+ * The actor of a stored event, for events stored before `actor` existed too: those named only `actorId`,
+ * which was a user acting (or nobody: a request without a signed-in user, or none at all).
+ */
+export function actorOf(metadata: EventMetadata): EventActor {
+  if (metadata.actor) return metadata.actor;
+  if (metadata.impersonatedBy) return { kind: 'impersonator', id: metadata.actorId ?? null, impersonatorId: metadata.impersonatedBy };
+  if (metadata.actorId) return { kind: 'user', id: metadata.actorId };
+  return { kind: metadata.requestId || metadata.ipAddress ? 'anonymous' : 'system', id: null };
+}
 
 export interface EventDefinition<Type extends string, Schema extends z.ZodType> {
   readonly type: Type;

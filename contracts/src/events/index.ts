@@ -32,6 +32,7 @@ import {
   VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
+import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
 import { ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
 import {
   InvitationAccepted,
@@ -65,6 +66,7 @@ export * from './sign-in-guard.ts';
 export * from './account-lifecycle.ts';
 export * from './mail.ts';
 export * from './organization.ts';
+export * from './perimeter.ts';
 export * from './admin.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
@@ -121,6 +123,8 @@ export const eventDefinitions = [
   SessionActiveOrganizationChanged,
   OrganizationJoined,
   OrganizationLeft,
+  SignInRateLimited,
+  CaptchaRefused,
   UserRoleChanged,
   UserBanned,
   UserUnbanned,
@@ -190,6 +194,8 @@ export const streams = {
   organizationSlug: (slug: string) => `organization-slug-${slug}`,
   /** The organizations a user belongs to (see `OrganizationJoined`). */
   userOrganizations: (userId: string) => `user-organizations-${userId}`,
+  /** Refusals at the perimeter of one client (an IPv4 address or an IPv6 /64; see `SignInRateLimited`). */
+  perimeter: (clientBucket: string) => `perimeter-${clientBucket}`,
 } as const;
 export * from './stream-model.ts';
 export * from './published.ts';

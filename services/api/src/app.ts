@@ -11,10 +11,13 @@ import { answerFrameworkError, installErrorHandling } from './http/error-handler
 import { useZodRouteSchemas } from './http/route-schemas.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
+import { auditRoutes } from './audit/audit.routes.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi/openapi.routes.ts';
 import { startPageRoutes } from './ops/start-page.routes.ts';
+import { membershipIndexModel } from './organization/membership-index.ts';
+import { organizationModel } from './organization/organization-model.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
@@ -89,6 +92,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(startPageRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
+  // The organization area's own models, so time travel folds organizations as their deciders do.
+  await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel }));
   await app.register(
     async (auth) => {
       await auth.register(publicOpsRoutes(ctx));

@@ -8,6 +8,7 @@ import {
   sessionCacheLayout,
   type MailBus,
 } from '@portcullis/platform';
+import { auditIndexProjection } from './audit/audit-index.projection.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { MailRelayTarget } from './mail/mail-relay.ts';
 import { organizationsProjection } from './organization/organizations.projection.ts';
@@ -40,6 +41,8 @@ export async function createProjectionTargets(
     new PostgresProjectionTarget(pool, identityProjection, announce),
     new PostgresProjectionTarget(pool, sessionsProjection, announce),
     new PostgresProjectionTarget(pool, organizationsProjection, announce),
+    // No api write waits for it (its name is none the api waits on): audit search may trail the log a batch.
+    new PostgresProjectionTarget(pool, auditIndexProjection, announce),
   ];
   if (redis && layout) {
     targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(store)), layout, store));

@@ -16,6 +16,13 @@ function headerValue(request: FastifyRequest, name: string): string | null {
   return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : null;
 }
 
+/** Requests that presented the server key and had it accepted: their commands' actor is `server`. */
+const serverCalls = new WeakSet<FastifyRequest>();
+
+export function markServerCall(request: FastifyRequest): void {
+  serverCalls.add(request);
+}
+
 /** Requests presenting an impersonation session, with the admin behind it (see `markImpersonated`). */
 const impersonators = new WeakMap<FastifyRequest, string>();
 
@@ -31,6 +38,7 @@ export function markImpersonated(request: FastifyRequest, adminId: string): void
 export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
   const client = clientInfo(request);
   return {
+    ...(serverCalls.has(request) ? { principal: { kind: 'server' as const } } : {}),
     ipAddress: client.ipAddress || null,
     userAgent: client.userAgent || null,
     requestId: request.id,

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { constantTimeEqual } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { markServerCall } from './request-context.ts';
 
 /**
  * A server call is one that presents AUTH_SERVER_API_KEY in `x-api-key`: a backend acting on its own
@@ -12,5 +13,7 @@ export function serverCall(ctx: ApiContext, request: FastifyRequest): 'absent' |
   if (presented === undefined) return 'absent';
   const key = ctx.config.serverApiKey;
   if (key === null || typeof presented !== 'string') return 'refused';
-  return constantTimeEqual(presented, key) ? 'accepted' : 'refused';
+  if (!constantTimeEqual(presented, key)) return 'refused';
+  markServerCall(request);
+  return 'accepted';
 }

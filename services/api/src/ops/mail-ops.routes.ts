@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError, opsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
+import type { FastifyInstance } from 'fastify';
+import { opsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
 import { readDevMailbox, sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { serverCall } from '../http/server-call.ts';
+import { operatorAccess } from '../http/operator-access.ts';
 import { route } from '../http/declared-route.ts';
 
 interface DeliveryRow {
@@ -22,9 +22,6 @@ interface DeliveryRow {
   readonly dead_at: number | null;
 }
 
-/** Hosts that only this machine can reach the api on. */
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /**
  * Mail for operators: the dev mailbox (mail the embedded default "sent" without SMTP_URL) and the delivery
  * log with its dead letters. Mail carries live reset and deletion links, so these answer only operators
@@ -32,13 +29,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
  * whoever can reach it is on this machine.
  */
 export function mailOpsRoutes(ctx: ApiContext) {
-  const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
-  function authorize(request: FastifyRequest): void {
-    const call = serverCall(ctx, request);
-    if (call === 'accepted') return;
-    if (call === 'absent' && openToLocalCallers) return;
-    throw new DomainError('UNAUTHORIZED');
-  }
+  const authorize = operatorAccess(ctx);
 
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.mailbox, async (request, reply) => {

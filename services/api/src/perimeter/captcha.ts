@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '@portcullis/contracts';
+import { CaptchaRefused, DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
 import type { AdmissionCheck } from './perimeter.ts';
+import type { RefusalLog } from './refusal-log.ts';
 
 /**
  * A glob over auth routes, as better-auth's captcha endpoints: `*` within one segment, `**` across segments,
@@ -34,7 +35,7 @@ export function endpointMatcher(pattern: string): RegExp {
  * limit, then plugins' onRequest, then the body, the origin check and the handler), so a flood is limited
  * before it can make the api call the vendor, and a bot never gets its body parsed.
  */
-export function captcha(ctx: ApiContext): AdmissionCheck | null {
+export function captcha(ctx: ApiContext, refusals: RefusalLog | null = null): AdmissionCheck | null {
   const settings: CaptchaSettings | null = ctx.config.captcha;
   if (!settings) return null;
   const endpoints = settings.endpoints.map(endpointMatcher);
@@ -51,7 +52,11 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
 
   const verify = async (request: FastifyRequest, route: string): Promise<void> => {
     const token = request.headers['x-captcha-response'];
-    if (typeof token !== 'string' || token === '') throw new DomainError('MISSING_RESPONSE');
+    const refuse = (reason: 'missing' | 'failed' | 'unavailable'): void => refusals?.record(request, CaptchaRefused({ route, reason }));
+    if (typeof token !== 'string' || token === '') {
+      refuse('missing');
+      throw new DomainError('MISSING_RESPONSE');
+    }
 
     let answer;
     try {
@@ -59,11 +64,13 @@ export function captcha(ctx: ApiContext): AdmissionCheck | null {
     } catch (error) {
       // Never the token or the secret: the vendor's failure only.
       request.log.error({ provider: settings.provider, err: error }, 'captcha verification unavailable; request refused');
+      refuse('unavailable');
       throw new DomainError('UNKNOWN_ERROR');
     }
     const verdict = captchaVerdict(settings, answer);
     if (verdict.passed) return;
     request.log.warn({ provider: settings.provider, reason: verdict.reason, route }, 'captcha verification failed');
+    refuse('failed');
     throw new DomainError('VERIFICATION_FAILED');
   };
 

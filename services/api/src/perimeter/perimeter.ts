@@ -5,6 +5,7 @@ import { requireClientAddress } from './client-address.ts';
 import { hostileInput } from './hostile-input.ts';
 import { originCheck } from './origin-check.ts';
 import { rateLimiter } from './rate-limit.ts';
+import { refusalLog } from './refusal-log.ts';
 import { guardedRequest, type GuardedRequest } from './request-path.ts';
 
 /**
@@ -37,8 +38,9 @@ export interface Perimeter {
 
 export function perimeter(ctx: ApiContext): Perimeter {
   const { basePath } = ctx.config;
-  const limiter = rateLimiter(ctx);
-  const admissions = [requireClientAddress, limiter?.check, captcha(ctx)].filter((check): check is AdmissionCheck => check != null);
+  const refusals = refusalLog(ctx);
+  const limiter = rateLimiter(ctx, refusals);
+  const admissions = [requireClientAddress, limiter?.check, captcha(ctx, refusals)].filter((check): check is AdmissionCheck => check != null);
   const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput()];
 
   // Synchronous until a check answers with a promise, so most requests cost no promise here.
@@ -74,6 +76,7 @@ export function perimeter(ctx: ApiContext): Perimeter {
     },
     close: async () => {
       await limiter?.close();
+      await refusals.settled();
     },
   };
 }

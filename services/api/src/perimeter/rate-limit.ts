@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '@portcullis/contracts';
+import { DomainError, SignInRateLimited } from '@portcullis/contracts';
 import {
   BatchedRateLimitCounter,
   PostgresRateLimitStore,
@@ -13,6 +13,7 @@ import type { ApiContext } from '../context.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { clientBucket } from './client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
+import type { RefusalLog } from './refusal-log.ts';
 
 /**
  * Limits this lenient are counted in the process between batched sends to the shared store (see
@@ -32,10 +33,24 @@ export function limitFor(config: ApiContext['config']['rateLimit'], route: strin
   return rule ? rule.limit : { window: config.window, max: config.max };
 }
 
-/** Lets the request through, or refuses it with 429 and better-auth's X-Retry-After (and Retry-After) once over the limit. */
-function settle(request: FastifyRequest, reply: FastifyReply, bucketPath: string, limit: RateLimit, counted: RateLimitCount | null): void {
+/**
+ * Lets the request through, or refuses it with 429 and better-auth's X-Retry-After (and Retry-After) once over
+ * the limit. The first sign-in refused in a window is an audit event; later ones in that window are not, so
+ * a flood writes one event per window however hard it pushes.
+ */
+function settle(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bucketPath: string,
+  limit: RateLimit,
+  counted: RateLimitCount | null,
+  refusals: RefusalLog | null,
+): void {
   if (counted) request.log.debug({ bucket: bucketPath, count: counted.count, max: limit.max, window: limit.window }, 'rate-limit count');
   if (!counted || counted.count <= limit.max) return;
+  if (refusals && counted.count === limit.max + 1 && bucketPath.startsWith('/sign-in')) {
+    refusals.record(request, SignInRateLimited({ route: bucketPath, max: limit.max, windowSeconds: limit.window }));
+  }
   const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
   reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
   request.log.info({ ip: clientAddress(request), path: bucketPath, count: counted.count }, 'rate limited');
@@ -61,7 +76,7 @@ export interface RateLimiter {
  * The client is the socket's peer, or the address forwarded by a trusted proxy (AUTH_TRUSTED_PROXIES):
  * a client cannot pick its own bucket with a header.
  */
-export function rateLimiter(ctx: ApiContext): RateLimiter | null {
+export function rateLimiter(ctx: ApiContext, refusals: RefusalLog | null = null): RateLimiter | null {
   const { rateLimit: settings } = ctx.config;
   if (!settings.enabled) return null;
   const postgres = new PostgresRateLimitStore(ctx.pool, (error) => ctx.log.warn({ err: error }, 'pruning rate-limit rows failed'));
@@ -119,8 +134,8 @@ export function rateLimiter(ctx: ApiContext): RateLimiter | null {
       // requireClientAddress has refused a request without one.
       const key = `${clientBucket(clientAddress(request) ?? '')}|${bucketPath}`;
       const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
-      if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c));
-      settle(request, reply, bucketPath, limit, counted);
+      if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c, refusals));
+      settle(request, reply, bucketPath, limit, counted, refusals);
     },
     close: async () => {
       await batched?.close();

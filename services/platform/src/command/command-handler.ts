@@ -1,4 +1,4 @@
-import { DomainError, parseDomainEvent, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
+import { DomainError, parseDomainEvent, type ActorKind, type DomainEvent, type EventMetadata } from '@portcullis/contracts';
 import {
   WrongExpectedVersionError,
   type EventStore,
@@ -37,7 +37,13 @@ export interface CommandOptions {
   /** What traces and metrics call the command (`sign-out`, `organization.create`, …). */
   readonly name?: string;
   readonly request: RequestMetadata;
+  /** The user who acts (an admin's own id when an admin acts on someone else), or null. */
   readonly actorId: string | null;
+  /**
+   * What kind of actor `actorId` is, where the request cannot tell (`admin`: a user acting with admin
+   * rights). Left out, it is derived (see `actorFor`): existing callers passing only `actorId` stay right.
+   */
+  readonly actorKind?: ActorKind;
   /**
    * Streams this process runs one command at a time on (the command's own aggregate): commands of one
    * process then never conflict with each other, only with other processes'.
@@ -194,6 +200,7 @@ interface PendingAppend {
 /** One attempt of a command: what it read, at which versions, and what it will append. */
 export class UnitOfWork {
   private actorId: string | null;
+  private actorKind: ActorKind | undefined;
   /** By model and stream: a stream may be folded by more than one model in one decision. */
   private readonly loaded = new Map<string, LoadedStream>();
   /** The version each stream was read at in this attempt, whatever model folded it. */
@@ -213,16 +220,18 @@ export class UnitOfWork {
     private readonly onSnapshotError: (error: unknown) => void,
   ) {
     this.actorId = options.actorId;
+    this.actorKind = options.actorKind;
   }
 
   /** What every event this attempt appends carries (who, from where, when). */
   get metadata(): EventMetadata {
-    return eventMetadataOf(this.options.request, this.actorId, this.now);
+    return eventMetadataOf(this.options.request, this.actorId, this.now, this.actorKind);
   }
 
   /** Names the actor once the command has found out who it is (a token's owner, say). */
-  actAs(actorId: string): void {
+  actAs(actorId: string, kind?: ActorKind): void {
     this.actorId = actorId;
+    if (kind) this.actorKind = kind;
   }
 
   /** Whether any state this attempt decided on was kept from an earlier command rather than read. */

@@ -1,4 +1,4 @@
-import type { EventMetadata } from '@portcullis/contracts';
+import type { ActorKind, EventActor, EventMetadata } from '@portcullis/contracts';
 
 /**
  * Where a command comes from, as a plain value: an HTTP route builds it from its request, a CLI or the
@@ -10,9 +10,16 @@ export interface RequestMetadata {
   readonly requestId: string | null;
   readonly correlationId: string | null;
   readonly traceparent: string | null;
+  /**
+   * Who the request itself authenticated as, where that says more than the acting user id: a server call
+   * (x-api-key), or a session an admin opened by impersonating (`impersonatorId`, the admin's id).
+   */
+  readonly principal?: RequestPrincipal;
   /** The admin behind an impersonation session the request presents: every event it causes names them. */
   readonly impersonatedBy?: string | null;
 }
+
+export type RequestPrincipal = { readonly kind: 'server' } | { readonly kind: 'impersonation'; readonly impersonatorId: string };
 
 /** A command that no request carries (a job, a test, a migration). */
 export const systemRequest: RequestMetadata = {
@@ -23,11 +30,33 @@ export const systemRequest: RequestMetadata = {
   traceparent: null,
 };
 
+/**
+ * The structured actor of a command. A command that names its kind (`admin`, say) is taken at its word;
+ * otherwise the kind follows from the request: a server call is `server`, an impersonated session
+ * `impersonator`, a user id alone `user`, no user `anonymous` when a request came in and `system` when none
+ * did. Commands that only pass `actorId` (the user who acts) thus still get a truthful actor.
+ */
+export function actorFor(request: RequestMetadata, actorId: string | null, kind?: ActorKind): EventActor {
+  // An impersonation session the request presents (the admin plugin marks it) is an impersonation principal.
+  const principal: RequestPrincipal | undefined = request.impersonatedBy
+    ? { kind: 'impersonation', impersonatorId: request.impersonatedBy }
+    : request.principal;
+  if (kind === 'impersonator' || (!kind && principal?.kind === 'impersonation')) {
+    return { kind: 'impersonator', id: actorId, impersonatorId: principal?.kind === 'impersonation' ? principal.impersonatorId : null };
+  }
+  if (kind) return { kind, id: actorId };
+  if (principal?.kind === 'server') return { kind: 'server', id: actorId };
+  if (actorId) return { kind: 'user', id: actorId };
+  const fromRequest = request.requestId !== null || request.ipAddress !== null;
+  return { kind: fromRequest ? 'anonymous' : 'system', id: null };
+}
+
 /** What every event a command appends carries: who did it, from where, in which request, and when. */
-export function eventMetadataOf(request: RequestMetadata, actorId: string | null, occurredAt: Date): EventMetadata {
+export function eventMetadataOf(request: RequestMetadata, actorId: string | null, occurredAt: Date, actorKind?: ActorKind): EventMetadata {
   return {
     occurredAt: occurredAt.toISOString(),
     actorId,
+    actor: actorFor(request, actorId, actorKind),
     ipAddress: request.ipAddress,
     userAgent: request.userAgent,
     requestId: request.requestId,

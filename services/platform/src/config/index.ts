@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditSettings } from './audit.ts';
 import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
@@ -21,6 +22,7 @@ export const settingsSections = [
   organizationSettings,
   adminSettings,
   projectorSettings,
+  auditSettings,
 ] as const;
 
 const environmentSchema = z
@@ -33,6 +35,7 @@ const environmentSchema = z
     ...organizationSettings.shape,
     ...adminSettings.shape,
     ...projectorSettings.shape,
+    ...auditSettings.shape,
   })
   // Rules that span settings (each named on the variable to change).
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
@@ -67,7 +70,8 @@ export type Config = Readonly<
     ReturnType<(typeof mailSettings)['build']> &
     ReturnType<(typeof organizationSettings)['build']> &
     ReturnType<(typeof adminSettings)['build']> &
-    ReturnType<(typeof projectorSettings)['build']>
+    ReturnType<(typeof projectorSettings)['build']> &
+    ReturnType<(typeof auditSettings)['build']>
 >;
 
 export class ConfigError extends Error {
@@ -100,6 +104,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...organizationSettings.build(c, c),
     ...adminSettings.build(c, c),
     ...projectorSettings.build(c, c),
+    ...auditSettings.build(c, c),
   });
 }
 

@@ -3,3 +3,4 @@ export * from './password.ts';
 export * from './cookie-signature.ts';
 export * from './sealed-token.ts';
 export * from './jose.ts';
+export * from './ed25519.ts';

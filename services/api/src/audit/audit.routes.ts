@@ -1,0 +1,60 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { auditEndpoints as endpoints, type AuditFilter } from '@portcullis/contracts';
+import { exportLogHead } from '@portcullis/platform';
+import type { ApiContext } from '../context.ts';
+import { route } from '../http/declared-route.ts';
+import { operatorAccess } from '../http/operator-access.ts';
+import { auditIndexedTo, searchAudit } from './audit-search.ts';
+import { timeTravelRoutes } from './time-travel.routes.ts';
+import type { AuditStreamModels } from './time-travel.ts';
+
+/** Rows an export reads at a time: its memory is one page, whatever the export's length. */
+const EXPORT_PAGE = 500;
+
+/**
+ * The audit trail for operators (see `operatorAccess`): search, the NDJSON export, the signed log head,
+ * and the state of a user or organization as of any point of the log.
+ */
+export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
+  const authorize = operatorAccess(ctx);
+
+  async function* exported(filter: AuditFilter): AsyncGenerator<string> {
+    let cursor = filter.cursor;
+    for (;;) {
+      const page = await searchAudit(ctx.pool, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, EXPORT_PAGE);
+      for (const event of page.events) yield `${JSON.stringify(event)}\n`;
+      if (page.nextCursor === null) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  return function register(app: FastifyInstance): Promise<void> {
+    route(app, endpoints.auditEvents, async (request, reply) => {
+      authorize(request);
+      const { limit, ...filter } = request.query;
+      const [page, indexedTo] = await Promise.all([searchAudit(ctx.pool, filter, limit), auditIndexedTo(ctx.pool)]);
+      reply.header('cache-control', 'no-store');
+      return { ...page, indexedTo };
+    });
+
+    route(app, endpoints.auditExport, async (request, reply) => {
+      authorize(request);
+      // Pulled a page at a time as the client reads: a slow reader holds one page, never the export.
+      return reply
+        .header('cache-control', 'no-store')
+        .header('content-disposition', 'attachment; filename="audit.ndjson"')
+        .type('application/x-ndjson')
+        .send(Readable.from(exported(request.query)));
+    });
+
+    route(app, endpoints.auditHead, async (request, reply) => {
+      authorize(request);
+      reply.header('cache-control', 'no-store');
+      return exportLogHead(ctx.pool, ctx.config.audit.signingKey);
+    });
+
+    timeTravelRoutes(ctx, authorize, models)(app);
+    return Promise.resolve();
+  };
+}

@@ -1,0 +1,111 @@
+import { DomainError, streams, type StreamModel } from '@portcullis/contracts';
+import { sql, type CommonQueryMethods, type EventStore } from '@portcullis/platform';
+import { accountModel } from '../identity/account.decider.ts';
+import { userModel } from '../identity/user.decider.ts';
+import { sessionIndexModel } from '../session/session-index.decider.ts';
+import { diffStates, foldUpTo, plain, type Change, type PointInLog } from './fold-at.ts';
+
+/**
+ * The models of the streams a leaf area owns (organizations), handed in by the app: a leaf imports no
+ * other leaf, and time travel must fold with the deciders' own models, not copies of them.
+ */
+export interface AuditStreamModels {
+  /** `organization-<id>`, as organization commands fold it. */
+  readonly organization: StreamModel<unknown>;
+  /** `user-organizations-<userId>`: the ids of the organizations a user belongs to. */
+  readonly userOrganizations: StreamModel<{ readonly organizationIds: readonly string[] }>;
+}
+
+interface OrganizationLike {
+  readonly status: string;
+  readonly name?: string;
+  readonly members?: ReadonlyMap<string, { readonly userId: string; readonly role: string }>;
+}
+
+export interface StateAt {
+  readonly id: string;
+  readonly position: number;
+  readonly state: unknown;
+  readonly diff: { readonly fromPosition: number; readonly changes: Change[] } | null;
+}
+
+export interface TimeTravel {
+  userAt(userId: string, query: { at?: string | undefined; diffFrom?: string | undefined }): Promise<StateAt>;
+  organizationAt(organizationId: string, query: { at?: string | undefined; diffFrom?: string | undefined }): Promise<StateAt>;
+}
+
+/**
+ * A user or an organization as it was at an instant or a log position (`at`: an ISO instant or a
+ * position; absent: now), folded from the log by the models the deciders use, and what changed since
+ * `diffFrom`. A user is their profile, their account (email, verification, password account), the sessions
+ * live at that instant and their organizations with their roles. Plain values in, so routes and the CLI
+ * run the same code.
+ */
+export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>; db: CommonQueryMethods; clock: () => Date; models?: AuditStreamModels | undefined }): TimeTravel {
+  const { store, models } = deps;
+
+  async function pointOf(at: string | undefined): Promise<PointInLog> {
+    const head = await store.headPosition();
+    if (at === undefined) return { position: head, instant: deps.clock().toISOString(), byInstant: false };
+    if (/^\d+$/.test(at)) {
+      const position = Math.min(Number(at), head);
+      const occurredAt = (await deps.db.maybeOneFirst(sql.unsafe`SELECT metadata->>'occurredAt' FROM events WHERE position = ${position}`)) as string | null;
+      return { position, instant: occurredAt ?? new Date(0).toISOString(), byInstant: false };
+    }
+    return { position: head, instant: new Date(at).toISOString(), byInstant: true };
+  }
+
+  async function userAt(userId: string, point: PointInLog): Promise<{ state: unknown; position: number }> {
+    const ids = [streams.user(userId), streams.userSessions(userId), streams.userOrganizations(userId)];
+    const reads = await store.readStreams(ids);
+    const userEvents = reads.get(ids[0]!)!.events;
+    const profile = foldUpTo(userModel, userEvents, point);
+    const account = foldUpTo(accountModel, userEvents, point);
+    const sessions = foldUpTo(sessionIndexModel, reads.get(ids[1]!)!.events, point);
+    let position = Math.max(profile.position, sessions.position);
+    let organizations: Record<string, unknown> = {};
+    if (models) {
+      const index = foldUpTo(models.userOrganizations, reads.get(ids[2]!)!.events, point);
+      position = Math.max(position, index.position);
+      const orgReads = await store.readStreams(index.state.organizationIds.map((id) => streams.organization(id)));
+      organizations = Object.fromEntries(
+        index.state.organizationIds.map((id) => {
+          const org = foldUpTo(models.organization, orgReads.get(streams.organization(id))?.events ?? [], point).state as OrganizationLike;
+          const member = [...(org.members?.values() ?? [])].find((m) => m.userId === userId);
+          return [id, { name: org.name ?? null, role: member?.role ?? null }];
+        }),
+      );
+    }
+    const live = sessions.state.open.filter((s) => Date.parse(s.expiresAt) > Date.parse(point.instant));
+    const state = {
+      profile: plain(profile.state),
+      account: plain(account.state),
+      sessions: Object.fromEntries(live.map((s) => [s.sessionId, { expiresAt: s.expiresAt }])),
+      organizations,
+    };
+    return { state, position };
+  }
+
+  async function organizationAt(organizationId: string, point: PointInLog): Promise<{ state: unknown; position: number }> {
+    if (!models) throw new DomainError('NOT_FOUND');
+    const read = await store.readStream(streams.organization(organizationId));
+    const folded = foldUpTo(models.organization, read.events, point);
+    return { state: plain(folded.state), position: folded.position };
+  }
+
+  async function answer(
+    id: string,
+    query: { at?: string | undefined; diffFrom?: string | undefined },
+    at: (id: string, point: PointInLog) => Promise<{ state: unknown; position: number }>,
+  ): Promise<StateAt> {
+    const now = await at(id, await pointOf(query.at));
+    if (query.diffFrom === undefined) return { id, position: now.position, state: now.state, diff: null };
+    const then = await at(id, await pointOf(query.diffFrom));
+    return { id, position: now.position, state: now.state, diff: { fromPosition: then.position, changes: diffStates(then.state, now.state) } };
+  }
+
+  return {
+    userAt: (userId, query) => answer(userId, query, userAt),
+    organizationAt: (organizationId, query) => answer(organizationId, query, organizationAt),
+  };
+}
