@@ -211,8 +211,9 @@ describe('admin routes', () => {
 
     it('records every admin action naming the acting admin', async () => {
       const metadata = (await api.db.pool.oneFirst(sql.unsafe`
-        SELECT metadata FROM events WHERE type = 'user.role_changed.v1' AND data->>'userId' = ${carol.userId} ORDER BY position DESC LIMIT 1`)) as { actorId: string };
+        SELECT metadata FROM events WHERE type = 'user.role_changed.v1' AND data->>'userId' = ${carol.userId} ORDER BY position DESC LIMIT 1`)) as { actorId: string; actor?: unknown };
       expect(metadata.actorId).toBe(alice.userId);
+      expect(metadata.actor).toMatchObject({ kind: 'admin', id: alice.userId });
     });
 
     it('sets a user\'s password, which then signs in', async () => {

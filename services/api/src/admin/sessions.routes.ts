@@ -43,7 +43,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
       const tokenHash = /^[0-9a-f]{64}$/.test(sessionToken) ? sessionToken : hashToken(sessionToken);
       const derived = sessionIdForTokenHash(tokenHash);
       await ctx.commands.handle(
-        { name: 'admin.revoke-user-session', request: requestMetadataOf(request), actorId: caller.user.id, serialize: [streams.session(derived)], settle: 'revocation' },
+        { name: 'admin.revoke-user-session', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.session(derived)], settle: 'revocation' },
         async (unit) => {
           // Sessions from before ids were derived from the hash are found through the session table.
           const candidates = [derived, ...[await sessionIdByTokenHash(ctx, tokenHash)].filter((id): id is string => id !== null && id !== derived)];
@@ -67,6 +67,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
           name: 'admin.revoke-user-sessions',
           request: requestMetadataOf(request),
           actorId: caller.user.id,
+          actorKind: 'admin',
           serialize: [streams.userSessions(userId)],
           settle: 'revocation',
         },
@@ -84,7 +85,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
       }
       const requestMetadata = requestMetadataOf(request);
       const { result: opened } = await ctx.commands.handle(
-        { name: 'admin.impersonate-user', request: requestMetadata, actorId: caller.user.id },
+        { name: 'admin.impersonate-user', request: requestMetadata, actorId: caller.user.id, actorKind: 'admin' },
         async (unit) => {
           const account = await accountIn(unit, target.id);
           if (account.state.status !== 'active') throw new DomainError('USER_NOT_FOUND');

@@ -40,6 +40,7 @@ async function changeUser(ctx: ApiContext, request: FastifyRequest, adminId: str
       name: `admin.${command.type}`,
       request: requestMetadataOf(request),
       actorId: adminId,
+      actorKind: 'admin',
       serialize: [streams.user(userId), ...(command.type === 'ban' ? [streams.userSessions(userId)] : [])],
       ...(command.type === 'ban' ? { settle: 'revocation' as const } : {}),
     },
@@ -86,7 +87,7 @@ export function adminUserRoutes(ctx: ApiContext) {
       const passwordHash = body.password ? await hashPassword(body.password) : null;
       const userId = generateId();
       const { result } = await ctx.commands.handle(
-        { name: 'admin.create-user', request: requestMetadataOf(request), actorId: caller.user.id, serialize: [streams.email(email)] },
+        { name: 'admin.create-user', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.email(email)] },
         async (unit) => {
           const reservation = await emailReservationIn(unit, email);
           const created = decideCreateUser(
@@ -139,6 +140,7 @@ export function adminUserRoutes(ctx: ApiContext) {
           name: 'admin.update-user',
           request: requestMetadataOf(request),
           actorId: caller.user.id,
+          actorKind: 'admin',
           serialize: [streams.user(userId), ...(bans ? [streams.userSessions(userId)] : [])],
           ...(fields.ban ? { settle: 'revocation' as const } : {}),
         },
@@ -201,7 +203,7 @@ export function adminUserRoutes(ctx: ApiContext) {
       const { userId } = request.body;
       if (userId === caller.user.id) throw new DomainError('YOU_CANNOT_REMOVE_YOURSELF');
       await ctx.commands.handle(
-        { name: 'admin.remove-user', request: requestMetadataOf(request), actorId: caller.user.id, serialize: [streams.user(userId)], settle: 'revocation' },
+        { name: 'admin.remove-user', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.user(userId)], settle: 'revocation' },
         async (unit) => deleteUserIn(unit, ctx, await activeAccountIn(unit, userId)),
       );
       return { success: true };
@@ -214,7 +216,7 @@ export function adminUserRoutes(ctx: ApiContext) {
       await existingUser(ctx, userId);
       const passwordHash = await hashPassword(newPassword);
       await ctx.commands.handle(
-        { name: 'admin.set-user-password', request: requestMetadataOf(request), actorId: caller.user.id, serialize: [streams.user(userId)] },
+        { name: 'admin.set-user-password', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.user(userId)] },
         async (unit) => {
           const account = await accountIn(unit, userId);
           // A reset by someone else: it also lifts a sign-in lock, and creates the password account if there is none.
