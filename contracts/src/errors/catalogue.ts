@@ -180,6 +180,8 @@ export const errorCatalogue = {
   YOU_ARE_NOT_ALLOWED_TO_GET_USER: { status: 403, message: 'You are not allowed to get user' },
   YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS: { status: 403, message: 'You are not allowed to update users' },
   YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL: { status: 403, message: 'You are not allowed to update users email' },
+  // Ours: the audit trail is an operator's, for admins who may list users and their sessions.
+  YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL: { status: 403, message: 'You are not allowed to read the audit trail' },
   YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE: { status: 400, message: 'You are not allowed to set a non-existent role value' },
   INVALID_ROLE_TYPE: { status: 400, message: 'Invalid role type' },
   NO_DATA_TO_UPDATE: { status: 400, message: 'No data to update' },

@@ -10,6 +10,7 @@ import {
   type EventStore,
   type Logger,
 } from '@portcullis/platform';
+import { operatorSession } from './admin/admin-guard.ts';
 import type { ApiContext } from './context.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
@@ -104,6 +105,8 @@ export async function createApiContext(config: Config, options: ApiContextOption
     clock,
     identity: { userDeletion: [removeMembershipsOf] },
     activeSelectionCheck: (userId, selection) => confirmActiveSelection(realStore, userId, selection),
+    // Called once the context exists, as it resolves the caller's session through it.
+    operatorSession: (request, reply) => operatorSession(ctx, request, reply),
   };
   return {
     ctx,

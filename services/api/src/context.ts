@@ -1,4 +1,5 @@
 import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Redis, SessionCacheLayout } from '@portcullis/platform';
+import type { OperatorSessionCheck } from './http/operator-access.ts';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
 import type { IdentityExtensions } from './identity/extensions.ts';
 import type { ReadModelProgress } from './read-model-progress.ts';
@@ -25,6 +26,8 @@ export interface ApiContext {
   readonly clock: () => Date;
   /** What leaf areas add to identity's commands (see IdentityExtensions). */
   readonly identity: IdentityExtensions;
+  /** Whether a session is an operator's (see `operatorAccess`); absent: only server calls operate. */
+  readonly operatorSession?: OperatorSessionCheck;
   /** See `sessionFromLog`; absent where organizations are not served. */
   readonly activeSelectionCheck?: ActiveSelectionCheck;
 }

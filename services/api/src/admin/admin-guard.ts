@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, streams, type ErrorCode, type User } from '@portcullis/contracts';
 import { loadStream } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { requireSession, type CurrentSession } from '../session/current-session.ts';
+import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { userAnswerModel } from '../session/session-log.ts';
 import { hasAdminPermission, type Permissions } from './access.decider.ts';
 
@@ -25,6 +25,16 @@ export async function requireAdmin(
   const caller = await requireSession(ctx, request, reply);
   if (!callerMay(ctx, caller, permissions)) throw new DomainError(refusal);
   return caller;
+}
+
+/**
+ * Whether the caller's session is an operator's, for the ops endpoints that take one (the audit trail): an
+ * admin who may list users and their sessions, as reading everyone's history amounts to.
+ */
+export async function operatorSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<'operator' | 'refused' | 'none'> {
+  const caller = await resolveSession(ctx, request, reply, { refresh: false });
+  if (!caller) return 'none';
+  return callerMay(ctx, caller, { user: ['list'], session: ['list'] }) ? 'operator' : 'refused';
 }
 
 /** The user as every answer shows it, folded from the log itself: what an admin just changed is in it. */

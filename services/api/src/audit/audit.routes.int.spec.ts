@@ -37,6 +37,7 @@ interface SearchAnswer {
 describe('audit routes', () => {
   let api: InProcessApi;
   let aliceId: string;
+  let aliceToken: string;
   let organizationId: string;
   let beforeOrganization: number;
   let head: number;
@@ -61,6 +62,7 @@ describe('audit routes', () => {
     await post(api.app, 'sign-in/email', { email: 'alice@example.com', password: 'not her password' }, { ip: GUESSER_IP });
     const signedIn = await post(api.app, 'sign-in/email', { email: 'alice@example.com', password: PASSWORD }, { ip: ALICE_IP });
     const token = signedIn.token as string;
+    aliceToken = token;
     beforeOrganization = await api.db.store.headPosition();
     const created = await post(api.app, 'organization/create', { name: 'Acme', slug: 'acme-audit' }, { token, ip: ALICE_IP });
     organizationId = created.id as string;
@@ -73,10 +75,19 @@ describe('audit routes', () => {
     await api?.close();
   });
 
-  it('answers operators only', async () => {
+  it('answers operators only: the server key, or the session of an admin who may list users and sessions', async () => {
+    // The same user made an admin (ADMIN_USER_IDS) on a second process of the same api.
+    const asAdmin = await api.another({ env: { ADMIN_USER_IDS: aliceId } });
+    const session = { authorization: `Bearer ${aliceToken}` };
     for (const url of ['/ops/audit/events', '/ops/audit/export', '/ops/audit/head', `/ops/audit/users/${aliceId}`]) {
       expect((await api.app.inject({ method: 'GET', url })).statusCode, url).toBe(401);
       expect((await api.app.inject({ method: 'GET', url, headers: { 'x-api-key': 'wrong' } })).statusCode, url).toBe(401);
+      const notAdmin = await api.app.inject({ method: 'GET', url, headers: session });
+      expect({ status: notAdmin.statusCode, message: (notAdmin.json<{ message?: string }>()).message }, url).toEqual({
+        status: 403,
+        message: 'You are not allowed to read the audit trail',
+      });
+      expect((await asAdmin.inject({ method: 'GET', url, headers: session })).statusCode, url).toBe(200);
     }
   });
 

@@ -17,7 +17,7 @@ const EXPORT_PAGE = 500;
  * and the state of a user or organization as of any point of the log.
  */
 export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
-  const authorize = operatorAccess(ctx);
+  const authorize = operatorAccess(ctx, { sessions: true });
 
   async function* exported(filter: AuditFilter): AsyncGenerator<string> {
     let cursor = filter.cursor;
@@ -31,7 +31,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
 
   return function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.auditEvents, async (request, reply) => {
-      authorize(request);
+      await authorize(request, reply);
       const { limit, ...filter } = request.query;
       const [page, indexedTo] = await Promise.all([searchAudit(ctx.pool, filter, limit), auditIndexedTo(ctx.pool)]);
       reply.header('cache-control', 'no-store');
@@ -39,7 +39,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
     });
 
     route(app, endpoints.auditExport, async (request, reply) => {
-      authorize(request);
+      await authorize(request, reply);
       // Pulled a page at a time as the client reads: a slow reader holds one page, never the export.
       return reply
         .header('cache-control', 'no-store')
@@ -49,7 +49,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
     });
 
     route(app, endpoints.auditHead, async (request, reply) => {
-      authorize(request);
+      await authorize(request, reply);
       reply.header('cache-control', 'no-store');
       return exportLogHead(ctx.pool, ctx.config.audit.signingKey);
     });

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
 import type { ApiContext } from '../context.ts';
 import { serverCall } from './server-call.ts';
@@ -7,16 +7,31 @@ import { serverCall } from './server-call.ts';
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /**
+ * Whether the caller's session is an operator's: `none` without a session, `refused` for a session whose
+ * user may not operate. Registered by the composition root (the admin plugin knows who is an admin).
+ */
+export type OperatorSessionCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<'operator' | 'refused' | 'none'>;
+
+export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
  * The ops endpoints (mail, audit trail) answer only operators: server calls with x-api-key, except in
  * development while the api listens on loopback alone, where whoever can reach it is on this machine.
- * Returns the check a route runs first.
+ * With `sessions`, an admin's session too (the audit trail, read from a browser). Returns the check a route
+ * runs first.
  */
-export function operatorAccess(ctx: ApiContext): (request: FastifyRequest) => void {
+export function operatorAccess(ctx: ApiContext, options: { sessions?: boolean } = {}): OperatorCheck {
   const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
-  return (request) => {
+  const sessionCheck = options.sessions ? ctx.operatorSession : undefined;
+  return async (request, reply) => {
     const call = serverCall(ctx, request);
     if (call === 'accepted') return;
     if (call === 'absent' && openToLocalCallers) return;
+    if (call === 'absent' && sessionCheck) {
+      const verdict = await sessionCheck(request, reply);
+      if (verdict === 'operator') return;
+      if (verdict === 'refused') throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL');
+    }
     throw new DomainError('UNAUTHORIZED');
   };
 }

@@ -33,14 +33,14 @@ export function mailOpsRoutes(ctx: ApiContext) {
 
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.mailbox, async (request, reply) => {
-      authorize(request);
+      await authorize(request, reply);
       const { query } = request;
       reply.header('cache-control', 'no-store');
       return { messages: await readDevMailbox(ctx.pool, { ...(query.to ? { to: query.to } : {}), limit: query.limit }) };
     });
 
     route(app, endpoints.mailDeliveries, async (request, reply) => {
-      authorize(request);
+      await authorize(request, reply);
       const { query } = request;
       const rows = (await ctx.pool.any(sql.unsafe`
         SELECT job_id, kind, user_id, recipient, status, attempts, next_attempt_at, last_error, transport, message_id,
