@@ -98,7 +98,7 @@ export function usersNamed(input: SentenceInput): string[] {
 }
 
 /** Keys of event data an audit reader is never shown: argon2 hashes (crackable offline) and sealed tokens. */
-const REDACTED_KEYS = new Set(['passwordHash', 'sealedToken']);
+export const REDACTED_KEYS: ReadonlySet<string> = new Set(['passwordHash', 'sealedToken']);
 
 export function redactedData(data: unknown): Record<string, unknown> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return { value: data };

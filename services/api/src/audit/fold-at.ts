@@ -1,5 +1,6 @@
 import { parseDomainEvent, type StreamModel } from '@portcullis/contracts';
 import type { RecordedEvent } from '@portcullis/platform';
+import { REDACTED_KEYS } from './audit-sentence.ts';
 
 /**
  * A point of the log's history: everything at or below `position`, and, when an instant was asked for,
@@ -33,15 +34,13 @@ export function foldUpTo<State>(model: StreamModel<State>, events: readonly Reco
   return { state, position };
 }
 
-const REDACTED = new Set(['passwordHash', 'sealedToken']);
-
 /** A folded state as JSON: Maps as objects, Sets as arrays, password hashes and sealed tokens redacted. */
 export function plain(value: unknown): unknown {
   if (value instanceof Map) return Object.fromEntries([...value.entries()].map(([k, v]) => [String(k), plain(v)]));
   if (value instanceof Set) return [...value].map(plain);
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, REDACTED.has(k) && v !== null ? '[redacted]' : plain(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, REDACTED_KEYS.has(k) && v !== null ? '[redacted]' : plain(v)]));
   }
   return value;
 }
