@@ -38,7 +38,7 @@ export function markImpersonated(request: FastifyRequest, adminId: string): void
 export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
   const client = clientInfo(request);
   return {
-    ...(serverCalls.has(request) ? { principal: { kind: 'server' as const } } : {}),
+    ...(serverCalls.has(request) ? { serverCall: true } : {}),
     ipAddress: client.ipAddress || null,
     userAgent: client.userAgent || null,
     requestId: request.id,

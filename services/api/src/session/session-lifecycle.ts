@@ -20,10 +20,9 @@ export type SessionOpening = 'sign-up' | 'email-password' | 'email-verification'
  * ending all of the user's sessions, decided on that index, cannot miss it.
  */
 export function openSession(unit: UnitOfWork, userId: string, session: NewSession, method: SessionOpening): void {
-  const events = sessionOpeningEvents(userId, session, method);
-  unit.append(streams.session(session.sessionId), [events.session], { expected: 'no_stream', model: sessionModel });
-  // 'any': an opening never conflicts with another; an ending of all sessions requires the version it read.
-  unit.append(streams.userSessions(userId), [events.index], { expected: 'any' });
+  const { sessionId, tokenHash, ipAddress, userAgent, rememberMe } = session;
+  const created = SessionCreated({ sessionId, userId, tokenHash, expiresAt: session.expiresAt.toISOString(), ipAddress, userAgent, rememberMe, method });
+  appendOpening(unit, userId, session, created);
 }
 
 /**
@@ -31,38 +30,21 @@ export function openSession(unit: UnitOfWork, userId: string, session: NewSessio
  * session index as any session, so a ban or a revocation of the user's sessions ends it too.
  */
 export function openImpersonationSession(unit: UnitOfWork, userId: string, impersonatedBy: string, session: NewSession): void {
-  const expiresAt = session.expiresAt.toISOString();
-  const started = ImpersonationStarted({
-    sessionId: session.sessionId,
-    userId,
-    tokenHash: session.tokenHash,
-    expiresAt,
-    ipAddress: session.ipAddress,
-    userAgent: session.userAgent,
-    impersonatedBy,
-  });
-  unit.append(streams.session(session.sessionId), [started], { expected: 'no_stream', model: sessionModel });
-  unit.append(streams.userSessions(userId), [sessionOpened(userId, { sessionId: session.sessionId, tokenHash: session.tokenHash, expiresAt })], {
-    expected: 'any',
-  });
+  const { sessionId, tokenHash, ipAddress, userAgent } = session;
+  const started = ImpersonationStarted({ sessionId, userId, tokenHash, expiresAt: session.expiresAt.toISOString(), ipAddress, userAgent, impersonatedBy });
+  appendOpening(unit, userId, session, started);
 }
 
-/** The events that open a session: for its own stream, and for the user's session index. */
-export function sessionOpeningEvents(userId: string, session: NewSession, method: SessionOpening) {
-  const expiresAt = session.expiresAt.toISOString();
-  return {
-    session: SessionCreated({
-      sessionId: session.sessionId,
-      userId,
-      tokenHash: session.tokenHash,
-      expiresAt,
-      ipAddress: session.ipAddress,
-      userAgent: session.userAgent,
-      rememberMe: session.rememberMe,
-      method,
-    }),
-    index: sessionOpened(userId, { sessionId: session.sessionId, tokenHash: session.tokenHash, expiresAt }),
-  };
+function appendOpening(
+  unit: UnitOfWork,
+  userId: string,
+  session: NewSession,
+  opening: ReturnType<typeof SessionCreated> | ReturnType<typeof ImpersonationStarted>,
+): void {
+  unit.append(streams.session(session.sessionId), [opening], { expected: 'no_stream', model: sessionModel });
+  // 'any': an opening never conflicts with another; an ending of all sessions requires the version it read.
+  const index = sessionOpened(userId, { sessionId: session.sessionId, tokenHash: session.tokenHash, expiresAt: session.expiresAt.toISOString() });
+  unit.append(streams.userSessions(userId), [index], { expected: 'any' });
 }
 
 /**

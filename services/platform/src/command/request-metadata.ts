@@ -10,16 +10,11 @@ export interface RequestMetadata {
   readonly requestId: string | null;
   readonly correlationId: string | null;
   readonly traceparent: string | null;
-  /**
-   * Who the request itself authenticated as, where that says more than the acting user id: a server call
-   * (x-api-key), or a session an admin opened by impersonating (`impersonatorId`, the admin's id).
-   */
-  readonly principal?: RequestPrincipal;
+  /** The request authenticated with the server key (x-api-key): its actor is the server. */
+  readonly serverCall?: boolean;
   /** The admin behind an impersonation session the request presents: every event it causes names them. */
   readonly impersonatedBy?: string | null;
 }
-
-export type RequestPrincipal = { readonly kind: 'server' } | { readonly kind: 'impersonation'; readonly impersonatorId: string };
 
 /** A command that no request carries (a job, a test, a migration). */
 export const systemRequest: RequestMetadata = {
@@ -37,15 +32,10 @@ export const systemRequest: RequestMetadata = {
  * did. Commands that only pass `actorId` (the user who acts) thus still get a truthful actor.
  */
 export function actorFor(request: RequestMetadata, actorId: string | null, kind?: ActorKind): EventActor {
-  // An impersonation session the request presents (the admin plugin marks it) is an impersonation principal.
-  const principal: RequestPrincipal | undefined = request.impersonatedBy
-    ? { kind: 'impersonation', impersonatorId: request.impersonatedBy }
-    : request.principal;
-  if (kind === 'impersonator' || (!kind && principal?.kind === 'impersonation')) {
-    return { kind: 'impersonator', id: actorId, impersonatorId: principal?.kind === 'impersonation' ? principal.impersonatorId : null };
-  }
+  const impersonatorId = request.impersonatedBy ?? null;
+  if (kind === 'impersonator' || (!kind && impersonatorId !== null)) return { kind: 'impersonator', id: actorId, impersonatorId };
   if (kind) return { kind, id: actorId };
-  if (principal?.kind === 'server') return { kind: 'server', id: actorId };
+  if (request.serverCall) return { kind: 'server', id: actorId };
   if (actorId) return { kind: 'user', id: actorId };
   const fromRequest = request.requestId !== null || request.ipAddress !== null;
   return { kind: fromRequest ? 'anonymous' : 'system', id: null };

@@ -18,8 +18,8 @@ describe('the actor of a command', () => {
   });
 
   it('is the server for a server call, an impersonator for an impersonated session, and whatever a command names', () => {
-    expect(actorFor({ ...httpRequest, principal: { kind: 'server' } }, null)).toEqual({ kind: 'server', id: null });
-    expect(actorFor({ ...httpRequest, principal: { kind: 'impersonation', impersonatorId: 'admin1' } }, 'u1')).toEqual({
+    expect(actorFor({ ...httpRequest, serverCall: true }, null)).toEqual({ kind: 'server', id: null });
+    expect(actorFor({ ...httpRequest, impersonatedBy: 'admin1' }, 'u1')).toEqual({
       kind: 'impersonator',
       id: 'u1',
       impersonatorId: 'admin1',
