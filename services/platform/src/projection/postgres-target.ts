@@ -64,6 +64,7 @@ function shadowCheckpointName(name: string): string {
 export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
+  readonly gatherMs: number | undefined;
   private readonly announce: CheckpointAnnouncer | null;
   /** Where the commit itself NOTIFYs a checkpoint's move: nowhere when it is announced after the commit. */
   private readonly notifyChannel: string | null;
@@ -79,6 +80,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
+    this.gatherMs = projection.gatherMs;
     this.schema = options.shadowSchema ?? null;
     this.checkpointName = this.schema ? shadowCheckpointName(projection.name) : projection.name;
     // A shadow is read by nobody: its progress is announced to no one.

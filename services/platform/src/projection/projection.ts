@@ -14,6 +14,12 @@ export interface ProjectionTarget {
    * write, so its checkpoint may trail the log for a moment (see the runner). Absent: every type.
    */
   readonly handles?: ReadonlySet<string>;
+  /**
+   * For a projection no write waits on (read-your-writes never names it): woken by an append, its runner
+   * reads no sooner than this long after its last read, so a busy log reaches it in batches of many events,
+   * one transaction each, instead of one transaction per request. Absent or 0: it reads at once.
+   */
+  readonly gatherMs?: number;
   readCheckpoint(): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
@@ -65,6 +71,8 @@ export interface PostgresProjection {
   readonly tables: readonly string[];
   /** The event types it is built from (absent: every type). */
   readonly handles?: ReadonlySet<string>;
+  /** See `ProjectionTarget.gatherMs`. */
+  readonly gatherMs?: number;
   apply(tx: ProjectionSql, projected: ProjectedEvent): Promise<void>;
   /**
    * A batch's events at once, for a projection that can write them in fewer statements than a handler call

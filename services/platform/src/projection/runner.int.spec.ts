@@ -664,4 +664,44 @@ describe('ProjectionRunner: lingering under a burst of appends', () => {
     expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(30);
     expect(batchSizes.length).toBeLessThanOrEqual(3);
   });
+
+  it('gathers a busy log into one batch per interval for a projection nobody waits on', async () => {
+    await runner?.stop();
+    await db.pool.query(sql.unsafe`CREATE TABLE gathered (position bigint NOT NULL)`);
+    const batchSizes: number[] = [];
+    const inner = new PostgresProjectionTarget(db.pool, {
+      name: 'gathered',
+      tables: ['gathered'],
+      async apply(tx, { recorded }) {
+        await tx.query(sql.unsafe`INSERT INTO gathered (position) VALUES (${recorded.position})`);
+      },
+    });
+    const counting: ProjectionTarget = {
+      name: inner.name,
+      handles: inner.handles,
+      // Longer than the burst below takes, however slow the machine.
+      gatherMs: 5_000,
+      readCheckpoint: () => inner.readCheckpoint(),
+      applyBatch: async (events, from, to) => {
+        await inner.applyBatch(events, from, to);
+        if (events.length > 0) batchSizes.push(events.length);
+      },
+    };
+    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log: quietLog });
+    runner.start();
+    await waitFor(async () => (await inner.readCheckpoint()) > 0, { timeoutMs: 10_000, message: 'the runner to read the log so far' });
+    batchSizes.length = 0;
+
+    const email = 'gathered@example.test';
+    let head = 0;
+    for (let i = 0; i < 20; i += 1) {
+      head = (await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))])).position;
+    }
+    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
+
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM gathered WHERE position > ${head - 20}`))).toBe(20);
+    expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(20);
+    // The first append may be read at once; every later one waits for the interval and comes in together.
+    expect(batchSizes.length).toBeLessThanOrEqual(2);
+  });
 });

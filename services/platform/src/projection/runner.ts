@@ -101,6 +101,8 @@ export class ProjectionRunner {
     /** How long to wait for the next append: no longer than a held-back checkpoint may stay unwritten. */
     const idleWaitMs = (): number => (checkpoint > stored ? Math.max(0, deferRemainingMs()) : this.options.pollIntervalMs);
     const linger = new LingerPolicy(this.options.lingerMs ?? 0);
+    const gatherMs = target.gatherMs ?? 0;
+    let lastReadAt = Number.NEGATIVE_INFINITY;
     let wokenByAppend = false;
     const waitForAppend = async (generation: number): Promise<void> => {
       await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
@@ -124,7 +126,11 @@ export class ProjectionRunner {
           await this.dropLock();
           continue;
         }
-        if (wokenByAppend) {
+        if (wokenByAppend && gatherMs > 0) {
+          wokenByAppend = false;
+          const wait = lastReadAt + gatherMs - Date.now();
+          if (wait > 0) await sleep(wait, this.abort.signal);
+        } else if (wokenByAppend) {
           wokenByAppend = false;
           const wait = linger.beforeRead();
           if (wait > 0) {
@@ -134,6 +140,7 @@ export class ProjectionRunner {
           }
         }
         const generation = store.appendGeneration();
+        lastReadAt = Date.now();
         const recorded = await store.readAll({ after: checkpoint, limit: this.options.batchSize });
         if (recorded.length === 0) {
           // Caught up. A checkpoint held back over batches with nothing for this projection is written once
