@@ -83,6 +83,27 @@ return 1
 const PROJECT_BATCH_COMMAND = 'portcullisProjectBatch';
 type ProjectBatchCommand = (numberOfKeys: number, ...keysAndArgs: string[]) => Promise<number>;
 
+/**
+ * The checkpoint's notice, published only where KEYS[1] (the checkpoint) holds ARGV[1]: sent in the same
+ * pipeline as the batch's script, it costs no round trip of its own, yet announces nothing a fenced batch
+ * did not do. It must be a command after the script, not a PUBLISH inside it: Redis pushes the tracking
+ * invalidations of a script's writes when that command ends, and an api holding sessions in process must
+ * hear them before it hears that the checkpoint moved.
+ */
+const ANNOUNCE_MOVE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return 0
+`;
+
+const ANNOUNCE_MOVE_COMMAND = 'portcullisAnnounceMove';
+
+/** The two commands of a live batch, queued on an ioredis pipeline (which defineCommand extends too). */
+interface BatchPipeline {
+  [PROJECT_BATCH_COMMAND](numberOfKeys: number, ...keysAndArgs: string[]): BatchPipeline;
+  [ANNOUNCE_MOVE_COMMAND](numberOfKeys: number, ...keysAndArgs: string[]): BatchPipeline;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
 /** The generation a target writes, and the checkpoint value it last read or wrote there (the fence). */
 interface Writing {
   readonly keys: SessionCacheKeys;
@@ -115,6 +136,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
     this.handles = projection.handles;
     // ioredis sends EVALSHA, and the script itself once after a NOSCRIPT (a restarted or flushed Redis).
     if (!(PROJECT_BATCH_COMMAND in redis)) redis.defineCommand(PROJECT_BATCH_COMMAND, { lua: PROJECT_BATCH_LUA });
+    if (!(ANNOUNCE_MOVE_COMMAND in redis)) redis.defineCommand(ANNOUNCE_MOVE_COMMAND, { lua: ANNOUNCE_MOVE_LUA });
     const command = (redis as unknown as Record<string, ProjectBatchCommand>)[PROJECT_BATCH_COMMAND]!;
     this.projectBatch = command.bind(redis);
   }
@@ -166,15 +188,28 @@ export class RedisProjectionTarget implements ProjectionTarget {
       }
       args.push(write.command, String(index), String(write.args.length), ...write.args);
     }
-    if ((await this.projectBatch(scriptKeys.length, ...scriptKeys, ...args)) !== 1) {
+    // A shadow is read by nobody: its progress is announced to no one.
+    const applied =
+      writing.mode === 'shadow'
+        ? await this.projectBatch(scriptKeys.length, ...scriptKeys, ...args)
+        : await this.applyAndAnnounce(scriptKeys, args, next, to);
+    if (applied !== 1) {
       this.writing = null;
       throw new CheckpointFencedError(this.name, from);
     }
     writing.stored = next;
-    // Only once the script has answered: Redis pushes the tracking invalidations of the batch's keys before
-    // that answer, so an api holding session answers in process has dropped the stale ones before it hears
-    // the checkpoint moved. Published within the script, the notice would overtake them.
-    if (writing.mode !== 'shadow') await this.redis.publish(this.layout.checkpointChannel, this.notice(to));
+  }
+
+  /** A served generation's batch and the notice of its checkpoint's move, in one round trip. */
+  private async applyAndAnnounce(scriptKeys: readonly string[], args: readonly string[], next: string, to: number): Promise<unknown> {
+    const pipeline = this.redis.pipeline() as unknown as BatchPipeline;
+    const results = await pipeline[PROJECT_BATCH_COMMAND](scriptKeys.length, ...scriptKeys, ...args)
+      [ANNOUNCE_MOVE_COMMAND](1, scriptKeys[0]!, next, this.layout.checkpointChannel, this.notice(to))
+      .exec();
+    const [batch] = results ?? [];
+    if (!batch) throw new Error(`${this.name}: the batch's pipeline answered nothing`);
+    if (batch[0]) throw batch[0];
+    return batch[1];
   }
 
   /**
