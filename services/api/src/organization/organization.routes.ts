@@ -188,8 +188,9 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         if (!bySlug) throw new DomainError('ORGANIZATION_NOT_FOUND');
         organizationId = bySlug.id;
       }
-      if (!(await findMemberWithUser(ctx, organizationId, current.user.id))) await refuseNonMember(ctx, request, reply, current);
-      const organization = await findOrganizationById(ctx, organizationId);
+      // Both reads at once: a switch is the busiest organization write, and it waits on neither's answer.
+      const [member, organization] = await Promise.all([findMemberWithUser(ctx, organizationId, current.user.id), findOrganizationById(ctx, organizationId)]);
+      if (!member) await refuseNonMember(ctx, request, reply, current);
       if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
       // A team belongs to one organization: switching organization leaves no team of the old one active.
       const activeTeamId = organization.id === active ? current.session.activeTeamId : null;
