@@ -54,6 +54,76 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
   };
 }
 
+/** How many noticed events a process keeps: enough for its followers moving a few batches apart. */
+const NOTICED_TAIL_SIZE = 4096;
+
+/** An append's notice: `<head>`, or `<head> <json>` with the events when they fit (see migration 120). */
+interface AppendNotice {
+  readonly recordedAtUs: number;
+  readonly events: ReadonlyArray<[string | number, string, string, number, string, unknown, unknown]>;
+}
+
+/**
+ * The newest events of the log, contiguous, as append notices carried them. Notices arrive in commit order,
+ * which is position order (positions are drawn under a lock held to commit), so a run of noticed events
+ * with no gap is exactly what the log holds there; a notice without events (too large to carry them) or a
+ * lost listener breaks the run, and reads go back to the table until a new run starts.
+ */
+class NoticedTail {
+  private events: RecordedEvent[] = [];
+  /** The highest position this process knows was appended: by a notice, or by its own append. */
+  private knownHead = 0;
+
+  /** An append of this process's own: until its notice comes, the tail is not the whole log it knows. */
+  appended(position: number): void {
+    this.knownHead = Math.max(this.knownHead, position);
+  }
+
+  heard(payload: string): void {
+    const space = payload.indexOf(' ');
+    const head = Number(space < 0 ? payload : payload.slice(0, space));
+    if (Number.isSafeInteger(head)) this.knownHead = Math.max(this.knownHead, head);
+    const noticed = space < 0 ? null : parseNotice(payload.slice(space + 1));
+    if (!noticed || noticed.length === 0) {
+      this.clear();
+      return;
+    }
+    const last = this.events.at(-1);
+    if (!last || last.position + 1 !== noticed[0]!.position) this.events = [];
+    this.events.push(...noticed);
+    if (this.events.length > NOTICED_TAIL_SIZE) this.events.splice(0, this.events.length - NOTICED_TAIL_SIZE);
+  }
+
+  clear(): void {
+    this.events = [];
+  }
+
+  /**
+   * The events after `position`, up to `limit`, when the tail holds the very next one and reaches every
+   * append this process knows of (a reader is owed whatever it knows was appended); else null.
+   */
+  after(position: number, limit: number): RecordedEvent[] | null {
+    const first = this.events[0];
+    const last = this.events.at(-1);
+    if (!first || !last || first.position > position + 1 || last.position <= position || last.position < this.knownHead) return null;
+    const start = position + 1 - first.position;
+    return this.events.slice(start, start + limit);
+  }
+}
+
+function parseNotice(json: string): RecordedEvent[] | null {
+  try {
+    const notice = JSON.parse(json) as AppendNotice;
+    // As pg hands a timestamptz over: a Date, its microseconds cut to milliseconds.
+    const recordedAt = new Date(Math.floor(notice.recordedAtUs / 1000));
+    return notice.events.map(([position, eventId, streamId, streamVersion, type, data, metadata]) =>
+      toRecordedEvent({ position: String(position), event_id: eventId, stream_id: streamId, stream_version: streamVersion, type, data, metadata, recorded_at: recordedAt }),
+    );
+  } catch {
+    return null;
+  }
+}
+
 const EVENT_COLUMNS = 'position, event_id, stream_id, stream_version, type, data, metadata, recorded_at';
 
 /**
@@ -126,6 +196,8 @@ export interface PostgresEventStoreOptions {
 export class PostgresEventStore implements EventStore {
   private readonly pool: pg.Pool;
   private readonly signal = new AppendSignal();
+  /** The latest appends as their notices carried them: what a caught-up follower reads next. */
+  private readonly tail = new NoticedTail();
 
   constructor(options: PostgresEventStoreOptions) {
     const log = options.log ?? (() => {});
@@ -140,9 +212,14 @@ export class PostgresEventStore implements EventStore {
     // An idle connection that dies (a restarted Postgres) is dropped by the pool; the next call opens another.
     this.pool.on('error', (error) => log('event store connection lost', error));
     void options.notifications?.listen(EVENT_LOG_CHANNEL, {
-      onNotification: () => this.signal.notify(),
+      onNotification: (payload) => {
+        this.tail.heard(payload);
+        this.signal.notify();
+      },
       onLost: (error) => {
         log('event log listener lost; polling until it reconnects', error);
+        // What was missed is not in the tail: it must not be vouched for as complete.
+        this.tail.clear();
         // Wake followers so they re-read rather than sleep through what was missed.
         this.signal.notify();
       },
@@ -182,6 +259,7 @@ export class PostgresEventStore implements EventStore {
       const write = writes.find((w) => w.streamId === conflict.streamId);
       throw new WrongExpectedVersionError(conflict.streamId, write?.expectedVersion ?? 'any', conflict.actual);
     }
+    this.tail.appended(result.position);
     // Followers in this process need not wait for the notification's round trip (or for a listener at all).
     this.signal.notify();
     return result;
@@ -234,6 +312,8 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
+    const noticed = this.tail.after(options.after, options.limit);
+    if (noticed) return noticed;
     return (await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit])).map(toRecordedEvent);
   }
 
