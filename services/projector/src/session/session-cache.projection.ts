@@ -42,8 +42,32 @@ export interface UserHistory {
  * has it active, and neither event names those sessions. A set may keep the hash of a session that has
  * since expired; whoever visits it drops such entries.
  */
+/** Sessions whose token hash the projection remembers: most of the sessions a busy hour changes. */
+const REMEMBERED_TOKEN_HASHES = 50_000;
+
 export function sessionCacheProjection(users: UserHistory): RedisProjection {
   const name = projectionNames.sessionCache;
+  /**
+   * Session id -> token hash, as the log fixed it at the session's creation (it never changes): lets a
+   * batch fetch the entry a session change rewrites in its one read ahead, instead of looking the hash up
+   * first and then the entry, two round trips more on every set-active's way to its answer.
+   */
+  const tokenHashes = new Map<string, string>();
+  const rememberTokenHash = (sessionId: string, tokenHash: string): void => {
+    tokenHashes.delete(sessionId);
+    tokenHashes.set(sessionId, tokenHash);
+    if (tokenHashes.size > REMEMBERED_TOKEN_HASHES) tokenHashes.delete(tokenHashes.keys().next().value!);
+  };
+  /** The keys a change of session `sessionId` reads: its hash's index, and its entry when the hash is known. */
+  const sessionReads = (keys: SessionCacheKeys, sessionId: string): string[] => {
+    const known = tokenHashes.get(sessionId);
+    return known === undefined ? [keys.sessionToken(sessionId)] : [keys.sessionToken(sessionId), keys.session(known)];
+  };
+  const tokenHashOf = async (batch: RedisBatch, keys: SessionCacheKeys, sessionId: string): Promise<string | null> => {
+    const tokenHash = await batch.getString(keys.sessionToken(sessionId));
+    if (tokenHash !== null) rememberTokenHash(sessionId, tokenHash);
+    return tokenHash;
+  };
 
   async function rewriteUserSessions(batch: RedisBatch, keys: SessionCacheKeys, user: User): Promise<void> {
     const userSessions = keys.userSessions(user.id);
@@ -116,7 +140,8 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
 
   async function dropSession(batch: RedisBatch, keys: SessionCacheKeys, sessionId: string, userId: string, named: string | null): Promise<void> {
     // Events before v2 do not name the hash; the index written at creation still does.
-    const tokenHash = named ?? (await batch.getString(keys.sessionToken(sessionId)));
+    const tokenHash = named ?? (await tokenHashOf(batch, keys, sessionId));
+    tokenHashes.delete(sessionId);
     if (tokenHash === null) return;
     const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
     if (cached) reindex(batch, keys, tokenHash, Date.parse(cached.session.expiresAt), selectionOf(cached), noSelection);
@@ -158,6 +183,12 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
         case 'user.banned.v1':
         case 'user.unbanned.v1':
           return [keys.user(event.data.userId)];
+        case 'session.refreshed.v1':
+        case 'session.updated.v1':
+        case 'session.active_organization_changed.v1':
+          return sessionReads(keys, event.data.sessionId);
+        case 'session.revoked.v2':
+          return event.data.tokenHash === null ? sessionReads(keys, event.data.sessionId) : [keys.session(event.data.tokenHash)];
         default:
           return [];
       }
@@ -211,13 +242,14 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
           };
           batch.setJson(keys.session(s.tokenHash), cached, expireAt);
           batch.setString(keys.sessionToken(s.sessionId), s.tokenHash, expireAt);
+          rememberTokenHash(s.sessionId, s.tokenHash);
           batch.addMember(keys.userSessions(s.userId), s.tokenHash);
           keepUserIndexesUntil(batch, keys, s.userId, expireAt);
           return;
         }
         case 'session.refreshed.v1':
         case 'session.updated.v1': {
-          const tokenHash = await batch.getString(keys.sessionToken(event.data.sessionId));
+          const tokenHash = await tokenHashOf(batch, keys, event.data.sessionId);
           if (tokenHash === null) return;
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
@@ -237,7 +269,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
           return;
         case 'session.active_organization_changed.v1': {
           const c = event.data;
-          const tokenHash = await batch.getString(keys.sessionToken(c.sessionId));
+          const tokenHash = await tokenHashOf(batch, keys, c.sessionId);
           if (tokenHash === null) return;
           const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
           if (!cached) return;
