@@ -17,6 +17,8 @@ import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget, type
  */
 export interface RedisBatch {
   getJson<T>(key: string): Promise<T | null>;
+  /** As `getJson` for each key, those the batch does not know yet read in one round trip. */
+  getJsonAll<T>(keys: readonly string[]): Promise<Array<T | null>>;
   /** `expireAtMs`: when the key expires; 'keep' keeps the expiry it had (SET's KEEPTTL); absent: none. */
   setJson(key: string, value: unknown, expireAtMs?: number | 'keep'): void;
   getString(key: string): Promise<string | null>;
@@ -38,6 +40,8 @@ export interface RedisProjection {
    * runs rather than one at a time. A guess: a key read but not named here is simply read then.
    */
   readsOf?(projected: ProjectedEvent, keys: SessionCacheKeys): readonly string[];
+  /** Set keys `apply` will read the members of, fetched in the same round trip as `readsOf`'s. */
+  setReadsOf?(projected: ProjectedEvent, keys: SessionCacheKeys): readonly string[];
   apply(batch: RedisBatch, projected: ProjectedEvent, keys: SessionCacheKeys): Promise<void>;
 }
 
@@ -174,7 +178,8 @@ export class RedisProjectionTarget implements ProjectionTarget {
     if (!writing || parseCacheCheckpoint(writing.stored)?.position !== from) throw new CheckpointFencedError(this.name, from);
     const { keys } = writing;
     // Reads need no fence of their own: a holder that wrote since must have moved the checkpoint too.
-    const batch = new OverlayBatch(this.redis, await this.prefetch(events, keys));
+    const { strings, sets } = await this.prefetch(events, keys);
+    const batch = new OverlayBatch(this.redis, strings, sets);
     for (const projected of events) await this.projection.apply(batch, projected, keys);
     const next = formatCacheCheckpoint(to, toEventId);
     const scriptKeys = [keys.checkpoint];
@@ -297,11 +302,24 @@ export class RedisProjectionTarget implements ProjectionTarget {
     return checkpoint.eventId !== null && (await this.anchors.eventIdAt(checkpoint.position)) === checkpoint.eventId;
   }
 
-  private async prefetch(events: readonly ProjectedEvent[], keys: SessionCacheKeys): Promise<Map<string, string | null>> {
-    const wanted = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
-    if (wanted.length === 0) return new Map();
-    const values = await this.redis.mget(wanted);
-    return new Map(wanted.map((key, i) => [key, values[i] ?? null]));
+  private async prefetch(events: readonly ProjectedEvent[], keys: SessionCacheKeys): Promise<Prefetched> {
+    const strings = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
+    const sets = [...new Set(events.flatMap((projected) => this.projection.setReadsOf?.(projected, keys) ?? []))];
+    if (strings.length === 0 && sets.length === 0) return { strings: new Map(), sets: new Map() };
+    if (sets.length === 0) {
+      const values = await this.redis.mget(strings);
+      return { strings: new Map(strings.map((key, i) => [key, values[i] ?? null])), sets: new Map() };
+    }
+    const pipeline = this.redis.pipeline();
+    if (strings.length > 0) pipeline.mget(strings);
+    for (const key of sets) pipeline.smembers(key);
+    const answers = (await pipeline.exec()) ?? [];
+    for (const [error] of answers) if (error) throw error;
+    const values = strings.length > 0 ? (answers.shift()![1] as Array<string | null>) : [];
+    return {
+      strings: new Map(strings.map((key, i) => [key, values[i] ?? null])),
+      sets: new Map(sets.map((key, i) => [key, answers[i]![1] as string[]])),
+    };
   }
 }
 
@@ -317,6 +335,12 @@ type Pending =
   | { kind: 'value'; value: string | null }
   | { kind: 'set'; cleared: boolean; changes: Map<string, boolean> };
 
+/** What a batch read ahead, before any of its writes: string values, and set members. */
+interface Prefetched {
+  readonly strings: ReadonlyMap<string, string | null>;
+  readonly sets: ReadonlyMap<string, readonly string[]>;
+}
+
 class OverlayBatch implements RedisBatch {
   private readonly pending = new Map<string, Pending>();
   readonly writes: QueuedWrite[] = [];
@@ -325,6 +349,7 @@ class OverlayBatch implements RedisBatch {
   constructor(
     private readonly redis: Redis,
     private readonly fetched: ReadonlyMap<string, string | null>,
+    private readonly fetchedSets: ReadonlyMap<string, readonly string[]> = new Map(),
   ) {}
 
   async getString(key: string): Promise<string | null> {
@@ -337,6 +362,17 @@ class OverlayBatch implements RedisBatch {
   async getJson<T>(key: string): Promise<T | null> {
     const raw = await this.getString(key);
     return raw === null ? null : (JSON.parse(raw) as T);
+  }
+
+  async getJsonAll<T>(keys: readonly string[]): Promise<Array<T | null>> {
+    const unknown = [...new Set(keys.filter((key) => !this.pending.has(key) && !this.fetched.has(key)))];
+    const read = unknown.length === 0 ? [] : await this.redis.mget(unknown);
+    const fromRedis = new Map(unknown.map((key, i) => [key, read[i] ?? null]));
+    return keys.map((key) => {
+      const pending = this.pending.get(key);
+      const raw = pending?.kind === 'value' ? pending.value : pending === undefined && this.fetched.has(key) ? this.fetched.get(key)! : (fromRedis.get(key) ?? null);
+      return raw === null ? null : (JSON.parse(raw) as T);
+    });
   }
 
   setString(key: string, value: string, expireAtMs?: number | 'keep'): void {
@@ -363,7 +399,7 @@ class OverlayBatch implements RedisBatch {
   async members(key: string): Promise<Set<string>> {
     const pending = this.pending.get(key);
     if (pending?.kind === 'value') return new Set();
-    const members = pending?.cleared ? new Set<string>() : new Set(await this.redis.smembers(key));
+    const members = pending?.cleared ? new Set<string>() : new Set(this.fetchedSets.get(key) ?? (await this.redis.smembers(key)));
     for (const [member, present] of pending?.changes ?? []) {
       if (present) members.add(member);
       else members.delete(member);

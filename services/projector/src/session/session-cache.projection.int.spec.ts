@@ -480,6 +480,28 @@ describeOnRedisDeployments('session-cache projection', (deployment) => {
     }
   });
 
+  it("rewrites a user's sessions on reading the user and their set ahead together, and their entries in one more round trip", async () => {
+    const userId = randomUUID();
+    await register(userId, 'Before');
+    const sessions = [await signIn(userId), await signIn(userId), await signIn(userId)];
+    const from = await catchUp(db.store, target);
+    await db.store.append([domainWrite(streams.user(userId), 1, [UserUpdated({ userId, name: 'After' })], metadataAt(new Date()))]);
+    const batch = await db.store.readAll({ after: from, limit: 100 });
+    expect(batch).toHaveLength(1);
+    const spies = (['get', 'mget', 'smembers'] as const).map((command) => vi.spyOn(redis, command));
+    try {
+      await target.applyBatch(toProjected(batch), from, batch.at(-1)!.position, batch.at(-1)!.eventId);
+      const [gets, mgets, smembers] = spies;
+      expect(gets).not.toHaveBeenCalled();
+      expect(smembers).not.toHaveBeenCalled();
+      // The user and the set came in the read ahead's pipeline; the three entries together, once.
+      expect(mgets).toHaveBeenCalledTimes(1);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    for (const session of sessions) expect((await cached(session.token))?.user.name).toBe('After');
+  });
+
   it("reads the users of a batch's sessions in one round trip, and a user the batch itself wrote from the batch", async () => {
     const from = await catchUp(db.store, target);
     const known = [randomUUID(), randomUUID(), randomUUID()];

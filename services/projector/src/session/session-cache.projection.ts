@@ -69,10 +69,16 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
     return tokenHash;
   };
 
+  /** The cached sessions a set of token hashes names, read together: [hash, entry or null]. */
+  async function sessionsOf(batch: RedisBatch, keys: SessionCacheKeys, setKey: string): Promise<Array<[string, CachedSession | null]>> {
+    const members = [...(await batch.members(setKey))];
+    const entries = await batch.getJsonAll<CachedSession>(members.map((tokenHash) => keys.session(tokenHash)));
+    return members.map((tokenHash, i) => [tokenHash, entries[i] ?? null]);
+  }
+
   async function rewriteUserSessions(batch: RedisBatch, keys: SessionCacheKeys, user: User): Promise<void> {
     const userSessions = keys.userSessions(user.id);
-    for (const tokenHash of await batch.members(userSessions)) {
-      const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+    for (const [tokenHash, cached] of await sessionsOf(batch, keys, userSessions)) {
       if (!cached) {
         batch.removeMember(userSessions, tokenHash);
         continue;
@@ -127,8 +133,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
     at: string,
     change: (current: ActiveSelection) => ActiveSelection | null,
   ): Promise<void> {
-    for (const tokenHash of await batch.members(setKey)) {
-      const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+    for (const [tokenHash, cached] of await sessionsOf(batch, keys, setKey)) {
       if (!cached) {
         batch.removeMember(setKey, tokenHash);
         continue;
@@ -189,6 +194,27 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
           return sessionReads(keys, event.data.sessionId);
         case 'session.revoked.v2':
           return event.data.tokenHash === null ? sessionReads(keys, event.data.sessionId) : [keys.session(event.data.tokenHash)];
+        default:
+          return [];
+      }
+    },
+    setReadsOf({ event }, keys) {
+      switch (event.type) {
+        case 'user.updated.v1':
+        case 'user.username_changed.v1':
+        case 'user.email_verified.v1':
+        case 'user.email_changed.v1':
+        case 'user.role_changed.v1':
+        case 'user.banned.v1':
+        case 'user.unbanned.v1':
+        case 'user.deleted.v1':
+        case 'organization.member_removed.v1':
+        case 'organization.team_member_removed.v1':
+          return [keys.userSessions(event.data.userId)];
+        case 'organization.deleted.v1':
+          return [keys.organizationSessions(event.data.organizationId)];
+        case 'organization.team_removed.v1':
+          return [keys.teamSessions(event.data.teamId)];
         default:
           return [];
       }
@@ -308,8 +334,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
           // The deletion also ends each session on its own stream (named by hash); this clears what is left.
           const userId = event.data.userId;
           const userSessions = keys.userSessions(userId);
-          for (const tokenHash of await batch.members(userSessions)) {
-            const cached = await batch.getJson<CachedSession>(keys.session(tokenHash));
+          for (const [tokenHash, cached] of await sessionsOf(batch, keys, userSessions)) {
             if (cached) {
               batch.delete(keys.sessionToken(cached.session.id));
               reindex(batch, keys, tokenHash, Date.parse(cached.session.expiresAt), selectionOf(cached), noSelection);
