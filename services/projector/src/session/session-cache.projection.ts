@@ -1,4 +1,4 @@
-import type { CachedSession, User } from '@portcullis/contracts';
+import type { CachedSession, DomainEvent, User } from '@portcullis/contracts';
 import { evolveUserAnswer, projectionEventTypes, projectionNames, unbannedUser } from '@portcullis/contracts';
 import type { ProjectedEvent, RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
 
@@ -42,6 +42,22 @@ export interface UserHistory {
  * has it active, and neither event names those sessions. A set may keep the hash of a session that has
  * since expired; whoever visits it drops such entries.
  */
+/** The user whose answer an event changes (what every cached session of theirs shows), or null. */
+function userChangedBy(event: DomainEvent): string | null {
+  switch (event.type) {
+    case 'user.updated.v1':
+    case 'user.username_changed.v1':
+    case 'user.email_verified.v1':
+    case 'user.email_changed.v1':
+    case 'user.role_changed.v1':
+    case 'user.banned.v1':
+    case 'user.unbanned.v1':
+      return event.data.userId;
+    default:
+      return null;
+  }
+}
+
 /** Sessions whose token hash the projection remembers: most of the sessions a busy hour changes. */
 const REMEMBERED_TOKEN_HASHES = 50_000;
 
@@ -177,16 +193,11 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
     name,
     handles: projectionEventTypes[name],
     readsOf({ event }, keys) {
+      const changedUser = userChangedBy(event);
+      if (changedUser !== null) return [keys.user(changedUser)];
       switch (event.type) {
         case 'session.created.v1':
         case 'session.impersonation_started.v1':
-        case 'user.updated.v1':
-        case 'user.username_changed.v1':
-        case 'user.email_verified.v1':
-        case 'user.email_changed.v1':
-        case 'user.role_changed.v1':
-        case 'user.banned.v1':
-        case 'user.unbanned.v1':
           return [keys.user(event.data.userId)];
         case 'session.refreshed.v1':
         case 'session.updated.v1':
@@ -199,14 +210,9 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
       }
     },
     setReadsOf({ event }, keys) {
+      const changedUser = userChangedBy(event);
+      if (changedUser !== null) return [keys.userSessions(changedUser)];
       switch (event.type) {
-        case 'user.updated.v1':
-        case 'user.username_changed.v1':
-        case 'user.email_verified.v1':
-        case 'user.email_changed.v1':
-        case 'user.role_changed.v1':
-        case 'user.banned.v1':
-        case 'user.unbanned.v1':
         case 'user.deleted.v1':
         case 'organization.member_removed.v1':
         case 'organization.team_member_removed.v1':
