@@ -1,0 +1,41 @@
+import { createPersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+import type { DatabasePool } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
+import { ProtectedEventStore } from '../event-store/protected-event-store.ts';
+import { PostgresDataKeys } from './data-keys.ts';
+import { Eraser } from './erasure.ts';
+import { PersonalData } from './personal-data.ts';
+
+export { PersonalData, type EventBody } from './personal-data.ts';
+export { PostgresDataKeys, type DataKeys } from './data-keys.ts';
+export { Eraser } from './erasure.ts';
+export { carryAddressStreamsForward } from './address-streams.ts';
+export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
+
+export interface ProtectedLog {
+  readonly store: ProtectedEventStore;
+  readonly personalData: PersonalData;
+  readonly eraser: Eraser;
+  /** Closes the keys' pool (the store and the pool given stay their owners'). */
+  close(): Promise<void>;
+}
+
+/**
+ * The log as every service reads and writes it: `store` with personal data encrypted under per-subject keys
+ * derived from `secret` (AUTH_SECRET), and a user's deletion erasing them (see `PersonalData`, `Eraser`).
+ */
+export function protectPersonalData(
+  store: EventStore,
+  options: { readonly databaseUrl: string; readonly secret: string; readonly pool: DatabasePool; readonly keyCacheTtlMs?: number },
+): ProtectedLog {
+  const cipher = createPersonalDataCipher(options.secret);
+  const keys = new PostgresDataKeys({ databaseUrl: options.databaseUrl, cipher, ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}) });
+  const personalData = new PersonalData(cipher, keys);
+  const eraser = new Eraser(options.pool, personalData);
+  return {
+    store: new ProtectedEventStore(store, personalData, (event) => eraser.erase(event)),
+    personalData,
+    eraser,
+    close: () => keys.close(),
+  };
+}
