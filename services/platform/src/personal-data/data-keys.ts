@@ -59,6 +59,8 @@ const STATEMENTS = {
 export class PostgresDataKeys implements DataKeys {
   private readonly pool: pg.Pool;
   private readonly cache = new Map<string, Cached>();
+  /** Keys being read or created for writing: the events of one append share the one round trip. */
+  private readonly pending = new Map<string, Promise<Buffer | null>>();
   private readonly cacheSize: number;
   private readonly ttlMs: number;
   private readonly clock: () => number;
@@ -71,11 +73,15 @@ export class PostgresDataKeys implements DataKeys {
     this.clock = options.clock ?? Date.now;
   }
 
-  private cached(subjectId: string): Cached | undefined {
+  /**
+   * A kept key, moved to the LRU's young end. Reading trusts it only until `until`; writing trusts it for
+   * as long as it is kept, since encrypting under a key erased meanwhile only erases what is written.
+   */
+  private cached(subjectId: string, use: 'reading' | 'writing'): Cached | undefined {
     const entry = this.cache.get(subjectId);
     if (!entry) return undefined;
     this.cache.delete(subjectId);
-    if (entry.until <= this.clock()) return undefined;
+    if (use === 'reading' && entry.until <= this.clock()) return undefined;
     this.cache.set(subjectId, entry);
     return entry;
   }
@@ -90,9 +96,18 @@ export class PostgresDataKeys implements DataKeys {
     return wrapped === null ? null : this.options.cipher.unwrap(subjectId, wrapped);
   }
 
-  async keyForWriting(subjectId: string): Promise<Buffer | null> {
-    const entry = this.cached(subjectId);
-    if (entry?.key) return entry.key;
+  keyForWriting(subjectId: string): Promise<Buffer | null> {
+    const entry = this.cached(subjectId, 'writing');
+    if (entry?.key) return Promise.resolve(entry.key);
+    let pending = this.pending.get(subjectId);
+    if (!pending) {
+      pending = this.createOrRead(subjectId).finally(() => this.pending.delete(subjectId));
+      this.pending.set(subjectId, pending);
+    }
+    return pending;
+  }
+
+  private async createOrRead(subjectId: string): Promise<Buffer | null> {
     const { cipher } = this.options;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const rows = (await this.pool.query<{ wrapped_key: Buffer | null }>({ ...STATEMENTS.create, values: [subjectId, cipher.wrap(subjectId, cipher.newDataKey())] })).rows;
@@ -110,7 +125,7 @@ export class PostgresDataKeys implements DataKeys {
     const keys = new Map<string, Buffer | null>();
     const missing: string[] = [];
     for (const id of new Set(subjectIds)) {
-      const entry = this.cached(id);
+      const entry = this.cached(id, 'reading');
       if (entry) keys.set(id, entry.key);
       else missing.push(id);
     }
