@@ -48,7 +48,12 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const { log } = options;
   const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? 20 });
   const postgresStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
-  const protectedLog = protectPersonalData(postgresStore, { databaseUrl: config.databaseUrl, secret: config.secret, pool });
+  const protectedLog = protectPersonalData(postgresStore, {
+    databaseUrl: config.databaseUrl,
+    secret: config.secret,
+    pool,
+    onErasureError: (err) => log.error({ err }, 'a deleted user could not be erased at once; the projector erases them when it reaches the deletion'),
+  });
   const realStore = protectedLog.store;
   const store = options.storeSeenByApi?.(realStore) ?? realStore;
   const carried = await carryAddressStreamsForward({ stored: postgresStore, protected: realStore }, pool);

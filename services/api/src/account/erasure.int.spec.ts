@@ -212,6 +212,27 @@ describe('erasure (crypto-shredding)', () => {
     expect(session.user).toMatchObject({ email: alice.email, name: 'Alice Again' });
   });
 
+  it('erases a user an admin removes the same way', async () => {
+    const admin = await ok(call('POST', '/sign-up/email', { name: 'Root', email: `root-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
+    const adminId = (admin.user as { id: string }).id;
+    const dave = await ok(call('POST', '/sign-up/email', { name: 'Dave', email: `dave-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
+    const daveId = (dave.user as { id: string }).id;
+    const asAdmin = await api.another({ env: { ADMIN_USER_IDS: adminId } });
+    const removed = await asAdmin.inject({
+      method: 'POST',
+      url: '/api/auth/admin/remove-user',
+      headers: { origin: 'http://localhost:3000', authorization: `Bearer ${admin.token as string}` },
+      payload: { userId: daveId },
+    });
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(await api.db.pool.oneFirst(sql.unsafe`SELECT wrapped_key IS NULL FROM data_key WHERE subject_id = ${`u:${daveId}`}`)).toBe(true);
+    // The projections, on a store of their own, forgot the key when they read the removal.
+    await projectionsCaughtUp();
+    const [registered] = (await api.db.store.readStream(streams.user(daveId))).events;
+    expect(registered!.data).toMatchObject({ userId: daveId, email: ERASED, name: ERASED });
+    expect(await tablesHolding(`dave-${tag}`)).toEqual({});
+  });
+
   it('carries the reservations of a log written before keyed stream names forward, so their addresses stay taken', async () => {
     // As an older version wrote them: plaintext, under the address's own name.
     const email = `carol-${tag}@example.com`;

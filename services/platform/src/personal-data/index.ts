@@ -26,14 +26,31 @@ export interface ProtectedLog {
  */
 export function protectPersonalData(
   store: EventStore,
-  options: { readonly databaseUrl: string; readonly secret: string; readonly pool: DatabasePool; readonly keyCacheTtlMs?: number },
+  options: {
+    readonly databaseUrl: string;
+    readonly secret: string;
+    readonly pool: DatabasePool;
+    readonly keyCacheTtlMs?: number;
+    /**
+     * An erasure that failed after its deletion was appended: the deletion stands (the command must not
+     * answer as if it had not happened), and the projector's erasure projection completes it.
+     */
+    readonly onErasureError?: (error: unknown) => void;
+  },
 ): ProtectedLog {
   const cipher = createPersonalDataCipher(options.secret);
   const keys = new PostgresDataKeys({ databaseUrl: options.databaseUrl, cipher, ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}) });
   const personalData = new PersonalData(cipher, keys);
   const eraser = new Eraser(options.pool, personalData);
   return {
-    store: new ProtectedEventStore(store, personalData, (event) => eraser.erase(event)),
+    store: new ProtectedEventStore(store, personalData, async (event) => {
+      try {
+        await eraser.erase(event);
+      } catch (error) {
+        if (!options.onErasureError) throw error;
+        options.onErasureError(error);
+      }
+    }),
     personalData,
     eraser,
     close: () => keys.close(),
