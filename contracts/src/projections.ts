@@ -18,6 +18,12 @@ export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNam
  */
 export const auditIndexProjectionName = 'audit-index';
 
+/**
+ * Completes a user's erasure (keys and the copies outside the log) if the api that appended the deletion
+ * died before doing it. No write waits for it: the api erases before it answers.
+ */
+export const erasureProjectionName = 'erasure';
+
 /** A session's own history. */
 const sessionLifecycle = [
   'session.created.v1',

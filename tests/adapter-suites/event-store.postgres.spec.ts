@@ -7,6 +7,19 @@ import { eventStoreContract } from './event-store.suite.ts';
 eventStoreContract('postgres', async () => {
   // A database per test: the contract asserts global facts (head, readAll from 0) about an empty log.
   const db = await createEventLogDatabase('event_store');
+  const store = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 2 });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await db.close();
+    },
+  };
+});
+
+// What the services use: the same adapter behind the personal-data boundary, which must keep every promise.
+eventStoreContract('postgres, personal data protected', async () => {
+  const db = await createEventLogDatabase('event_store_protected');
   return { store: db.store, cleanup: () => db.close() };
 });
 

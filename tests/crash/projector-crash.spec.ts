@@ -44,7 +44,7 @@ import {
   type Redis,
   type StreamWrite,
 } from '@portcullis/platform';
-import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../support/event-log.ts';
+import { createEventLogDatabase, domainWrite, metadataAt, TEST_AUTH_SECRET, type EventLogDatabase } from '../support/event-log.ts';
 import { spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { deleteRedisKeys, servedSessionCacheKeys, testRedisUrl, uniqueRedisPrefix } from '../support/redis.ts';
 import { seededRandom, testSeed, type SeededRandom } from '../support/seeded-random.ts';
@@ -85,7 +85,8 @@ describe('projector crash safety', () => {
     env = {
       NODE_ENV: 'test',
       DATABASE_URL: db.url,
-      AUTH_SECRET: 'projector-crash-test-secret-0123456789abcdef',
+      // The writer's: the projectors open the personal data it encrypted.
+      AUTH_SECRET: TEST_AUTH_SECRET,
       LOG_LEVEL: 'warn',
       // Small batches so that kills land between and inside batches of one catch-up.
       PROJECTOR_BATCH_SIZE: '50',

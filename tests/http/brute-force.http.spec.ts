@@ -71,20 +71,21 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     // In any letter case: the identifier is the lower-cased email.
     expectLocked(await attempt(system, 'sign-in/email', { email: email.toUpperCase(), password: DEFAULT_PASSWORD }), LOCK_SECONDS);
 
-    const failures = await system.query<{ ip: string }>(
-      `SELECT metadata->>'ipAddress' AS ip FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`,
-      [`sign-in-${email}`],
+    // The client addresses and the identifier are encrypted in the log under the user's key; opened here.
+    const failures = await system.events(
+      `SELECT type, data, metadata FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`,
+      [system.storedStreamId(`sign-in-${email}`)],
     );
-    expect(new Set(failures.map((f) => f.ip)).size).toBe(MAX_FAILURES);
-    const locks = await system.query<{ data: { identifier: string; userId: string | null; failures: number; lockedUntil: string } }>(
-      `SELECT data FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`,
-      [`sign-in-${email}`],
+    expect(new Set(failures.map((f) => f.metadata.ipAddress)).size).toBe(MAX_FAILURES);
+    const locks = await system.events<{ data: { identifier: string; userId: string | null; failures: number; lockedUntil: string } }>(
+      `SELECT type, data, metadata FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`,
+      [system.storedStreamId(`sign-in-${email}`)],
     );
     expect(locks).toHaveLength(1);
     expect(locks[0]!.data).toMatchObject({ identifier: email, userId: user.id, failures: MAX_FAILURES });
     expect(Date.parse(locks[0]!.data.lockedUntil) - Date.now()).toBeGreaterThan((LOCK_SECONDS - 60) * 1000);
     // Refused attempts are not password checks: nothing more is recorded for them.
-    expect(await system.query(`SELECT 1 FROM events WHERE stream_id = $1`, [`sign-in-${email}`])).toHaveLength(MAX_FAILURES + 1);
+    expect(await system.query(`SELECT 1 FROM events WHERE stream_id = $1`, [system.storedStreamId(`sign-in-${email}`)])).toHaveLength(MAX_FAILURES + 1);
   });
 
   it('locks an email that has no account exactly the same way, so the lock tells nothing about who is registered', async () => {
@@ -111,7 +112,7 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
 
     expectLocked(await attempt(system, 'sign-in/username', { username: username.toUpperCase(), password: DEFAULT_PASSWORD }), LOCK_SECONDS);
     const locks = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`, [
-      `sign-in-username-${username}`,
+      system.storedStreamId(`sign-in-username-${username}`),
     ]);
     expect(locks).toHaveLength(1);
     expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
@@ -139,7 +140,7 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
       { type: 'credentials.account_sign_in_locked.v1', via: null },
     ]);
     // Neither identifier reached the limit on its own stream.
-    expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = ANY($1)`, [[`sign-in-${email}`, `sign-in-username-${username}`]])).toEqual([]);
+    expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = ANY($1)`, [[system.storedStreamId(`sign-in-${email}`), system.storedStreamId(`sign-in-username-${username}`)]])).toEqual([]);
   });
 
   it('lifts the locks of an account when its password is reset, and records the lift', async () => {
@@ -166,9 +167,9 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     expect(byUsername.status, byUsername.text).toBe(200);
     const lifts = await system.query<{ stream_id: string; reason: string }>(
       `SELECT stream_id, data->>'reason' AS reason FROM events WHERE type = 'credentials.sign_in_unlocked.v1' AND stream_id = ANY($1) ORDER BY position`,
-      [[`sign-in-${email}`, `sign-in-username-${username}`]],
+      [[system.storedStreamId(`sign-in-${email}`), system.storedStreamId(`sign-in-username-${username}`)]],
     );
-    expect(lifts).toEqual([{ stream_id: `sign-in-username-${username}`, reason: 'password_reset' }]);
+    expect(lifts).toEqual([{ stream_id: system.storedStreamId(`sign-in-username-${username}`), reason: 'password_reset' }]);
     const userId = (signedUp.json as { user: { id: string } }).user.id;
     const accountLifts = await system.query<{ reason: string }>(
       `SELECT data->>'reason' AS reason FROM events WHERE type = 'credentials.account_sign_in_unlocked.v1' AND stream_id = $1`,
@@ -190,9 +191,9 @@ describe('brute-force protection (per account, whatever the source IP)', () => {
     );
     const statuses = responses.map((r) => r.status);
     expect(statuses.every((status) => status === 401 || status === 429), responses.map((r) => `${r.status} ${r.text}`).join('\n')).toBe(true);
-    const failures = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`, [`sign-in-${email}`]);
+    const failures = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`, [system.storedStreamId(`sign-in-${email}`)]);
     expect(failures).toHaveLength(statuses.filter((status) => status === 401).length);
-    const locks = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`, [`sign-in-${email}`]);
+    const locks = await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1' AND stream_id = $1`, [system.storedStreamId(`sign-in-${email}`)]);
     expect(locks).toHaveLength(1);
     expectLocked(await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD }), LOCK_SECONDS);
   });
@@ -246,7 +247,7 @@ describe('brute-force protection turned off', () => {
     await signUp(new HttpClient(system.authUrl, fromNewAddress()), { email });
     await failTimes(system, 'sign-in/email', { email }, 5);
     expect((await attempt(system, 'sign-in/email', { email, password: DEFAULT_PASSWORD })).status).toBe(200);
-    expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`, [`sign-in-${email}`])).toHaveLength(5);
+    expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = $1`, [system.storedStreamId(`sign-in-${email}`)])).toHaveLength(5);
     expect(await system.query(`SELECT 1 FROM events WHERE type = 'credentials.sign_in_locked.v1'`)).toHaveLength(0);
   });
 });

@@ -270,16 +270,17 @@ describe('POST /sign-in/email', () => {
     // Same answer either way, so the endpoint does not tell which emails have accounts.
     expect(unknown.json).toEqual(wrong.json);
 
-    const failures = await system.query<{ data: Record<string, unknown>; metadata: Record<string, unknown>; stream_id: string }>(
-      `SELECT data, metadata, stream_id FROM events WHERE type = 'credentials.sign_in_failed.v1' AND data->>'email' = ANY($1)
+    // Stored under the addresses' keyed names, the addresses encrypted (the unknown one under its own key).
+    const failures = await system.events<{ stream_id: string }>(
+      `SELECT type, data, metadata, stream_id FROM events WHERE type = 'credentials.sign_in_failed.v1' AND stream_id = ANY($1)
        ORDER BY position`,
-      [[user.email, unknownEmail]],
+      [[system.storedStreamId(`sign-in-${user.email}`), system.storedStreamId(`sign-in-${unknownEmail}`)]],
     );
     expect(failures.map((f) => f.data)).toEqual([
       { email: user.email, userId: user.id, reason: 'invalid_password' },
       { email: unknownEmail, userId: null, reason: 'user_not_found' },
     ]);
-    expect(failures.map((f) => f.stream_id)).toEqual([`sign-in-${user.email}`, `sign-in-${unknownEmail}`]);
+    expect(failures.map((f) => f.stream_id)).toEqual([system.storedStreamId(`sign-in-${user.email}`), system.storedStreamId(`sign-in-${unknownEmail}`)]);
     for (const failure of failures) {
       const stored = JSON.stringify([failure.data, failure.metadata]);
       expect(stored).not.toContain(wrongPassword);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmailReserved, streams, UserRegistered } from '@portcullis/contracts';
-import { generateId, PostgresEventStore } from '@portcullis/platform';
+import { createDatabasePool, generateId, PostgresEventStore, protectPersonalData } from '@portcullis/platform';
 import { DEFAULT_PASSWORD, expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson, type UserJson } from '../support/auth.ts';
 import { domainWrite, metadataAt } from '../support/event-log.ts';
 import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
@@ -196,15 +196,23 @@ describe('passwords: reset by mail, change, verify, set; delete-user by password
     // A user without a password, as a social sign-in or an import leaves one: written to the log directly.
     const userId = generateId();
     const email = uniqueEmail('social');
-    const store = new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL!, maximumPoolSize: 1 });
+    // Written as the services write the log: personal data encrypted, the reservation under its keyed name.
+    const pool = await createDatabasePool(system.env.DATABASE_URL!, { maximumPoolSize: 1 });
+    const log = protectPersonalData(new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL!, maximumPoolSize: 1 }), {
+      databaseUrl: system.env.DATABASE_URL!,
+      secret: system.env.AUTH_SECRET!,
+      pool,
+    });
     try {
       const metadata = metadataAt(new Date());
-      await store.append([
+      await log.store.append([
         domainWrite(streams.email(email), 'no_stream', [EmailReserved({ email, userId })], metadata),
         domainWrite(streams.user(userId), 'no_stream', [UserRegistered({ userId, email, name: 'Soc', image: null, emailVerified: true })], metadata),
       ]);
     } finally {
-      await store.close();
+      await log.store.close();
+      await log.close();
+      await pool.end();
     }
     await waitFor(async () => (await system.query(`SELECT 1 FROM "user" WHERE id = $1`, [userId])).length === 1, {
       timeoutMs: 10_000,

@@ -5,12 +5,14 @@ import {
   NotificationListener,
   PostgresEventStore,
   ProjectionControl,
+  protectPersonalData,
   projectedEvents,
   replayInto,
   type DatabasePool,
   type ExpectedVersion,
   type ProjectedEvent,
   type ProjectionTarget,
+  type ProtectedLog,
   type StreamWrite,
 } from '@portcullis/platform';
 import { createTestDatabase } from './postgres.ts';
@@ -19,30 +21,44 @@ import { createTestDatabase } from './postgres.ts';
 export interface EventLogDatabase {
   readonly url: string;
   readonly pool: DatabasePool;
-  readonly store: PostgresEventStore;
+  /** The log as the services see it: personal data encrypted on append, opened on read. */
+  readonly store: ProtectedLog['store'];
+  readonly personalData: ProtectedLog['personalData'];
+  readonly eraser: ProtectedLog['eraser'];
   /** Rebuild requests for the runners a spec starts, heard on the same connection as appends, as in production. */
   readonly control: ProjectionControl;
   close(): Promise<void>;
 }
 
-export async function createEventLogDatabase(prefix: string): Promise<EventLogDatabase> {
+/** The AUTH_SECRET of a spec that names none: the api of an in-process spec must be given the same. */
+export const TEST_AUTH_SECRET = 'event-log-spec-secret-0123456789abcdefghij';
+
+export async function createEventLogDatabase(prefix: string, options: { secret?: string } = {}): Promise<EventLogDatabase> {
   const db = await createTestDatabase(prefix);
   try {
     await migrate(db.url);
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
     // The store listens, so followers in the test wake on appends as they do in production.
     const notifications = new NotificationListener(db.url);
-    const store = new PostgresEventStore({ databaseUrl: db.url, notifications });
+    const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: db.url, notifications }), {
+      databaseUrl: db.url,
+      secret: options.secret ?? TEST_AUTH_SECRET,
+      pool,
+    });
+    const store = protectedLog.store;
     const control = new ProjectionControl(notifications);
     await notifications.start();
     return {
       url: db.url,
       pool,
       store,
+      personalData: protectedLog.personalData,
+      eraser: protectedLog.eraser,
       control,
       close: async () => {
         await notifications.close();
         await store.close();
+        await protectedLog.close();
         await pool.end();
         await db.drop();
       },

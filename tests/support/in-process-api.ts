@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { createLogger, loadConfig, ProjectionRunner, type Config, type EventStore } from '@portcullis/platform';
+import { createLogger, loadConfig, ProjectionRunner, type Config, type EventStore, type Logger } from '@portcullis/platform';
 import { createApiContext, type RunningApiContext } from '../../services/api/src/api-context.ts';
 import type { ApiContext } from '../../services/api/src/context.ts';
 import { buildApp } from '../../services/api/src/app.ts';
 import { createProjectionTargets } from '../../services/projector/src/projections.ts';
-import { createEventLogDatabase, type EventLogDatabase } from './event-log.ts';
+import { createEventLogDatabase, TEST_AUTH_SECRET, type EventLogDatabase } from './event-log.ts';
 
 export interface InProcessApi {
   readonly db: EventLogDatabase;
@@ -32,12 +32,15 @@ export async function startInProcessApi(
     clock?: () => Date;
     /** What the api sees of the store: a spec that counts the api's reads wraps the real one here. */
     storeSeenByApi?: (store: EventStore) => EventStore;
+    /** Where the api and the projections log (a spec reading what they wrote); silent JSON otherwise. */
+    log?: Logger;
   } = {},
 ): Promise<InProcessApi> {
-  const db = await createEventLogDatabase(prefix);
-  const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', ...env });
-  const log = createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL) ?? 'silent', format: 'json' });
-  const projections = await createProjectionTargets(config, db.pool, db.store);
+  const db = await createEventLogDatabase(prefix, env.AUTH_SECRET ? { secret: env.AUTH_SECRET } : {});
+  const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', AUTH_SECRET: TEST_AUTH_SECRET, ...env });
+  const log =
+    options.log ?? createLogger({ name: prefix, level: (process.env.PORTCULLIS_TEST_API_LOG_LEVEL) ?? 'silent', format: 'json' });
+  const projections = await createProjectionTargets(config, db.pool, db.store, db.eraser);
   const runners = projections.targets.map(
     (target) => new ProjectionRunner({ store: db.store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log }),
   );
@@ -45,7 +48,7 @@ export async function startInProcessApi(
   const contexts: RunningApiContext[] = [];
   const apps: FastifyInstance[] = [];
   const startApp = async ({ env: overrides = {}, commandAttempts }: { env?: Record<string, string>; commandAttempts?: number } = {}): Promise<FastifyInstance> => {
-    const appConfig = Object.keys(overrides).length === 0 ? config : loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', ...env, ...overrides });
+    const appConfig = Object.keys(overrides).length === 0 ? config : loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', AUTH_CHECK_ANSWERS: 'true', AUTH_SECRET: TEST_AUTH_SECRET, ...env, ...overrides });
     const running = await createApiContext(appConfig, { log, poolSize: 4, ...options, ...(commandAttempts !== undefined ? { commandAttempts } : {}) });
     contexts.push(running);
     const app = await buildApp(running.ctx);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MailJob } from '@portcullis/contracts';
 import { createTokenSealer } from '@portcullis/platform';
+import { TEST_AUTH_SECRET } from './event-log.ts';
 import { spawnService, type ServiceProcess } from './processes.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
@@ -9,7 +10,8 @@ export function mailerEnv(databaseUrl: string, smtpUrl: string, extra: Record<st
   return {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
-    AUTH_SECRET: 'mailer-spec-secret-0123456789abcdefghijklmnop',
+    // The one an event-log spec database encrypts personal data with, so the mailer opens recipients.
+    AUTH_SECRET: TEST_AUTH_SECRET,
     BASE_URL: 'http://127.0.0.1:3999',
     SMTP_URL: smtpUrl,
     LOG_LEVEL: 'warn',

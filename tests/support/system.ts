@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { createPersonalDataCipher, PersonalData, PostgresDataKeys, type EventBody } from '@portcullis/platform';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { freePort, spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from './redis.ts';
@@ -24,6 +25,13 @@ export interface System {
   readonly database: TestDatabase;
   /** Runs one query against the system's database (read models and the event log). */
   query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Row[]>;
+  /**
+   * Runs a query of `events` rows (selecting at least `type`, `data` and `metadata`) and answers them with
+   * their personal data opened, as the services read them (see `PersonalData`).
+   */
+  events<Row extends Partial<EventBody> & pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Array<Row & EventBody>>;
+  /** The id the log stores a stream under (an address's reservation or sign-in guard by its keyed name). */
+  storedStreamId(streamId: string): string;
   /** Kills both processes, drops the database and deletes the Redis keys; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -64,10 +72,15 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const started: ServiceProcess[] = [];
   const pgPool = new pg.Pool({ connectionString: database.url, max: 2 });
   pgPool.on('error', () => {});
+  const cipher = createPersonalDataCipher(env.AUTH_SECRET!);
+  // Believed for no time at all: a spec reads an erasure at once.
+  const keys = new PostgresDataKeys({ databaseUrl: database.url, cipher, cacheTtlMs: 0 });
+  const personalData = new PersonalData(cipher, keys);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       await Promise.all(started.map((p) => p.stop()));
+      await keys.close().catch(() => {});
       await pgPool.end().catch(() => {});
       await database.drop();
       if (redisUrl && redisPrefix) await deleteRedisKeys(redisUrl, redisPrefix);
@@ -111,6 +124,11 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
       projector,
       database,
       query: async (text, values) => (await pgPool.query(text, values)).rows,
+      events: async <Row extends Partial<EventBody> & pg.QueryResultRow>(text: string, values?: unknown[]) => {
+        const rows = (await pgPool.query<Row>(text, values)).rows;
+        return personalData.decode(rows.map((row) => ({ ...row, type: row.type ?? '', data: row.data ?? null, metadata: row.metadata ?? { occurredAt: '' } })));
+      },
+      storedStreamId: (streamId) => personalData.storedStreamId(streamId),
       stop,
     };
   } catch (error) {

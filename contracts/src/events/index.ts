@@ -68,6 +68,7 @@ export * from './mail.ts';
 export * from './organization.ts';
 export * from './perimeter.ts';
 export * from './admin.ts';
+export * from './personal-data.ts';
 
 /** Every event type the log may hold, by type name: the projector parses each stored event with its schema. */
 export const eventDefinitions = [

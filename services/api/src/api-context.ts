@@ -1,9 +1,11 @@
 import {
+  carryAddressStreamsForward,
   CommandHandler,
   createDatabasePool,
   createRedisClient,
   isClusterUrl,
   PostgresEventStore,
+  protectPersonalData,
   sessionCacheEvictionProblem,
   sessionCacheLayout,
   type Config,
@@ -45,8 +47,17 @@ export interface RunningApiContext {
 export async function createApiContext(config: Config, options: ApiContextOptions): Promise<RunningApiContext> {
   const { log } = options;
   const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? 20 });
-  const realStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
+  const postgresStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
+  const protectedLog = protectPersonalData(postgresStore, {
+    databaseUrl: config.databaseUrl,
+    secret: config.secret,
+    pool,
+    onErasureError: (err) => log.error({ err }, 'a deleted user could not be erased at once; the projector erases them when it reaches the deletion'),
+  });
+  const realStore = protectedLog.store;
   const store = options.storeSeenByApi?.(realStore) ?? realStore;
+  const carried = await carryAddressStreamsForward({ stored: postgresStore, protected: realStore }, pool);
+  if (carried > 0) log.info({ carried }, 'address-named reservation streams carried to their keyed names');
   let cache: ApiContext['cache'] = null;
   if (config.redis) {
     const redis = createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true });
@@ -54,6 +65,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     if (problem) {
       redis.disconnect();
       await realStore.close();
+      await protectedLog.close();
       await pool.end();
       throw new Error(problem);
     }
@@ -96,6 +108,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const ctx: ApiContext = {
     config,
     store,
+    personalData: protectedLog.personalData,
     pool,
     cache,
     progress,
@@ -113,6 +126,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     close: async () => {
       await progress.close();
       await realStore.close();
+      await protectedLog.close();
       await cache?.local?.close();
       await cache?.redis.quit().catch(() => cache?.redis.disconnect());
       await pool.end();

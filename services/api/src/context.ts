@@ -1,4 +1,4 @@
-import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Redis, SessionCacheLayout } from '@portcullis/platform';
+import type { CommandHandler, Config, DatabasePool, EventStore, Logger, PersonalData, Redis, SessionCacheLayout } from '@portcullis/platform';
 import type { OperatorSessionCheck } from './http/operator-access.ts';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
 import type { IdentityExtensions } from './identity/extensions.ts';
@@ -9,7 +9,10 @@ import type { ActiveSelectionCheck } from './session/session-log.ts';
 /** What route plugins are built with; assembled once in server.ts (or by a test). */
 export interface ApiContext {
   readonly config: Config;
+  /** The log, personal data encrypted on append and opened on read (see `protectPersonalData`). */
   readonly store: EventStore;
+  /** Opens personal data in events read around the store (the audit search reads `events` itself). */
+  readonly personalData: PersonalData;
   readonly pool: DatabasePool;
   readonly cache: {
     readonly redis: Redis;

@@ -11,6 +11,7 @@ import {
   migrate,
   PostgresEventStore,
   PostgresProjectionTarget,
+  protectPersonalData,
   rebuildAside,
   verifyChain,
   type ExportedHead,
@@ -85,7 +86,14 @@ const [command, ...rest] = process.argv.slice(2);
 const config = loadConfigOrExit();
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2 });
-const store = new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 });
+// Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
+// the stored bytes themselves.
+const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+  databaseUrl: config.databaseUrl,
+  secret: config.secret,
+  pool,
+});
+const store = protectedLog.store;
 try {
   switch (command) {
     case 'verify': {
@@ -116,7 +124,7 @@ try {
       let written = 0;
       // A page at a time, waiting for the output to drain: memory stays one page, whatever the export's size.
       for (;;) {
-        const page = await searchAudit(pool, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, 500);
+        const page = await searchAudit(pool, protectedLog.personalData, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, 500);
         for (const event of page.events) await write(out, `${JSON.stringify(event)}\n`);
         written += page.events.length;
         const last = page.events.at(-1)?.position ?? head;
@@ -170,5 +178,6 @@ try {
   process.exitCode = 64;
 } finally {
   await store.close();
+  await protectedLog.close();
   await pool.end();
 }

@@ -10,6 +10,7 @@ import {
   migrate,
   NotificationListener,
   PostgresEventStore,
+  protectPersonalData,
   ProjectionControl,
   SmtpTransport,
   type MailBus,
@@ -53,7 +54,14 @@ const worker = new DeliveryWorker(
 // On the event log, one listening connection hears appends and rebuild requests: Postgres wakes each
 // listener on every NOTIFY.
 const notifications = config.kafka ? null : new NotificationListener(config.databaseUrl);
-const store = notifications ? new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }) : null;
+// A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
+const protectedLog = notifications
+  ? protectPersonalData(
+      new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }),
+      { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+    )
+  : null;
+const store = protectedLog?.store ?? null;
 const control = notifications ? new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting')) : null;
 await notifications?.start();
 const bus: MailBus = config.kafka
@@ -79,6 +87,7 @@ async function shutdown(signal: string): Promise<void> {
   await bus.close();
   await transport.close();
   await store?.close();
+  await protectedLog?.close();
   await notifications?.close();
   await pool.end();
   await telemetry.shutdown();

@@ -13,3 +13,4 @@ export * from './bus/index.ts';
 export * from './mail/index.ts';
 export * from './rate-limit/index.ts';
 export * from './telemetry/telemetry.ts';
+export * from './personal-data/index.ts';

@@ -20,6 +20,9 @@ export const redactedPaths = [
   '*.secret',
   'password',
   'token',
+  // Personal data: a log line outlives the erasure of its user (issue 25).
+  '*.email',
+  'email',
 ];
 
 export const logFormats = ['auto', 'json', 'pretty'] as const;

@@ -6,6 +6,7 @@ import {
   migrate,
   NotificationListener,
   PostgresEventStore,
+  protectPersonalData,
   ProjectionControl,
   ProjectionRunner,
   sessionCacheEvictionProblem,
@@ -23,13 +24,12 @@ const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, 
 // One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
 const notifications = new NotificationListener(config.databaseUrl);
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
-const store = new PostgresEventStore({
-  databaseUrl: config.databaseUrl,
-  maximumPoolSize: 2,
-  notifications,
-  log: (message, err) => log.warn({ err }, message),
-});
-const projections = await createProjectionTargets(config, pool, store);
+const protectedLog = protectPersonalData(
+  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2, notifications, log: (message, err) => log.warn({ err }, message) }),
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+);
+const store = protectedLog.store;
+const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);
 if (projections.redis) {
   const problem = await sessionCacheEvictionProblem(projections.redis);
   if (problem) {
@@ -66,6 +66,7 @@ async function shutdown(signal: string): Promise<void> {
   await notifications.close();
   await projections.close();
   await store.close();
+  await protectedLog.close();
   await pool.end();
   log.info('projector stopped');
   await telemetry.shutdown();

@@ -1,4 +1,4 @@
-import type { Config, DatabasePool, EventStore, ProjectionTarget } from '@portcullis/platform';
+import type { Config, DatabasePool, Eraser, EventStore, ProjectionTarget } from '@portcullis/platform';
 import {
   KafkaMailBus,
   PostgresProjectionTarget,
@@ -9,6 +9,7 @@ import {
   type MailBus,
 } from '@portcullis/platform';
 import { auditIndexProjection } from './audit/audit-index.projection.ts';
+import { erasureProjection } from './erasure/erasure.projection.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { MailRelayTarget } from './mail/mail-relay.ts';
 import { organizationsProjection } from './organization/organizations.projection.ts';
@@ -31,6 +32,8 @@ export async function createProjectionTargets(
   config: Config,
   pool: DatabasePool,
   store: Pick<EventStore, 'logId' | 'eventIdAt' | 'readStream'>,
+  /** Where erasures are completed (see `erasureProjection`); absent in specs that do not erase. */
+  eraser?: Eraser,
 ): Promise<ProjectionSet> {
   const redis = config.redis ? createRedisClient(config.redis.url, { name: 'portcullis-projector' }) : null;
   const layout = config.redis ? sessionCacheLayout(config.redis.keyPrefix, await store.logId()) : null;
@@ -44,6 +47,7 @@ export async function createProjectionTargets(
     // No api write waits for it (its name is none the api waits on): audit search may trail the log a batch.
     new PostgresProjectionTarget(pool, auditIndexProjection, announce),
   ];
+  if (eraser) targets.push(new PostgresProjectionTarget(pool, erasureProjection(eraser), announce));
   if (redis && layout) {
     targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(store)), layout, store));
   }

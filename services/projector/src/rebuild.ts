@@ -1,4 +1,5 @@
-import { createDatabasePool, loadConfigOrExit, migrate, PostgresEventStore, rebuildAside } from '@portcullis/platform';
+import { erasureProjectionName } from '@portcullis/contracts';
+import { createDatabasePool, loadConfigOrExit, migrate, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 /**
@@ -10,9 +11,15 @@ const requested = process.argv[2];
 const config = loadConfigOrExit();
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
-const store = new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 });
-const projections = await createProjectionTargets(config, pool, store);
-const rebuildable = projections.targets.filter((t) => t.createShadow !== undefined);
+const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+  databaseUrl: config.databaseUrl,
+  secret: config.secret,
+  pool,
+});
+const store = protectedLog.store;
+const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);
+// Erasure owns no read model to rebuild: replaying it would only erase again what is erased.
+const rebuildable = projections.targets.filter((t) => t.createShadow !== undefined && t.name !== erasureProjectionName);
 const names = rebuildable.map((t) => t.name);
 const chosen = requested === 'all' ? rebuildable : rebuildable.filter((t) => t.name === requested);
 if (!requested || chosen.length === 0) {
@@ -27,4 +34,5 @@ if (!requested || chosen.length === 0) {
 }
 await projections.close();
 await store.close();
+await protectedLog.close();
 await pool.end();

@@ -1,5 +1,5 @@
 import { actorOf, auditIndexProjectionName, eventDefinitions, eventMetadataSchema, supersededEvents, type AuditEvent, type AuditFilter } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods } from '@portcullis/platform';
+import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
 import { auditSentence, redactedData, usersNamed } from './audit-sentence.ts';
 
 type Fragment = ReturnType<typeof sql.fragment>;
@@ -119,18 +119,24 @@ export interface AuditPage {
   readonly nextCursor: number | null;
 }
 
-/** One page of the audit trail, each event with its metadata, hash and sentence. */
-export async function searchAudit(db: CommonQueryMethods, filter: AuditFilter, limit: number): Promise<AuditPage> {
+/**
+ * One page of the audit trail, each event with its metadata, hash and sentence. Personal data is opened
+ * with its subject's key, so an erased user's shows as erased (the hash is still over the ciphertext).
+ */
+export async function searchAudit(db: CommonQueryMethods, personalData: PersonalData, asked: AuditFilter, limit: number): Promise<AuditPage> {
+  // An address's reservation or sign-in stream is stored under its keyed name; the operator may name either.
+  const filter = asked.stream ? { ...asked, stream: personalData.storedStreamId(asked.stream) } : asked;
   const direction = filter.order === 'newest' ? sql.fragment`DESC` : sql.fragment`ASC`;
-  const rows = (await db.any(sql.unsafe`
+  const stored = (await db.any(sql.unsafe`
     SELECT e.position::text AS position, e.event_id, e.stream_id, e.stream_version, e.type, e.data, e.metadata,
            e.recorded_at, encode(e.hash, 'hex') AS hash
     FROM (${pageQuery(filter, limit + 1)}) page JOIN events e ON e.position = page.position
     ORDER BY e.position ${direction}`)) as readonly EventRow[];
+  const rows = await personalData.decode(stored.map((row) => ({ ...row, metadata: eventMetadataSchema.parse(row.metadata) })));
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
   const parsed = shown.map((row) => {
-    const metadata = eventMetadataSchema.parse(row.metadata);
+    const metadata = row.metadata;
     const data = redactedData(row.data);
     return { row, metadata, data, actor: actorOf(metadata) };
   });

@@ -22,7 +22,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
   async function* exported(filter: AuditFilter): AsyncGenerator<string> {
     let cursor = filter.cursor;
     for (;;) {
-      const page = await searchAudit(ctx.pool, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, EXPORT_PAGE);
+      const page = await searchAudit(ctx.pool, ctx.personalData, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, EXPORT_PAGE);
       for (const event of page.events) yield `${JSON.stringify(event)}\n`;
       if (page.nextCursor === null) return;
       cursor = page.nextCursor;
@@ -33,7 +33,7 @@ export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
     route(app, endpoints.auditEvents, async (request, reply) => {
       await authorize(request, reply);
       const { limit, ...filter } = request.query;
-      const [page, indexedTo] = await Promise.all([searchAudit(ctx.pool, filter, limit), auditIndexedTo(ctx.pool)]);
+      const [page, indexedTo] = await Promise.all([searchAudit(ctx.pool, ctx.personalData, filter, limit), auditIndexedTo(ctx.pool)]);
       reply.header('cache-control', 'no-store');
       return { ...page, indexedTo };
     });

@@ -2,11 +2,13 @@ import type { FastifyRequest } from 'fastify';
 
 /** Query parameters whose values are credentials (mailed tokens, OAuth codes and states). */
 const SECRET_PARAMETER = /token|code|state|secret|password|key|signature|otp/i;
+/** Query parameters that carry personal data (an email, a name searched for): logs outlive any erasure (issue 25). */
+const PERSONAL_PARAMETER = /email|search|name|phone/i;
 
 /**
  * The request's URL as it may be logged: a route with path parameters is logged by its pattern
  * (`/api/auth/reset-password/:token`), because the parameter is often the mailed token itself; and the
- * values of credential-like query parameters (`/verify-email?token=...`) are censored. Everything else stays,
+ * values of credential-like and personal query parameters (`/verify-email?token=...`, `?email=`) are censored. Everything else stays,
  * so a log still tells which flow a request was.
  */
 export function loggableUrl(request: Pick<FastifyRequest, 'url'> & { routeOptions?: { url?: string | undefined } }): string {
@@ -26,7 +28,7 @@ export function loggableUrl(request: Pick<FastifyRequest, 'url'> & { routeOption
       } catch {
         // An undecodable name is logged as sent.
       }
-      return SECRET_PARAMETER.test(name) ? `${pair.slice(0, eq)}=[redacted]` : pair;
+      return SECRET_PARAMETER.test(name) || PERSONAL_PARAMETER.test(name) ? `${pair.slice(0, eq)}=[redacted]` : pair;
     })
     .join('&');
   return `${path}?${query}`;

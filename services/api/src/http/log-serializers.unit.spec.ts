@@ -15,4 +15,11 @@ describe('URLs in logs', () => {
     expect(loggableUrl({ url: '/api/auth/callback/github?code=abc&state=def' })).toBe('/api/auth/callback/github?code=[redacted]&state=[redacted]');
     expect(loggableUrl({ url: '/api/auth/get-session' })).toBe('/api/auth/get-session');
   });
+
+  it('censors query parameters that carry personal data, which a log would keep past the user\'s erasure', () => {
+    expect(loggableUrl({ url: '/api/auth/admin/list-users?searchValue=alice%40example.com&searchField=email&limit=10' })).toBe(
+      '/api/auth/admin/list-users?searchValue=[redacted]&searchField=[redacted]&limit=10',
+    );
+    expect(loggableUrl({ url: '/api/auth/organization/list-invitations?email=bob@example.com' })).toBe('/api/auth/organization/list-invitations?email=[redacted]');
+  });
 });

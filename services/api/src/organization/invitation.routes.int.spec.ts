@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventMetadata } from '@portcullis/contracts';
 import { createTokenSealer, signEmailVerificationToken, sql } from '@portcullis/platform';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { expectRefusal, organizationApi, type MemberJson, type SignedUpUser } from '../../../../tests/support/organization-api.ts';
@@ -62,10 +63,12 @@ function client(api: InProcessApi, clock: ReturnType<typeof movableClock>) {
 
   /** The invitation mail jobs queued for an address, oldest first, from the log. */
   async function invitationMails(to: string): Promise<MailJobJson[]> {
-    const rows = await api.db.pool.anyFirst(sql.unsafe`
-      SELECT data FROM events WHERE type = 'mail.job_queued.v1' AND data->>'kind' = 'invitation' AND data->>'to' = ${to}
-      ORDER BY position`);
-    return rows as unknown as MailJobJson[];
+    // The recipient is encrypted in the log (under the address's key): opened as the services open it.
+    const rows = (await api.db.pool.any(sql.unsafe`
+      SELECT type, data, metadata FROM events WHERE type = 'mail.job_queued.v1' AND data->>'kind' = 'invitation'
+      ORDER BY position`)) as unknown as Array<{ type: string; data: MailJobJson; metadata: EventMetadata }>;
+    const opened = await api.db.personalData.decode(rows);
+    return opened.map((row) => row.data).filter((job) => job.to === to);
   }
 
   return { ...http, verifyEmail, invite, invitationMails };

@@ -4,3 +4,4 @@ export * from './cookie-signature.ts';
 export * from './sealed-token.ts';
 export * from './jose.ts';
 export * from './ed25519.ts';
+export * from './personal-data-cipher.ts';

@@ -49,6 +49,16 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
       INSERT INTO audit_event_subject (subject, position) SELECT * FROM ${sql.unnest(subjects, ['text', 'int8'])}
       ON CONFLICT DO NOTHING`);
   }
+  // A deleted user's client addresses go from the index with their key (issue 25), here as well as in the
+  // api's erasure: this index may have read the deletion's own events, or earlier ones, before the key went.
+  for (const { event } of events) {
+    if (event.type !== 'user.deleted.v1') continue;
+    const userId = event.data.userId;
+    await tx.query(sql.unsafe`
+      UPDATE audit_event SET ip = NULL
+      WHERE ip IS NOT NULL AND (actor_id = ${userId} OR (actor_id IS NULL AND position IN (
+        SELECT position FROM audit_event_subject WHERE subject = ${`user:${userId}`})))`);
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
-import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
 
 /**
  * `user`, `account` and `verification` rows (better-auth's names). Times are the decision times the events
@@ -14,6 +14,9 @@ export const identityProjection: PostgresProjection = {
     switch (event.type) {
       case 'user.registered.v1': {
         const u = event.data;
+        // Only a deleted user's key is ever destroyed, so a replay meets its deletion further on: no row, rather
+        // than one whose erased email would collide (email is unique) with another erased user's meanwhile.
+        if (u.email === ERASED) return;
         await tx.query(sql.unsafe`
           INSERT INTO "user" (id, name, email, "emailVerified", image, "createdAt", "updatedAt")
           VALUES (${u.userId}, ${u.name}, ${u.email}, ${u.emailVerified}, ${u.image}, ${at}, ${at})`);
@@ -51,6 +54,7 @@ export const identityProjection: PostgresProjection = {
         return;
       case 'user.email_changed.v1': {
         const c = event.data;
+        if (c.email === ERASED) return;
         await tx.query(sql.unsafe`
           UPDATE "user" SET email = ${c.email}, "emailVerified" = ${c.emailVerified}, "updatedAt" = ${at} WHERE id = ${c.userId}`);
         return;

@@ -23,7 +23,7 @@ import {
   UserDeleted,
   type DomainEvent,
 } from '@portcullis/contracts';
-import { PostgresProjectionTarget, ProjectionRunner, resetProjection, sql, type PostgresEventStore } from '@portcullis/platform';
+import { PostgresProjectionTarget, ProjectionRunner, resetProjection, sql, type EventStore } from '@portcullis/platform';
 import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { organizationsProjection } from './organizations.projection.ts';
@@ -39,7 +39,7 @@ class OrganizationLog {
   private clock = Date.parse('2026-07-01T09:00:00.000Z');
   private readonly versions = new Map<string, number>();
 
-  constructor(private readonly store: PostgresEventStore) {}
+  constructor(private readonly store: EventStore) {}
 
   /** Appends the writes at the next decision time (a minute after the last) and returns that time. */
   async append(...writes: [streamId: string, events: DomainEvent[]][]): Promise<string> {

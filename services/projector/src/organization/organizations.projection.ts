@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection, type ProjectionSql } from '@portcullis/platform';
-import { projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
 
 /**
  * `organization`, `member`, `invitation`, `team` and `teamMember` rows (better-auth's names). Times are the
@@ -125,6 +125,11 @@ export const organizationsProjection: PostgresProjection = {
         await tx.query(sql.unsafe`DELETE FROM "teamMember" WHERE "userId" = ${userId}`);
         await tx.query(sql.unsafe`DELETE FROM member WHERE "userId" = ${userId}`);
         await tx.query(sql.unsafe`DELETE FROM invitation WHERE "inviterId" = ${userId} AND status = 'pending'`);
+        // Invitations to the user's address keep no readable address (issue 25), whichever of this and the
+        // api's erasure comes first (the address reads as erased here once the key is gone).
+        if (event.data.email !== ERASED) {
+          await tx.query(sql.unsafe`UPDATE invitation SET email = ${ERASED} WHERE lower(email) = ${event.data.email.toLowerCase()}`);
+        }
         return;
       }
       default:

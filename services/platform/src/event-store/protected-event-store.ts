@@ -1,0 +1,142 @@
+import type { PersonalData } from '../personal-data/personal-data.ts';
+import {
+  WrongExpectedVersionError,
+  type AppendResult,
+  type EventStore,
+  type RecordedEvent,
+  type SnapshotRead,
+  type StreamRead,
+  type StreamWrite,
+  type SubscribeOptions,
+  type Subscription,
+} from './event-store.ts';
+
+/**
+ * Any event store with personal data protected at its boundary (see `PersonalData`): appends encrypt,
+ * every read decrypts (deciders' loads, projections, time travel, replays), and address-spelling stream
+ * ids are stored under their keyed names while callers keep the names they know. After appending a
+ * user's deletion it runs `erase` (the `Eraser`), so the deletion's command answers with the keys gone.
+ */
+export class ProtectedEventStore implements EventStore {
+  constructor(
+    private readonly inner: EventStore,
+    readonly personalData: PersonalData,
+    private readonly erase?: (event: { type: string; data: unknown }) => Promise<void>,
+  ) {}
+
+  private stored(streamId: string): string {
+    return this.personalData.storedStreamId(streamId);
+  }
+
+  /**
+   * Streams' events decrypted in one go (one read of the keys not kept, however many streams a command
+   * loads), each under the id the caller asked for.
+   */
+  private async asAsked(reads: ReadonlyArray<readonly [string, StreamRead]>): Promise<StreamRead[]> {
+    const decoded = await this.personalData.decode(reads.flatMap(([, read]) => read.events));
+    let next = 0;
+    return reads.map(([streamId, read]) => {
+      const events = decoded.slice(next, (next += read.events.length));
+      return { version: read.version, events: events.map((e) => (e.streamId === streamId ? e : { ...e, streamId })) };
+    });
+  }
+
+  async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
+    const names = new Map(writes.map((w) => [this.stored(w.streamId), w.streamId]));
+    const encoded = await Promise.all(
+      writes.map(async (w) => ({
+        streamId: this.stored(w.streamId),
+        expectedVersion: w.expectedVersion,
+        events: await Promise.all(
+          w.events.map(async (e) => {
+            const { data, metadata } = await this.personalData.encode(e);
+            return { ...e, data, metadata };
+          }),
+        ),
+      })),
+    );
+    let result: AppendResult;
+    try {
+      result = await this.inner.append(encoded);
+    } catch (error) {
+      if (error instanceof WrongExpectedVersionError) {
+        throw new WrongExpectedVersionError(names.get(error.streamId) ?? error.streamId, error.expected, error.actual);
+      }
+      throw error;
+    }
+    if (this.erase) {
+      for (const write of writes) for (const event of write.events) await this.erase(event);
+    }
+    return { position: result.position, versions: Object.fromEntries(Object.entries(result.versions).map(([id, v]) => [names.get(id) ?? id, v])) };
+  }
+
+  async readStream(streamId: string): Promise<StreamRead> {
+    const [read] = await this.asAsked([[streamId, await this.inner.readStream(this.stored(streamId))]]);
+    return read!;
+  }
+
+  async readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>> {
+    const reads = await this.inner.readStreams(streamIds.map((id) => this.stored(id)));
+    const asked = await this.asAsked(streamIds.map((id) => [id, reads.get(this.stored(id)) ?? { version: 0, events: [] }] as const));
+    return new Map(streamIds.map((id, index) => [id, asked[index]!]));
+  }
+
+  async readStreamsFromSnapshots(
+    requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
+  ): Promise<ReadonlyMap<string, SnapshotRead>> {
+    const reads = await this.inner.readStreamsFromSnapshots(requests.map((r) => ({ streamId: this.stored(r.streamId), model: r.model })));
+    const found = requests.map(({ streamId }) => reads.get(this.stored(streamId)) ?? { snapshot: null, read: { version: 0, events: [] } });
+    const asked = await this.asAsked(requests.map(({ streamId }, index) => [streamId, found[index]!.read] as const));
+    return new Map(requests.map(({ streamId }, index) => [streamId, { snapshot: found[index]!.snapshot, read: asked[index]! }]));
+  }
+
+  saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
+    return this.inner.saveSnapshot(this.stored(streamId), model, version, state);
+  }
+
+  /**
+   * What followers of the log read: decrypted, and a deletion read makes this process forget the keys it
+   * erased, so a follower that was behind reads everything after it as erased, not from a kept key.
+   */
+  async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
+    const events = await this.personalData.decode(await this.inner.readAll(options));
+    for (const event of events) this.personalData.keys.forget(this.personalData.erasedBy(event));
+    return events;
+  }
+
+  headPosition(): Promise<number> {
+    return this.inner.headPosition();
+  }
+
+  logId(): Promise<string> {
+    return this.inner.logId();
+  }
+
+  eventIdAt(position: number): Promise<string | null> {
+    return this.inner.eventIdAt(position);
+  }
+
+  appendGeneration(): number {
+    return this.inner.appendGeneration();
+  }
+
+  waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return this.inner.waitForAppend(generation, timeoutMs, signal);
+  }
+
+  subscribe(options: SubscribeOptions): Subscription {
+    return this.inner.subscribe({
+      ...options,
+      onEvents: async (stored) => {
+        const events = await this.personalData.decode(stored);
+        for (const event of events) this.personalData.keys.forget(this.personalData.erasedBy(event));
+        await options.onEvents(events);
+      },
+    });
+  }
+
+  /** Closes the store it protects (the keys belong to whoever made them). */
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,159 @@
+import pg from 'pg';
+import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+
+/**
+ * Where subjects' data keys live (`data_key`), wrapped. `null` answers "erased (or never had one)": the
+ * caller then writes or reads the erased marker.
+ */
+export interface DataKeys {
+  /** The key to encrypt with, created on first use; null for an erased user. */
+  keyForWriting(subjectId: string): Promise<Buffer | null>;
+  /** The keys to decrypt with, in one read for those not cached; a missing or erased one is null. */
+  keysForReading(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>>;
+  /** Destroys the keys (a user's stays as a tombstone, so it is never created again) and forgets them here. */
+  erase(subjectIds: readonly string[]): Promise<void>;
+  /** Forgets cached keys (another process erased them). */
+  forget(subjectIds: readonly string[]): void;
+  close(): Promise<void>;
+}
+
+interface Cached {
+  readonly key: Buffer | null;
+  readonly until: number;
+}
+
+export interface PostgresDataKeysOptions {
+  readonly databaseUrl: string;
+  readonly cipher: PersonalDataCipher;
+  /** Keys kept in process (LRU). */
+  readonly cacheSize?: number;
+  /**
+   * How long a kept key is believed: the bound on how long another process may still read what this one
+   * erased (the erasing process forgets at once). A miss costs one indexed read per subject.
+   */
+  readonly cacheTtlMs?: number;
+  readonly clock?: () => number;
+}
+
+const STATEMENTS = {
+  // The insert and the read in one round trip; a race lost to another creator reads nothing and is read again.
+  create: {
+    name: 'portcullis_data_key_create',
+    text: `WITH created AS (
+             INSERT INTO data_key (subject_id, wrapped_key) VALUES ($1, $2) ON CONFLICT (subject_id) DO NOTHING RETURNING wrapped_key)
+           SELECT wrapped_key FROM created UNION ALL SELECT wrapped_key FROM data_key WHERE subject_id = $1`,
+  },
+  read: { name: 'portcullis_data_key_read', text: 'SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])' },
+  tombstone: {
+    name: 'portcullis_data_key_tombstone',
+    text: `INSERT INTO data_key (subject_id, wrapped_key, erased_at) SELECT unnest($1::text[]), NULL, now()
+           ON CONFLICT (subject_id) DO UPDATE SET wrapped_key = NULL, erased_at = coalesce(data_key.erased_at, now())`,
+  },
+  remove: { name: 'portcullis_data_key_remove', text: 'DELETE FROM data_key WHERE subject_id = ANY($1::text[])' },
+} as const;
+
+/**
+ * Data keys in Postgres with a bounded in-process cache: the append path (a sign-in's session, say) pays no
+ * round trip for a subject whose key it holds. Its own small pool, like the event store's.
+ */
+export class PostgresDataKeys implements DataKeys {
+  private readonly pool: pg.Pool;
+  private readonly cache = new Map<string, Cached>();
+  /** Keys being read or created for writing: the events of one append share the one round trip. */
+  private readonly pending = new Map<string, Promise<Buffer | null>>();
+  private readonly cacheSize: number;
+  private readonly ttlMs: number;
+  private readonly clock: () => number;
+
+  constructor(private readonly options: PostgresDataKeysOptions) {
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, connectionTimeoutMillis: 10_000, statement_timeout: 30_000 });
+    this.pool.on('error', () => {});
+    this.cacheSize = options.cacheSize ?? 50_000;
+    this.ttlMs = options.cacheTtlMs ?? 60_000;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /**
+   * A kept key, moved to the LRU's young end. Reading trusts it only until `until`; writing trusts it for
+   * as long as it is kept, since encrypting under a key erased meanwhile only erases what is written.
+   */
+  private cached(subjectId: string, use: 'reading' | 'writing'): Cached | undefined {
+    const entry = this.cache.get(subjectId);
+    if (!entry) return undefined;
+    this.cache.delete(subjectId);
+    if (use === 'reading' && entry.until <= this.clock()) return undefined;
+    this.cache.set(subjectId, entry);
+    return entry;
+  }
+
+  private keep(subjectId: string, key: Buffer | null): void {
+    this.cache.delete(subjectId);
+    this.cache.set(subjectId, { key, until: this.clock() + this.ttlMs });
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  private open(subjectId: string, wrapped: Buffer | null): Buffer | null {
+    return wrapped === null ? null : this.options.cipher.unwrap(subjectId, wrapped);
+  }
+
+  keyForWriting(subjectId: string): Promise<Buffer | null> {
+    const entry = this.cached(subjectId, 'writing');
+    if (entry?.key) return Promise.resolve(entry.key);
+    let pending = this.pending.get(subjectId);
+    if (!pending) {
+      pending = this.createOrRead(subjectId).finally(() => this.pending.delete(subjectId));
+      this.pending.set(subjectId, pending);
+    }
+    return pending;
+  }
+
+  private async createOrRead(subjectId: string): Promise<Buffer | null> {
+    const { cipher } = this.options;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const rows = (await this.pool.query<{ wrapped_key: Buffer | null }>({ ...STATEMENTS.create, values: [subjectId, cipher.wrap(subjectId, cipher.newDataKey())] })).rows;
+      const [row] = rows;
+      if (row) {
+        const key = this.open(subjectId, row.wrapped_key);
+        this.keep(subjectId, key);
+        return key;
+      }
+    }
+    throw new Error('a data key was neither created nor found');
+  }
+
+  async keysForReading(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
+    const keys = new Map<string, Buffer | null>();
+    const missing: string[] = [];
+    for (const id of new Set(subjectIds)) {
+      const entry = this.cached(id, 'reading');
+      if (entry) keys.set(id, entry.key);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const rows = (await this.pool.query<{ subject_id: string; wrapped_key: Buffer | null }>({ ...STATEMENTS.read, values: [missing] })).rows;
+      const found = new Map(rows.map((r) => [r.subject_id, r.wrapped_key]));
+      for (const id of missing) {
+        const key = this.open(id, found.get(id) ?? null);
+        keys.set(id, key);
+        this.keep(id, key);
+      }
+    }
+    return keys;
+  }
+
+  async erase(subjectIds: readonly string[]): Promise<void> {
+    const users = subjectIds.filter((id) => id.startsWith('u:'));
+    const others = subjectIds.filter((id) => !id.startsWith('u:'));
+    if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users] });
+    if (others.length > 0) await this.pool.query({ ...STATEMENTS.remove, values: [others] });
+    this.forget(subjectIds);
+  }
+
+  forget(subjectIds: readonly string[]): void {
+    for (const id of subjectIds) this.cache.delete(id);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

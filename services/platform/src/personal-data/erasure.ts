@@ -1,0 +1,50 @@
+import { ERASED } from '@portcullis/contracts';
+import { sql, type DatabasePool } from '../database/pool.ts';
+import type { EventBody, PersonalData } from './personal-data.ts';
+
+/**
+ * What a user's deletion destroys besides the keys: the copies of their personal data that live outside
+ * the log, where a read model or a cache would otherwise keep them readable (issue 25). Run before the keys
+ * go, while the deletion's own email still opens, and idempotent: the api runs it right after appending
+ * `user.deleted.v1`, and the projector's erasure projection runs it again, which completes an erasure whose
+ * api died in between.
+ */
+export class Eraser {
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly personalData: PersonalData,
+  ) {}
+
+  /** Erases what the event erases (a user's deletion; nothing for any other event). */
+  async erase(event: Pick<EventBody, 'type' | 'data'>): Promise<void> {
+    const subjectIds = this.personalData.erasedBy(event);
+    if (subjectIds.length === 0) return;
+    const data = event.data as { userId: string; email: string };
+    const email = data.email === ERASED ? null : data.email.toLowerCase();
+    await this.pool.transaction(async (tx) => {
+      // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
+      // plaintext; a snapshot is only a cache of the log, so the next load folds from the events instead.
+      await tx.query(sql.unsafe`DELETE FROM snapshots WHERE strpos(state::text, ${data.userId}) > 0`);
+      // The index's client addresses the user's key protected: the user's own requests, and those of nobody
+      // signed in about the user (the sign-up).
+      await tx.query(sql.unsafe`
+        UPDATE audit_event SET ip = NULL
+        WHERE ip IS NOT NULL AND (actor_id = ${data.userId} OR (actor_id IS NULL AND position IN (
+          SELECT position FROM audit_event_subject WHERE subject = ${`user:${data.userId}`})))`);
+      await tx.query(sql.unsafe`
+        UPDATE mail_delivery SET recipient = ${ERASED},
+          job = job || jsonb_build_object('to', ${ERASED}::text, 'name', ${ERASED}::text, 'newEmail', NULL, 'invitation', NULL),
+          status = CASE WHEN status = 'pending' THEN 'dead' ELSE status END,
+          dead_at = CASE WHEN status = 'pending' THEN now() ELSE dead_at END,
+          last_error = CASE WHEN status = 'pending' THEN 'recipient erased' ELSE last_error END,
+          updated_at = now()
+        WHERE user_id = ${data.userId} OR (${email}::text IS NOT NULL AND lower(recipient) = ${email})`);
+      await tx.query(sql.unsafe`
+        DELETE FROM dev_mailbox
+        WHERE job_id IN (SELECT job_id FROM mail_delivery WHERE user_id = ${data.userId}) OR (${email}::text IS NOT NULL AND lower(recipient) = ${email})`);
+      // Invitations addressed to the user (accepted ones stay listed, with the address erased).
+      if (email !== null) await tx.query(sql.unsafe`UPDATE invitation SET email = ${ERASED} WHERE lower(email) = ${email}`);
+    });
+    await this.personalData.keys.erase(subjectIds);
+  }
+}

@@ -1,0 +1,58 @@
+import { createPersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+import type { DatabasePool } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
+import { ProtectedEventStore } from '../event-store/protected-event-store.ts';
+import { PostgresDataKeys } from './data-keys.ts';
+import { Eraser } from './erasure.ts';
+import { PersonalData } from './personal-data.ts';
+
+export { PersonalData, type EventBody } from './personal-data.ts';
+export { PostgresDataKeys, type DataKeys } from './data-keys.ts';
+export { Eraser } from './erasure.ts';
+export { carryAddressStreamsForward } from './address-streams.ts';
+export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
+
+export interface ProtectedLog {
+  readonly store: ProtectedEventStore;
+  readonly personalData: PersonalData;
+  readonly eraser: Eraser;
+  /** Closes the keys' pool (the store and the pool given stay their owners'). */
+  close(): Promise<void>;
+}
+
+/**
+ * The log as every service reads and writes it: `store` with personal data encrypted under per-subject keys
+ * derived from `secret` (AUTH_SECRET), and a user's deletion erasing them (see `PersonalData`, `Eraser`).
+ */
+export function protectPersonalData(
+  store: EventStore,
+  options: {
+    readonly databaseUrl: string;
+    readonly secret: string;
+    readonly pool: DatabasePool;
+    readonly keyCacheTtlMs?: number;
+    /**
+     * An erasure that failed after its deletion was appended: the deletion stands (the command must not
+     * answer as if it had not happened), and the projector's erasure projection completes it.
+     */
+    readonly onErasureError?: (error: unknown) => void;
+  },
+): ProtectedLog {
+  const cipher = createPersonalDataCipher(options.secret);
+  const keys = new PostgresDataKeys({ databaseUrl: options.databaseUrl, cipher, ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}) });
+  const personalData = new PersonalData(cipher, keys);
+  const eraser = new Eraser(options.pool, personalData);
+  return {
+    store: new ProtectedEventStore(store, personalData, async (event) => {
+      try {
+        await eraser.erase(event);
+      } catch (error) {
+        if (!options.onErasureError) throw error;
+        options.onErasureError(error);
+      }
+    }),
+    personalData,
+    eraser,
+    close: () => keys.close(),
+  };
+}
