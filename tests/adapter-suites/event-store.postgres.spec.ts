@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { PostgresEventStore, sql } from '@portcullis/platform';
+import { NotificationListener, PostgresEventStore, sql } from '@portcullis/platform';
 import { createEventLogDatabase } from '../support/event-log.ts';
 import { waitFor } from '../support/processes.ts';
 import { eventStoreContract } from './event-store.suite.ts';
@@ -64,22 +64,27 @@ describe('PostgresEventStore: its connections', () => {
 describe('PostgresEventStore: the events an append notice carries', () => {
   it('hands a caught-up follower the noticed events exactly as the table holds them, without reading them back', async () => {
     const db = await createEventLogDatabase('event_store_noticed');
+    // The adapter itself, listening as the projector's does (the spec database's store is behind the
+    // personal-data boundary), and a second one that only reads the table.
+    const notifications = new NotificationListener(db.url);
+    const store = new PostgresEventStore({ databaseUrl: db.url, notifications });
+    await notifications.start();
     const reader = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
     try {
       const occurredAt = new Date().toISOString();
       const append = (streamId: string, data: unknown) =>
-        db.store.append([{ streamId, expectedVersion: 'any', events: [{ type: 'test.happened.v1', data, metadata: { occurredAt, ipAddress: '203.0.113.7' } }] }]);
+        store.append([{ streamId, expectedVersion: 'any', events: [{ type: 'test.happened.v1', data, metadata: { occurredAt, ipAddress: '203.0.113.7' } }] }]);
       // Each append moves the generation twice: at once in the appending process, and when its notice comes.
       const first = await append('test-noticed-a', { text: 'plain' });
-      await waitFor(() => db.store.appendGeneration() >= 2, { timeoutMs: 10_000, message: 'the first notice' });
-      const generation = db.store.appendGeneration();
+      await waitFor(() => store.appendGeneration() >= 2, { timeoutMs: 10_000, message: 'the first notice' });
+      const generation = store.appendGeneration();
       const second = await append('test-noticed-b', { text: 'ünïcødé ✓ "quoted" \\ back', nested: { list: [1, 2.5, null, true] } });
       const third = await append('test-noticed-a', { text: 'again' });
-      await waitFor(() => db.store.appendGeneration() >= generation + 4, { timeoutMs: 10_000, message: 'both notices' });
+      await waitFor(() => store.appendGeneration() >= generation + 4, { timeoutMs: 10_000, message: 'both notices' });
 
-      const pool = (db.store as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
+      const pool = (store as unknown as { pool: { query: (...args: unknown[]) => unknown } }).pool;
       const query = vi.spyOn(pool, 'query');
-      const fromNotices = await db.store.readAll({ after: first.position, limit: 10 });
+      const fromNotices = await store.readAll({ after: first.position, limit: 10 });
       expect(query).not.toHaveBeenCalled();
       query.mockRestore();
       const fromTable = await reader.readAll({ after: first.position, limit: 10 });
@@ -88,11 +93,13 @@ describe('PostgresEventStore: the events an append notice carries', () => {
 
       // Too large for a notice: the run of noticed events breaks, and reads go back to the table.
       const large = await append('test-noticed-c', { text: 'x'.repeat(10_000) });
-      await waitFor(async () => (await db.store.readAll({ after: third.position, limit: 10 })).length === 1, { timeoutMs: 10_000, message: 'the large event' });
-      const afterLarge = await db.store.readAll({ after: third.position, limit: 10 });
+      await waitFor(async () => (await store.readAll({ after: third.position, limit: 10 })).length === 1, { timeoutMs: 10_000, message: 'the large event' });
+      const afterLarge = await store.readAll({ after: third.position, limit: 10 });
       expect(afterLarge).toEqual(await reader.readAll({ after: third.position, limit: 10 }));
       expect(afterLarge[0]!.position).toBe(large.position);
     } finally {
+      await notifications.close();
+      await store.close();
       await reader.close();
       await db.close();
     }
