@@ -84,6 +84,9 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 `;
 
+/** String values a target keeps of what it wrote (see `RedisProjectionTarget.known`): tens of megabytes at most. */
+const KNOWN_VALUES = 20_000;
+
 const PROJECT_BATCH_COMMAND = 'portcullisProjectBatch';
 type ProjectBatchCommand = (numberOfKeys: number, ...keysAndArgs: string[]) => Promise<number>;
 
@@ -128,6 +131,14 @@ export class RedisProjectionTarget implements ProjectionTarget {
   readonly handles: ReadonlySet<string> | undefined;
   private readonly projectBatch: ProjectBatchCommand;
   private writing: Writing | null = null;
+  /**
+   * String values of the written generation as this target last read or wrote them. It is the only writer
+   * of its generation's keys while it holds the projection, so what it wrote is what Redis holds, unless a
+   * key has expired or been evicted since, and a projection reads keys only to write them again. A batch
+   * then reads ahead only what this does not hold: most batches none at all. Forgotten whenever what it
+   * writes might have changed under it (a fence, a failed batch, another generation, a new checkpoint).
+   */
+  private readonly known = new Map<string, string | null>();
 
   constructor(
     private readonly redis: Redis,
@@ -151,6 +162,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   async readCheckpoint(): Promise<number> {
+    this.known.clear();
     if (this.writing?.mode === 'shadow') return this.readWritingCheckpoint(this.writing);
     const pointer = parsePointer(await this.redis.get(this.layout.pointerKey));
     for (const [generation, mode] of [
@@ -174,6 +186,15 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number, toEventId: string | null = null): Promise<void> {
+    try {
+      await this.applyWritten(events, from, to, toEventId);
+    } catch (error) {
+      this.known.clear();
+      throw error;
+    }
+  }
+
+  private async applyWritten(events: readonly ProjectedEvent[], from: number, to: number, toEventId: string | null): Promise<void> {
     const writing = this.writing;
     if (!writing || parseCacheCheckpoint(writing.stored)?.position !== from) throw new CheckpointFencedError(this.name, from);
     const { keys } = writing;
@@ -203,6 +224,14 @@ export class RedisProjectionTarget implements ProjectionTarget {
       throw new CheckpointFencedError(this.name, from);
     }
     writing.stored = next;
+    for (const [key, value] of strings) this.remember(key, value);
+    for (const [key, value] of batch.writtenValues()) this.remember(key, value);
+  }
+
+  private remember(key: string, value: string | null): void {
+    this.known.delete(key);
+    this.known.set(key, value);
+    if (this.known.size > KNOWN_VALUES) this.known.delete(this.known.keys().next().value!);
   }
 
   /** A served generation's batch and the notice of its checkpoint's move, in one round trip. */
@@ -233,6 +262,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
     const { current } = parsePointer(await this.redis.get(this.layout.pointerKey));
     if (current !== writing.keys.generation) {
       this.writing = null;
+      this.known.clear();
       throw new CheckpointFencedError(this.name, parseCacheCheckpoint(writing.stored)?.position ?? 0);
     }
   }
@@ -258,6 +288,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
    * reads Postgres or the log, where an ended session is ended, instead of a generation nobody updates.
    */
   private async switchTo(writing: Writing): Promise<void> {
+    this.known.clear();
     for (const generation of await this.generations()) {
       if (generation !== writing.keys.generation) await this.deleteGeneration(this.layout.generation(generation));
     }
@@ -303,12 +334,16 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   private async prefetch(events: readonly ProjectedEvent[], keys: SessionCacheKeys): Promise<Prefetched> {
-    const strings = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
+    const wanted = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
+    const known = new Map<string, string | null>();
+    for (const key of wanted) if (this.known.has(key)) known.set(key, this.known.get(key)!);
+    const strings = wanted.filter((key) => !known.has(key));
     const sets = [...new Set(events.flatMap((projected) => this.projection.setReadsOf?.(projected, keys) ?? []))];
-    if (strings.length === 0 && sets.length === 0) return { strings: new Map(), sets: new Map() };
+    if (strings.length === 0 && sets.length === 0) return { strings: known, sets: new Map() };
     if (sets.length === 0) {
       const values = await this.redis.mget(strings);
-      return { strings: new Map(strings.map((key, i) => [key, values[i] ?? null])), sets: new Map() };
+      for (const [i, key] of strings.entries()) known.set(key, values[i] ?? null);
+      return { strings: known, sets: new Map() };
     }
     const pipeline = this.redis.pipeline();
     if (strings.length > 0) pipeline.mget(strings);
@@ -316,10 +351,8 @@ export class RedisProjectionTarget implements ProjectionTarget {
     const answers = (await pipeline.exec()) ?? [];
     for (const [error] of answers) if (error) throw error;
     const values = strings.length > 0 ? (answers.shift()![1] as Array<string | null>) : [];
-    return {
-      strings: new Map(strings.map((key, i) => [key, values[i] ?? null])),
-      sets: new Map(sets.map((key, i) => [key, answers[i]![1] as string[]])),
-    };
+    for (const [i, key] of strings.entries()) known.set(key, values[i] ?? null);
+    return { strings: known, sets: new Map(sets.map((key, i) => [key, answers[i]![1] as string[]])) };
   }
 }
 
@@ -362,6 +395,11 @@ class OverlayBatch implements RedisBatch {
   async getJson<T>(key: string): Promise<T | null> {
     const raw = await this.getString(key);
     return raw === null ? null : (JSON.parse(raw) as T);
+  }
+
+  /** The values the batch leaves its string keys with (null: deleted). */
+  *writtenValues(): Iterable<[string, string | null]> {
+    for (const [key, pending] of this.pending) if (pending.kind === 'value') yield [key, pending.value];
   }
 
   async getJsonAll<T>(keys: readonly string[]): Promise<Array<T | null>> {

@@ -480,6 +480,38 @@ describeOnRedisDeployments('session-cache projection', (deployment) => {
     }
   });
 
+  it('changes a session it wrote itself without reading Redis first, and reads again once its checkpoint was read anew', async () => {
+    const userId = randomUUID();
+    await register(userId, 'Writer');
+    const session = await signIn(userId);
+    const organizationId = randomUUID();
+    let from = await catchUp(db.store, target);
+    const commands = ['get', 'mget', 'smembers'] as const;
+    const readsWhile = async (work: () => Promise<void>): Promise<number> => {
+      const spies = commands.map((command) => vi.spyOn(redis, command));
+      try {
+        await work();
+        return spies.reduce((sum, spy) => sum + spy.mock.calls.length, 0);
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+    };
+    const selectAndApply = async (activeOrganizationId: string | null): Promise<number> => {
+      await select(session, userId, activeOrganizationId, null);
+      const batch = await db.store.readAll({ after: from, limit: 100 });
+      const reads = await readsWhile(() => target.applyBatch(toProjected(batch), from, batch.at(-1)!.position, batch.at(-1)!.eventId));
+      from = batch.at(-1)!.position;
+      return reads;
+    };
+
+    expect(await selectAndApply(organizationId)).toBe(0);
+    expect((await cached(session.token))?.session.activeOrganizationId).toBe(organizationId);
+    // A new holder (or this one after a fence) reads the checkpoint: it no longer vouches for what it wrote.
+    await target.readCheckpoint();
+    expect(await selectAndApply(null)).toBeGreaterThan(0);
+    expect((await cached(session.token))?.session.activeOrganizationId).toBeNull();
+  });
+
   it("rewrites a user's sessions on reading the user and their set ahead together, and their entries in one more round trip", async () => {
     const userId = randomUUID();
     await register(userId, 'Before');
