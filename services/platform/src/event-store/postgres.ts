@@ -7,6 +7,7 @@ import {
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
+  type ReadAllOptions,
   type RecordedEvent,
   type SnapshotRead,
   type StreamRead,
@@ -73,6 +74,11 @@ const STATEMENTS = {
   readAll: {
     name: 'portcullis_read_all',
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+  },
+  readAllOfTypes: {
+    name: 'portcullis_read_all_of_types',
+    text: `SELECT ${EVENT_COLUMNS} FROM events
+           WHERE position > $1 AND position <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[])) ORDER BY position LIMIT $2`,
   },
   headPosition: { name: 'portcullis_head_position', text: 'SELECT position FROM event_log_head' },
   // Each stream's snapshot of the kind asked for (kind 's'), then its events after that snapshot (kind 'e'):
@@ -233,8 +239,17 @@ export class PostgresEventStore implements EventStore {
     await this.rows(STATEMENTS.saveSnapshot, [streamId, model, version, JSON.stringify(state)]);
   }
 
-  async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
-    return (await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit])).map(toRecordedEvent);
+  async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
+    const rows =
+      options.types || options.until !== undefined
+        ? await this.rows<EventRow>(STATEMENTS.readAllOfTypes, [
+            options.after,
+            options.limit,
+            options.until ?? Number.MAX_SAFE_INTEGER,
+            options.types ?? null,
+          ])
+        : await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit]);
+    return rows.map(toRecordedEvent);
   }
 
   async headPosition(): Promise<number> {
