@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { streams, type AuditFilter, type EventMetadata } from '@portcullis/contracts';
 import {
   createDatabasePool,
+  DEFAULT_REBUILD_BATCH_SIZE,
   migrate,
   PostgresEventStore,
   PostgresProjectionTarget,
@@ -122,7 +123,7 @@ export async function runAudit(teardown: Teardown): Promise<string> {
     // The live checkpoint the rebuilt copy takes over (no projector has run here to create it).
     await target.readCheckpoint();
     const started = performance.now();
-    await rebuildAside(target, { databaseUrl: database.url, store, batchSize: 2000 });
+    await rebuildAside(target, { databaseUrl: database.url, store, batchSize: DEFAULT_REBUILD_BATCH_SIZE });
     const seconds = (performance.now() - started) / 1000;
     rebuilds.push(`| ${projection.name} | ${head} | ${seconds.toFixed(1)} | ${Math.round(head / seconds)} |`);
   }
