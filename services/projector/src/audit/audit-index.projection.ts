@@ -43,7 +43,7 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   await tx.query(sql.unsafe`
     INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, ip)
     SELECT * FROM ${sql.unnest(rows, ['int8', 'text', 'text', 'timestamptz', 'text', 'text', 'inet'])}
-    ON CONFLICT (position) DO NOTHING`);
+    ON CONFLICT DO NOTHING`);
   if (subjects.length > 0) {
     await tx.query(sql.unsafe`
       INSERT INTO audit_event_subject (subject, position) SELECT * FROM ${sql.unnest(subjects, ['text', 'int8'])}
@@ -59,6 +59,16 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
 export const auditIndexProjection: PostgresProjection = {
   name: auditIndexProjectionName,
   tables: ['audit_event', 'audit_event_subject'],
+  // It only ever inserts, so a rebuild loads bare tables and indexes them once.
+  indexesAfterLoad: [
+    'audit_event_pkey',
+    'audit_event_type',
+    'audit_event_stream',
+    'audit_event_actor',
+    'audit_event_recorded',
+    'audit_event_ip',
+    'audit_event_subject_pkey',
+  ],
   async apply(tx, projected) {
     await insertAll(tx, [projected]);
   },
