@@ -322,9 +322,13 @@ describe('a rebuild aside, against the live projection', () => {
     return (await db.pool.anyFirst(sql.unsafe`SELECT to_jsonb(t)::text FROM ${sql.identifier([table])} t ORDER BY ${order}`));
   }
 
+  /** Its indexes and constraints, by definition. */
   async function indexesOf(table: string): Promise<readonly string[]> {
     return (await db.pool.anyFirst(sql.unsafe`
-      SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ${table} ORDER BY indexname`));
+      SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ${table}
+      UNION ALL
+      SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = ${`public."${table}"`}::regclass
+      ORDER BY 1`));
   }
 
   it.each(projections.map((p) => [p.name, p] as const))(

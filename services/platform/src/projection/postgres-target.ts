@@ -197,12 +197,15 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         for (const statement of statements) await tx.query(sql.unsafe`${statement}`);
       });
     const loaded = async (): Promise<void> => {
+      // The slow kinds (GiST, GIN) first: the other connection meanwhile builds the rest.
+      const queue = deferred.indexes.splice(0).sort((a, b) => Number(isBtree(a)) - Number(isBtree(b)));
       const constraints = deferred.constraints.splice(0);
-      const indexes = deferred.indexes.splice(0);
+      // Two at a time, on connections of their own: one long build does not keep a core idle.
+      const worker = async (): Promise<void> => {
+        for (let next = queue.shift(); next; next = queue.shift()) await build([next]);
+      };
+      await Promise.all([worker(), worker()]);
       await build(constraints);
-      // Two at a time, on connections of their own: one index (a GiST, say) does not keep a core idle.
-      const lanes = [indexes.filter((_, i) => i % 2 === 0), indexes.filter((_, i) => i % 2 === 1)];
-      await Promise.all(lanes.map((lane) => build(lane)));
       // Statistics before the first reader: the swapped-in tables are planned for what they hold.
       for (const table of tables) await this.pool.query(sql.unsafe`ANALYZE ${sql.identifier([schema, table])}`);
     };
@@ -242,6 +245,10 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       },
     });
   }
+}
+
+function isBtree(statement: ReturnType<typeof sqlFromCatalog>): boolean {
+  return / USING btree /i.test(statement.sql);
 }
 
 function quoteIdentifier(name: string): string {

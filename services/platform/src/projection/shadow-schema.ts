@@ -12,10 +12,10 @@ export function shadowSchemaOf(projection: string): string {
  * `later` are not made: their statements are answered, to be run once the copy is loaded.
  */
 export interface DeferredIndexes {
-  /** Constraints (primary keys, unique): each locks its table, so they go one at a time, first. */
-  readonly constraints: ReturnType<typeof sqlFromCatalog>[];
-  /** Plain indexes: several may be built at once on one table. */
+  /** Index builds, each on a connection of its own if need be: several may run at once, also on one table. */
   readonly indexes: ReturnType<typeof sqlFromCatalog>[];
+  /** Then the constraints over them (`ADD CONSTRAINT … USING INDEX`, at once), one at a time. */
+  readonly constraints: ReturnType<typeof sqlFromCatalog>[];
 }
 
 export async function cloneTableInto(
@@ -32,24 +32,34 @@ export async function cloneTableInto(
   const qualified = `public.${quote(table)}`;
   const deferred: DeferredIndexes = { constraints: [], indexes: [] };
   const constraints = (await tx.any(sql.unsafe`
-    SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
-    WHERE conrelid = ${qualified}::regclass AND contype IN ('p', 'u', 'x')`)) as readonly { conname: string; definition: string }[];
-  for (const { conname, definition } of constraints) {
+    SELECT conname, contype, pg_get_constraintdef(oid) AS definition, pg_get_indexdef(conindid) AS index FROM pg_constraint
+    WHERE conrelid = ${qualified}::regclass AND contype IN ('p', 'u', 'x')`)) as readonly { conname: string; contype: string; definition: string; index: string }[];
+  for (const { conname, contype, definition, index } of constraints) {
     const statement = sql.fragment`ALTER TABLE ${target} ADD CONSTRAINT ${sql.identifier([conname])} ${sqlFromCatalog(definition)}`;
-    if (later.has(conname)) deferred.constraints.push(statement);
-    else await tx.query(sql.unsafe`${statement}`);
+    if (!later.has(conname)) await tx.query(sql.unsafe`${statement}`);
+    else if (contype === 'x') deferred.constraints.push(statement);
+    else {
+      // Its index first, built beside the table's others; the constraint then takes it as it is.
+      deferred.indexes.push(onCopy(index, schema, table));
+      const kind = contype === 'p' ? sql.fragment`PRIMARY KEY` : sql.fragment`UNIQUE`;
+      deferred.constraints.push(sql.fragment`ALTER TABLE ${target} ADD CONSTRAINT ${sql.identifier([conname])} ${kind} USING INDEX ${sql.identifier([conname])}`);
+    }
   }
   const indexes = (await tx.any(sql.unsafe`
     SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
     WHERE i.indrelid = ${qualified}::regclass
       AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`)) as readonly { name: string; definition: string }[];
   for (const { name, definition } of indexes) {
-    // `CREATE [UNIQUE] INDEX name ON [ONLY] public.table USING ...`: the same index on the copy.
-    const statement = sqlFromCatalog(definition.replace(/ ON (ONLY )?\S+ USING /, ` ON $1${quote(schema)}.${quote(table)} USING `));
+    const statement = onCopy(definition, schema, table);
     if (later.has(name)) deferred.indexes.push(statement);
     else await tx.query(sql.unsafe`${statement}`);
   }
   return deferred;
+}
+
+/** `CREATE [UNIQUE] INDEX name ON [ONLY] public.table USING ...`: the same index on the copy. */
+function onCopy(definition: string, schema: string, table: string): ReturnType<typeof sqlFromCatalog> {
+  return sqlFromCatalog(definition.replace(/ ON (ONLY )?\S+ USING /, ` ON $1${quote(schema)}.${quote(table)} USING `));
 }
 
 function quote(name: string): string {
