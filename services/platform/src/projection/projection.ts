@@ -14,6 +14,8 @@ export interface ProjectionTarget {
    * write, so its checkpoint may trail the log for a moment (see the runner). Absent: every type.
    */
   readonly handles?: ReadonlySet<string>;
+  /** The most events one `applyBatch` may be handed, whatever batch size a replay asks for (absent: any). */
+  readonly batchLimit?: number;
   readCheckpoint(): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the

@@ -83,13 +83,14 @@ async function readBatch(store: ReplayOptions['store'], after: number, limit: nu
 /** Applies to `target` every event after `from`, batch by batch as a runner would; answers where it stopped. */
 export async function replayInto(target: ProjectionTarget, from: number, options: ReplayOptions): Promise<number> {
   const types = target.handles ? storedTypesReadingAs(target.handles) : undefined;
+  const batchSize = Math.min(options.batchSize, target.batchLimit ?? Infinity);
   let checkpoint = from;
-  let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, options.batchSize, types);
+  let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, batchSize, types);
   while (next) {
     const batch: ReadBatch = await next;
     if (batch.to === checkpoint) return checkpoint;
     // The next batch is read while this one is written: Postgres reads and writes while this process parses.
-    next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, options.batchSize, types);
+    next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types);
     // Its failure, if it fails, is met where it is awaited; a failed write leaves it unawaited.
     next?.catch(() => {});
     await target.applyBatch(projectedEvents(batch.recorded, target.handles), checkpoint, batch.to, batch.toEventId);
