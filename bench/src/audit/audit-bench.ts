@@ -82,7 +82,7 @@ function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * Issue 25's figures on a large log written straight to the store as the api writes it (a user's sign-up,
- * session, failed sign-ins, update and organization; 13 events each, with the hash chain): the append
+ * session, failed sign-ins, update and organization; 12 events each, with the hash chain): the append
  * rate, every Postgres projection rebuilt from the log (events/s), `audit verify`'s walk, and filtered audit
  * search pages (p50 and p99 of the query, in process).
  */
