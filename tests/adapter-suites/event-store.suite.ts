@@ -358,6 +358,22 @@ export function eventStoreContract(
         expect(await store.readAll({ after: all.at(-1)!.position, limit: 10 })).toEqual([]);
       });
 
+      it('readAll with `types` and `until` returns only those types, in order, up to that position', async () => {
+        const kinds = ['test.a_happened.v1', 'test.b_happened.v1', 'test.c_happened.v1'];
+        const events = Array.from({ length: 12 }, (_, i) => testEvent({ i }, kinds[i % 3]));
+        await store.append([{ streamId: newStreamId('typed'), expectedVersion: 'any', events }]);
+        const all = await store.readAll({ after: 0, limit: 1000 });
+        const wanted = all.filter((e) => e.type !== kinds[1]);
+        const until = all[8]!.position;
+
+        const read = await store.readAll({ after: 0, limit: 1000, types: [kinds[0]!, kinds[2]!], until });
+        expect(read.map((e) => e.eventId)).toEqual(wanted.filter((e) => e.position <= until).map((e) => e.eventId));
+        const page = await store.readAll({ after: all[0]!.position, limit: 2, types: [kinds[0]!, kinds[2]!] });
+        expect(page.map((e) => e.eventId)).toEqual(wanted.slice(1, 3).map((e) => e.eventId));
+        expect(await store.readAll({ after: 0, limit: 10, types: [] })).toEqual([]);
+        expect((await store.readAll({ after: 0, limit: 1000, until })).map((e) => e.position)).toEqual(all.slice(0, 9).map((e) => e.position));
+      });
+
       it('headPosition is 0 on an empty log and the position of the last event after each append', async () => {
         expect(await store.headPosition()).toBe(0);
         for (const count of [1, 3, 2]) {

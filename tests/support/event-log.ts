@@ -89,7 +89,7 @@ export function domainWrite(
  * position). For specs that exercise a target on its own, with no runner and so no lock to take.
  */
 export async function catchUp(
-  store: Pick<PostgresEventStore, 'readAll'>,
+  store: Pick<PostgresEventStore, 'readAll' | 'headPosition' | 'eventIdAt'>,
   target: ProjectionTarget,
   batchSize = 100,
 ): Promise<number> {

@@ -175,6 +175,17 @@ export function currentEventType(type: string): string | null {
   return schemaByType.has(current) ? current : null;
 }
 
+/**
+ * Every stored type that reads as one of `current` (each itself, and the versions upcast to it): what a
+ * reader that wants only those types asks the log for.
+ */
+export function storedTypesReadingAs(current: ReadonlySet<string>): string[] {
+  return [...schemaByType.keys(), ...supersededByType.keys()].filter((type) => {
+    const reads = currentEventType(type);
+    return reads !== null && current.has(reads);
+  });
+}
+
 export const streams = {
   user: (userId: string) => `user-${userId}`,
   email: (email: string) => `email-${email}`,

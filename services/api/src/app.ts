@@ -4,6 +4,7 @@ import type { Endpoint } from '@portcullis/contracts';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { adminRoutes } from './admin/routes.ts';
+import { adminUserModel } from './admin/user-admin.decider.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
 import { checkAnswersAgainstDeclarations } from './http/answer-check.ts';
@@ -92,8 +93,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(startPageRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
-  // The organization area's own models, so time travel folds organizations as their deciders do.
-  await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel }));
+  // The organization and admin areas' own models, so time travel folds as their deciders do.
+  await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel }));
   await app.register(
     async (auth) => {
       await auth.register(publicOpsRoutes(ctx));

@@ -1,8 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEvent } from '@portcullis/contracts';
+import { streams, UserRoleChanged, type AuditEvent } from '@portcullis/contracts';
 import { headSignatureHolds, type ExportedHead } from '@portcullis/platform';
+import { domainWrite, metadataAt } from '../../../../tests/support/event-log.ts';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 
@@ -220,5 +221,18 @@ describe('audit routes', () => {
     const now = await fetchAt(head);
     expect(now.state.status).toBe('active');
     expect(Object.values(now.state.members!)).toEqual([expect.objectContaining({ userId: aliceId, role: 'owner' })]);
+  });
+
+  it('shows the role admin commands gave a user as of each point, beside the ban the account shows', async () => {
+    const at = async (query: string): Promise<{ state: { role: string | null }; diff: { changes: Array<{ path: string; before: unknown; after: unknown }> } | null }> =>
+      (await api.app.inject({ method: 'GET', url: `/ops/audit/users/${aliceId}?${query}`, headers: { 'x-api-key': KEY } })).json();
+    const before = await api.db.store.headPosition();
+    await api.db.store.append([domainWrite(streams.user(aliceId), 'any', [UserRoleChanged({ userId: aliceId, role: 'admin' })], metadataAt(new Date()))]);
+
+    expect((await at(`at=${before}`)).state.role).toBe('user');
+    const now = await at(`diffFrom=${before}`);
+    expect(now.state.role).toBe('admin');
+    expect(now.diff!.changes).toContainEqual({ path: 'role', before: 'user', after: 'admin' });
+    expect((await at('at=2000-01-01T00:00:00Z')).state.role).toBeNull();
   });
 });

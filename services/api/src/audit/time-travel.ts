@@ -6,10 +6,12 @@ import { sessionIndexModel } from '../session/session-index.decider.ts';
 import { diffStates, foldUpTo, plain, type Change, type PointInLog } from './fold-at.ts';
 
 /**
- * The models of the streams a leaf area owns (organizations), handed in by the app: a leaf imports no
- * other leaf, and time travel must fold with the deciders' own models, not copies of them.
+ * The models of the streams a leaf area owns (organizations, an admin's view of a user), handed in by the
+ * app: a leaf imports no other leaf, and time travel must fold with the deciders' own models, not copies.
  */
 export interface AuditStreamModels {
+  /** `user-<id>` as admin commands fold it: the role that set-role gives (a ban is the account's too). */
+  readonly adminUser: StreamModel<{ readonly status: string; readonly role?: string }>;
   /** `organization-<id>`, as organization commands fold it. */
   readonly organization: StreamModel<unknown>;
   /** `user-organizations-<userId>`: the ids of the organizations a user belongs to. */
@@ -37,8 +39,8 @@ export interface TimeTravel {
 /**
  * A user or an organization as it was at an instant or a log position (`at`: an ISO instant or a
  * position; absent: now), folded from the log by the models the deciders use, and what changed since
- * `diffFrom`. A user is their profile, their account (email, verification, password account), the sessions
- * live at that instant and their organizations with their roles. Plain values in, so routes and the CLI
+ * `diffFrom`. A user is their profile, their account (email, verification, password account, ban), their
+ * role (admin or not), the sessions live at that instant and their organizations with their roles. Plain values in, so routes and the CLI
  * run the same code.
  */
 export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>; db: CommonQueryMethods; clock: () => Date; models?: AuditStreamModels | undefined }): TimeTravel {
@@ -64,7 +66,10 @@ export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'rea
     const sessions = foldUpTo(sessionIndexModel, reads.get(ids[1]!)!.events, point);
     let position = Math.max(profile.position, sessions.position);
     let organizations: Record<string, unknown> = {};
+    let role: string | null = null;
     if (models) {
+      const admin = foldUpTo(models.adminUser, userEvents, point).state;
+      role = admin.status === 'registered' ? (admin.role ?? null) : null;
       const index = foldUpTo(models.userOrganizations, reads.get(ids[2]!)!.events, point);
       position = Math.max(position, index.position);
       const orgReads = await store.readStreams(index.state.organizationIds.map((id) => streams.organization(id)));
@@ -80,6 +85,7 @@ export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'rea
     const state = {
       profile: plain(profile.state),
       account: plain(account.state),
+      role,
       sessions: Object.fromEntries(live.map((s) => [s.sessionId, { expiresAt: s.expiresAt }])),
       organizations,
     };

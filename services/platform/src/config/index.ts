@@ -11,6 +11,7 @@ import { sessionSettings } from './session.ts';
 import { docOf } from './settings.ts';
 
 export { captchaProviders, type CaptchaProvider } from './perimeter.ts';
+export { DEFAULT_REBUILD_BATCH_SIZE } from './projector.ts';
 
 /** Every concern's settings, in the order the README's table lists them. */
 export const settingsSections = [

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { section, setting } from './settings.ts';
 
+/**
+ * A rebuild writes a shadow nobody reads, so its batches may be as large as memory allows: fewer, larger
+ * statements and transactions.
+ */
+export const DEFAULT_REBUILD_BATCH_SIZE = 10_000;
+
 /** How projectors follow the log, hand projections over, and rebuild them. */
 export const projectorSettings = section(
   'Projector',
@@ -15,7 +21,10 @@ export const projectorSettings = section(
       z.coerce.number().int().min(1000).max(600_000).default(5000),
       'a projector that stops heartbeating (dead, frozen, cut off) loses its projections to a standby after this long',
     ),
-    PROJECTOR_REBUILD_BATCH_SIZE: setting(z.coerce.number().int().positive().default(2000), 'events per batch when `rebuild-projection` replays the log'),
+    PROJECTOR_REBUILD_BATCH_SIZE: setting(
+      z.coerce.number().int().positive().default(DEFAULT_REBUILD_BATCH_SIZE),
+      'events per batch when `rebuild-projection` replays the log (of the types the read model is built from); two batches are in memory at once',
+    ),
   },
   (c) => ({
     projector: {

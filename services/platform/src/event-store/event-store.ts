@@ -26,6 +26,18 @@ export interface RecordedEvent {
   readonly recordedAt: Date;
 }
 
+export interface ReadAllOptions {
+  readonly after: number;
+  readonly limit: number;
+  /**
+   * Only events stored under these types (a replay that needs few of the log's types: the others are
+   * skipped by the store rather than sent, decoded and dropped). Needs: a filter on type by the engine.
+   */
+  readonly types?: readonly string[];
+  /** Nothing past this position (a head read before: the range is then exactly what a filtered read covered). */
+  readonly until?: number;
+}
+
 export interface StreamWrite {
   readonly streamId: string;
   readonly expectedVersion: ExpectedVersion;
@@ -112,7 +124,7 @@ export interface EventStore {
    * Events after a global position, in position order. Needs: a read of the whole log from a position,
    * that never skips an event committing after a later position was read (projections rely on it).
    */
-  readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]>;
+  readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]>;
   /** The position of the last event committed. */
   headPosition(): Promise<number>;
   /**

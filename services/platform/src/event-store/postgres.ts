@@ -7,6 +7,7 @@ import {
   WrongExpectedVersionError,
   type AppendResult,
   type EventStore,
+  type ReadAllOptions,
   type RecordedEvent,
   type SnapshotRead,
   type StreamRead,
@@ -143,6 +144,11 @@ const STATEMENTS = {
   readAll: {
     name: 'portcullis_read_all',
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+  },
+  readAllOfTypes: {
+    name: 'portcullis_read_all_of_types',
+    text: `SELECT ${EVENT_COLUMNS} FROM events
+           WHERE position > $1 AND position <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[])) ORDER BY position LIMIT $2`,
   },
   headPosition: { name: 'portcullis_head_position', text: 'SELECT position FROM event_log_head' },
   // Each stream's snapshot of the kind asked for (kind 's'), then its events after that snapshot (kind 'e'):
@@ -311,10 +317,20 @@ export class PostgresEventStore implements EventStore {
     await this.rows(STATEMENTS.saveSnapshot, [streamId, model, version, JSON.stringify(state)]);
   }
 
-  async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
-    const noticed = this.tail.after(options.after, options.limit);
+  async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
+    // A follower reading everything: what the notices brought may be all it needs (a replay by types reads the table).
+    const noticed = options.types || options.until !== undefined ? null : this.tail.after(options.after, options.limit);
     if (noticed) return noticed;
-    return (await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit])).map(toRecordedEvent);
+    const rows =
+      options.types || options.until !== undefined
+        ? await this.rows<EventRow>(STATEMENTS.readAllOfTypes, [
+            options.after,
+            options.limit,
+            options.until ?? Number.MAX_SAFE_INTEGER,
+            options.types ?? null,
+          ])
+        : await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit]);
+    return rows.map(toRecordedEvent);
   }
 
   async headPosition(): Promise<number> {

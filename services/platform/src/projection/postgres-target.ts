@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from '../database/pool.ts';
+import { sql, type DatabasePool, type sqlFromCatalog } from '../database/pool.ts';
 import {
   CheckpointFencedError,
   type PostgresProjection,
@@ -7,7 +7,7 @@ import {
   type ProjectionTarget,
   type ShadowTarget,
 } from './projection.ts';
-import { cloneTableInto, shadowSchemaOf } from './shadow-schema.ts';
+import { cloneTableInto, shadowSchemaOf, type DeferredIndexes } from './shadow-schema.ts';
 
 export const CHECKPOINT_CHANNEL = 'portcullis_checkpoints';
 
@@ -174,20 +174,51 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     if (this.schema) throw new Error('a shadow has no shadow of its own');
     const schema = shadowSchemaOf(this.name);
     const shadowCheckpoint = shadowCheckpointName(this.name);
+    const later = new Set(this.projection.indexesAfterLoad ?? []);
+    const tables = this.projection.tables;
+    const deferred: DeferredIndexes = { constraints: [], indexes: [] };
     await this.pool.transaction(async (tx) => {
       await tx.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([schema])} CASCADE`);
       await tx.query(sql.unsafe`CREATE SCHEMA ${sql.identifier([schema])}`);
-      for (const table of this.projection.tables) await cloneTableInto(tx, table, schema);
+      for (const table of tables) {
+        const { constraints, indexes } = await cloneTableInto(tx, table, schema, later);
+        deferred.constraints.push(...constraints);
+        deferred.indexes.push(...indexes);
+      }
       await tx.query(sql.unsafe`
         INSERT INTO projection_checkpoints (name, position) VALUES (${shadowCheckpoint}, 0)
         ON CONFLICT (name) DO UPDATE SET position = 0, updated_at = now()`);
     });
     const shadow = new PostgresProjectionTarget(this.pool, this.projection, { shadowSchema: schema });
     const live = this.name;
-    const tables = this.projection.tables;
     let promotedTo = 0;
+    // Sorting a long table's keys in memory rather than in temporary files.
+    const build = (statements: readonly ReturnType<typeof sqlFromCatalog>[]) =>
+      this.pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`SET LOCAL maintenance_work_mem = '256MB'`);
+        for (const statement of statements) await tx.query(sql.unsafe`${statement}`);
+      });
+    const loaded = async (): Promise<void> => {
+      // The slow kinds (GiST, GIN) first: the other connection meanwhile builds the rest.
+      const queue = deferred.indexes.splice(0).sort((a, b) => Number(isBtree(a)) - Number(isBtree(b)));
+      const constraints = deferred.constraints.splice(0);
+      // Two at a time, on connections of their own: one long build does not keep a core idle.
+      const worker = async (): Promise<void> => {
+        for (let next = queue.shift(); next; next = queue.shift()) await build([next]);
+      };
+      await Promise.all([worker(), worker()]);
+      await build(constraints);
+      // Statistics before the first reader: the swapped-in tables are planned for what they hold.
+      for (const table of tables) await this.pool.query(sql.unsafe`ANALYZE ${sql.identifier([schema, table])}`);
+    };
+    let analyzed = false;
     return Object.assign(shadow, {
+      loaded: async () => {
+        await loaded();
+        analyzed = true;
+      },
       promote: async () => {
+        if (!analyzed) await loaded();
         await this.pool.transaction(async (tx) => {
           // Readers of the live tables wait for this commit (milliseconds), then read the rebuilt ones.
           for (const table of tables) {
@@ -216,6 +247,10 @@ export class PostgresProjectionTarget implements ProjectionTarget {
       },
     });
   }
+}
+
+function isBtree(statement: ReturnType<typeof sqlFromCatalog>): boolean {
+  return / USING btree /i.test(statement.sql);
 }
 
 function quoteIdentifier(name: string): string {

@@ -20,6 +20,8 @@ export interface ProjectionTarget {
    * one transaction each, instead of one transaction per request. Absent or 0: it reads at once.
    */
   readonly gatherMs?: number;
+  /** The most events one `applyBatch` may be handed, whatever batch size a replay asks for (absent: any). */
+  readonly batchLimit?: number;
   readCheckpoint(): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
@@ -43,6 +45,11 @@ export interface ShadowTarget extends ProjectionTarget {
    * the projection's lock and has brought the shadow to the head of the log.
    */
   promote(): Promise<void>;
+  /**
+   * Told when the bulk of the log is in, before the last stretch: builds what it put off until then
+   * (indexes). `promote` builds it too if it was not told.
+   */
+  loaded?(): Promise<void>;
   /** Drops the shadow (a rebuild that failed or was abandoned). */
   discard(): Promise<void>;
 }
@@ -73,6 +80,12 @@ export interface PostgresProjection {
   readonly handles?: ReadonlySet<string>;
   /** See `ProjectionTarget.gatherMs`. */
   readonly gatherMs?: number;
+  /**
+   * Indexes and unique constraints of its tables, by name, that a rebuild builds only once the bulk of
+   * the log is in its shadow: an index built over loaded rows costs a fraction of one kept up row by row.
+   * Only ones none of its statements finds rows by (each such statement would read the whole table).
+   */
+  readonly indexesAfterLoad?: readonly string[];
   apply(tx: ProjectionSql, projected: ProjectedEvent): Promise<void>;
   /**
    * A batch's events at once, for a projection that can write them in fewer statements than a handler call

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { EventStore } from '../event-store/event-store.ts';
+import { storedTypesReadingAs } from '@portcullis/contracts';
+import type { EventStore, RecordedEvent } from '../event-store/event-store.ts';
 import { PROJECTION_CONTROL_CHANNEL, releaseRequest } from './control.ts';
 import { projectedEvents } from './projected-events.ts';
 import type { ProjectionTarget } from './projection.ts';
@@ -42,25 +43,61 @@ export async function resetProjection(databaseUrl: string, target: ProjectionTar
 }
 
 export interface ReplayOptions {
-  readonly store: Pick<EventStore, 'readAll'>;
+  readonly store: Pick<EventStore, 'readAll' | 'headPosition' | 'eventIdAt'>;
   readonly batchSize: number;
   /** Stop after the first short batch (close to the head) rather than at an empty read (at the head). */
   readonly untilNearHead?: boolean;
   readonly onProgress?: (position: number) => void;
 }
 
+interface ReadBatch {
+  readonly recorded: readonly RecordedEvent[];
+  /** Where the checkpoint moves once the batch is applied, and the id of the log's event there. */
+  readonly to: number;
+  readonly toEventId: string | null;
+  /** A whole batch: the log may have more right after it. */
+  readonly full: boolean;
+}
+
+/**
+ * The next batch of the events a projection is built from. When it is built from a few types, the store
+ * sends only those: a replay of the identity tables then reads a quarter of the log, not all of it. Such
+ * a read covers a range of positions it may return little of, so the head is read first: every event up
+ * to it has committed, and a read of that range that comes back short has seen all of it.
+ */
+async function readBatch(store: ReplayOptions['store'], after: number, limit: number, types: readonly string[] | undefined): Promise<ReadBatch> {
+  if (!types) {
+    const recorded = await store.readAll({ after, limit });
+    const last = recorded.at(-1);
+    return { recorded, to: last?.position ?? after, toEventId: last?.eventId ?? null, full: recorded.length === limit };
+  }
+  const head = await store.headPosition();
+  if (head <= after) return { recorded: [], to: after, toEventId: null, full: false };
+  const recorded = await store.readAll({ after, limit, types, until: head });
+  const last = recorded.at(-1);
+  if (last && recorded.length === limit) return { recorded, to: last.position, toEventId: last.eventId, full: true };
+  const toEventId = last?.position === head ? last.eventId : await store.eventIdAt(head);
+  return { recorded, to: head, toEventId, full: false };
+}
+
 /** Applies to `target` every event after `from`, batch by batch as a runner would; answers where it stopped. */
 export async function replayInto(target: ProjectionTarget, from: number, options: ReplayOptions): Promise<number> {
+  const types = target.handles ? storedTypesReadingAs(target.handles) : undefined;
+  const batchSize = Math.min(options.batchSize, target.batchLimit ?? Infinity);
   let checkpoint = from;
-  for (;;) {
-    const recorded = await options.store.readAll({ after: checkpoint, limit: options.batchSize });
-    if (recorded.length === 0) return checkpoint;
-    const last = recorded[recorded.length - 1]!;
-    await target.applyBatch(projectedEvents(recorded, target.handles), checkpoint, last.position, last.eventId);
-    checkpoint = last.position;
+  let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, batchSize, types);
+  while (next) {
+    const batch: ReadBatch = await next;
+    if (batch.to === checkpoint) return checkpoint;
+    // The next batch is read while this one is written: Postgres reads and writes while this process parses.
+    next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types);
+    // Its failure, if it fails, is met where it is awaited; a failed write leaves it unawaited.
+    next?.catch(() => {});
+    await target.applyBatch(projectedEvents(batch.recorded, target.handles), checkpoint, batch.to, batch.toEventId);
+    checkpoint = batch.to;
     options.onProgress?.(checkpoint);
-    if (options.untilNearHead && recorded.length < options.batchSize) return checkpoint;
   }
+  return checkpoint;
 }
 
 export interface RebuildOptions extends Omit<ReplayOptions, 'untilNearHead'> {
@@ -80,6 +117,8 @@ export async function rebuildAside(target: ProjectionTarget, options: RebuildOpt
   try {
     // Most of the log while the live projection keeps going; the lock only for the last stretch.
     const nearHead = await replayInto(shadow, 0, { ...options, untilNearHead: true });
+    // Its indexes too, which take seconds on a long log: the stretch under the lock is then short.
+    await shadow.loaded?.();
     return await withProjectionLock(options.databaseUrl, target.name, async () => {
       const head = await replayInto(shadow, nearHead, options);
       await shadow.promote();

@@ -129,6 +129,8 @@ interface Writing {
 export class RedisProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
+  /** A batch is one script call, its keys and arguments spread onto the stack: past a few thousand events they overflow it. */
+  readonly batchLimit = 2000;
   private readonly projectBatch: ProjectBatchCommand;
   private writing: Writing | null = null;
   /**

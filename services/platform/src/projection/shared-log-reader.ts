@@ -1,4 +1,4 @@
-import type { EventStore, RecordedEvent } from '../event-store/event-store.ts';
+import type { EventStore, ReadAllOptions, RecordedEvent } from '../event-store/event-store.ts';
 
 /** One per projection a process runs is enough for them to share a wake-up's read. */
 const MAX_SHARED_READS = 8;
@@ -24,7 +24,9 @@ export class SharedLogReader implements LogReader {
     return this.store.waitForAppend(generation, timeoutMs, signal);
   }
 
-  readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
+  readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
+    // A filtered read is a replay's own: nobody shares it.
+    if (options.types || options.until !== undefined) return this.store.readAll(options);
     const generation = this.store.appendGeneration();
     const key = `${generation}:${options.after}:${options.limit}`;
     const shared = this.reads.get(key);

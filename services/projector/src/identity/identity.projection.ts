@@ -1,5 +1,184 @@
-import { sql, type PostgresProjection } from '@portcullis/platform';
+import { sql, type PostgresProjection, type ProjectedEvent } from '@portcullis/platform';
 import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { instant, PendingRows } from '../pending-rows.ts';
+
+type UserRow = {
+  id: string;
+  name: string;
+  email: string;
+  emailVerified: boolean;
+  image: string | null;
+  createdAt: string;
+  updatedAt: string;
+  username: string | null;
+  displayUsername: string | null;
+  role: string;
+  banned: boolean;
+  banReason: string | null;
+  banExpires: string | null;
+};
+type AccountRow = { id: string; accountId: string; providerId: string; userId: string; password: string; createdAt: string; updatedAt: string };
+type VerificationRow = { id: string; identifier: string; value: string; expiresAt: string; createdAt: string; updatedAt: string };
+
+/** A batch's new rows, with the defaults the tables give the columns the creating events do not set. */
+function pendingTables() {
+  return {
+    users: new PendingRows<UserRow>('user', 'id', {
+      id: 'text',
+      name: 'text',
+      email: 'text',
+      emailVerified: 'bool',
+      image: 'text',
+      createdAt: 'timestamptz',
+      updatedAt: 'timestamptz',
+      username: 'text',
+      displayUsername: 'text',
+      role: 'text',
+      banned: 'bool',
+      banReason: 'text',
+      banExpires: 'timestamptz',
+    }),
+    accounts: new PendingRows<AccountRow>('account', 'id', {
+      id: 'text',
+      accountId: 'text',
+      providerId: 'text',
+      userId: 'text',
+      password: 'text',
+      createdAt: 'timestamptz',
+      updatedAt: 'timestamptz',
+    }),
+    verifications: new PendingRows<VerificationRow>('verification', 'id', {
+      id: 'text',
+      identifier: 'text',
+      value: 'text',
+      expiresAt: 'timestamptz',
+      createdAt: 'timestamptz',
+      updatedAt: 'timestamptz',
+    }),
+  };
+}
+type Pending = ReturnType<typeof pendingTables>;
+
+/** better-auth's identifiers, with the token's hash where better-auth keeps the token. */
+function verificationIdentifier(purpose: string, tokenHash: string): string {
+  return purpose === 'reset-password' ? `reset-password:${tokenHash}` : `delete-account-${tokenHash}`;
+}
+
+/**
+ * The event applied to this batch's new rows, in memory, as `apply` would change them: true when it was
+ * (its rows are all among them). A row it changes that was written before stays for `apply`.
+ */
+function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): boolean {
+  const at = instant(recorded.metadata.occurredAt);
+  const userId = 'userId' in event.data ? event.data.userId : null;
+  const user = typeof userId === 'string' ? pending.users.get(userId) : undefined;
+  switch (event.type) {
+    case 'user.registered.v1': {
+      const u = event.data;
+      // See `apply`: an erased registration has no row.
+      if (u.email === ERASED) return true;
+      return pending.users.add({
+        id: u.userId,
+        name: u.name,
+        email: u.email,
+        emailVerified: u.emailVerified,
+        image: u.image,
+        createdAt: at,
+        updatedAt: at,
+        username: null,
+        displayUsername: null,
+        role: 'user',
+        banned: false,
+        banReason: null,
+        banExpires: null,
+      });
+    }
+    case 'user.credential_account_created.v1': {
+      const a = event.data;
+      return pending.accounts.add({ id: a.accountId, accountId: a.userId, providerId: 'credential', userId: a.userId, password: a.passwordHash, createdAt: at, updatedAt: at });
+    }
+    case 'verification.token_issued.v1': {
+      const v = event.data;
+      return pending.verifications.add({
+        id: v.tokenHash,
+        identifier: verificationIdentifier(v.purpose, v.tokenHash),
+        value: v.userId,
+        expiresAt: instant(v.expiresAt),
+        createdAt: at,
+        updatedAt: at,
+      });
+    }
+    case 'verification.token_consumed.v1':
+    case 'verification.token_revoked.v1':
+      return pending.verifications.delete(event.data.tokenHash);
+    case 'user.password_changed.v1': {
+      const account = pending.accounts.get(event.data.accountId);
+      if (!account) return false;
+      account.password = event.data.passwordHash;
+      account.updatedAt = at;
+      return true;
+    }
+    default:
+      break;
+  }
+  if (!user) return false;
+  switch (event.type) {
+    case 'user.updated.v1':
+      if (event.data.name !== undefined) user.name = event.data.name;
+      if (event.data.image !== undefined) user.image = event.data.image ?? null;
+      user.updatedAt = at;
+      return true;
+    case 'user.username_changed.v1':
+      user.username = event.data.username;
+      user.displayUsername = event.data.displayUsername;
+      user.updatedAt = at;
+      return true;
+    case 'user.email_verified.v1':
+      if (user.email === event.data.email) {
+        user.emailVerified = true;
+        user.updatedAt = at;
+      }
+      return true;
+    case 'user.email_changed.v1':
+      if (event.data.email === ERASED) return true;
+      user.email = event.data.email;
+      user.emailVerified = event.data.emailVerified;
+      user.updatedAt = at;
+      return true;
+    case 'user.role_changed.v1':
+      user.role = event.data.role;
+      user.updatedAt = at;
+      return true;
+    case 'user.banned.v1':
+      user.banned = true;
+      user.banReason = event.data.reason;
+      user.banExpires = event.data.expiresAt === null ? null : instant(event.data.expiresAt);
+      user.updatedAt = at;
+      return true;
+    case 'user.unbanned.v1':
+      user.banned = false;
+      user.banReason = null;
+      user.banExpires = null;
+      user.updatedAt = at;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Statements that find their one row by its key: a row not among the batch's new ones, so they need not be written first. */
+const BY_KEY = new Set<string>([
+  'user.updated.v1',
+  'user.username_changed.v1',
+  'user.email_verified.v1',
+  'user.email_changed.v1',
+  'user.password_changed.v1',
+  'user.role_changed.v1',
+  'user.banned.v1',
+  'user.unbanned.v1',
+  'verification.token_consumed.v1',
+  'verification.token_revoked.v1',
+]);
 
 /**
  * `user`, `account` and `verification` rows (better-auth's names). Times are the decision times the events
@@ -8,7 +187,24 @@ import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contr
 export const identityProjection: PostgresProjection = {
   name: projectionNames.identity,
   tables: ['user', 'account', 'verification'],
+  // The readers' indexes; its own statements find rows by id, an account by its user.
+  indexesAfterLoad: ['user_email_key', 'user_username', 'user_email_pattern', 'user_name_pattern', 'user_created_at_id', 'verification_identifier'],
   handles: projectionEventTypes[projectionNames.identity],
+  /** A replay's batch is mostly new users: their rows are changed in memory and written in a few statements. */
+  async applyAll(tx, events) {
+    const pending = pendingTables();
+    const flush = async (): Promise<void> => {
+      await pending.users.flush(tx);
+      await pending.accounts.flush(tx);
+      await pending.verifications.flush(tx);
+    };
+    for (const projected of events) {
+      if (heldInMemory(pending, projected)) continue;
+      if (!BY_KEY.has(projected.event.type)) await flush();
+      await this.apply(tx, projected);
+    }
+    await flush();
+  },
   async apply(tx, { event, recorded }) {
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {
@@ -86,9 +282,8 @@ export const identityProjection: PostgresProjection = {
         return;
       }
       case 'verification.token_issued.v1': {
-        // better-auth's identifiers, with the token's hash where better-auth keeps the token.
         const v = event.data;
-        const identifier = v.purpose === 'reset-password' ? `reset-password:${v.tokenHash}` : `delete-account-${v.tokenHash}`;
+        const identifier = verificationIdentifier(v.purpose, v.tokenHash);
         await tx.query(sql.unsafe`
           INSERT INTO verification (id, identifier, value, "expiresAt", "createdAt", "updatedAt")
           VALUES (${v.tokenHash}, ${identifier}, ${v.userId}, ${sql.timestamp(new Date(v.expiresAt))}, ${at}, ${at})`);

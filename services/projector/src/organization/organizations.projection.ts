@@ -1,5 +1,150 @@
-import { sql, type PostgresProjection, type ProjectionSql } from '@portcullis/platform';
+import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { instant, PendingRows } from '../pending-rows.ts';
+
+type OrganizationRow = { id: string; name: string; slug: string; logo: string | null; metadata: string | null; createdAt: string };
+type MemberRow = { id: string; organizationId: string; userId: string; role: string; teamId: string | null; createdAt: string };
+type InvitationRow = {
+  id: string;
+  organizationId: string;
+  email: string;
+  role: string;
+  status: string;
+  teamId: string | null;
+  inviterId: string;
+  expiresAt: string;
+  createdAt: string;
+};
+type TeamRow = { id: string; name: string; organizationId: string; createdAt: string; updatedAt: string | null };
+type TeamMemberRow = { id: string; teamId: string; userId: string; createdAt: string };
+
+function pendingTables() {
+  return {
+    organizations: new PendingRows<OrganizationRow>('organization', 'id', {
+      id: 'text',
+      name: 'text',
+      slug: 'text',
+      logo: 'text',
+      metadata: 'text',
+      createdAt: 'timestamptz',
+    }),
+    members: new PendingRows<MemberRow>('member', 'id', {
+      id: 'text',
+      organizationId: 'text',
+      userId: 'text',
+      role: 'text',
+      teamId: 'text',
+      createdAt: 'timestamptz',
+    }),
+    invitations: new PendingRows<InvitationRow>('invitation', 'id', {
+      id: 'text',
+      organizationId: 'text',
+      email: 'text',
+      role: 'text',
+      status: 'text',
+      teamId: 'text',
+      inviterId: 'text',
+      expiresAt: 'timestamptz',
+      createdAt: 'timestamptz',
+    }),
+    teams: new PendingRows<TeamRow>('team', 'id', { id: 'text', name: 'text', organizationId: 'text', createdAt: 'timestamptz', updatedAt: 'timestamptz' }),
+    teamMembers: new PendingRows<TeamMemberRow>('teamMember', 'id', { id: 'text', teamId: 'text', userId: 'text', createdAt: 'timestamptz' }),
+  };
+}
+type Pending = ReturnType<typeof pendingTables>;
+
+/**
+ * The event applied to this batch's new rows, in memory, as `apply` would change them: true when it was.
+ * Only creations and changes by a row's id; whatever removes rows by another column goes through `apply`.
+ */
+function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): boolean {
+  const at = instant(recorded.metadata.occurredAt);
+  switch (event.type) {
+    case 'organization.created.v1': {
+      const o = event.data;
+      return pending.organizations.add({ id: o.organizationId, name: o.name, slug: o.slug, logo: o.logo, metadata: o.metadata, createdAt: at });
+    }
+    case 'organization.updated.v1': {
+      const o = event.data;
+      const row = pending.organizations.get(o.organizationId);
+      if (!row) return false;
+      if (o.name !== undefined) row.name = o.name;
+      if (o.slug !== undefined) row.slug = o.slug;
+      if (o.logo !== undefined) row.logo = o.logo ?? null;
+      if (o.metadata !== undefined) row.metadata = o.metadata ?? null;
+      return true;
+    }
+    case 'organization.member_added.v1': {
+      const m = event.data;
+      return pending.members.add({ id: m.memberId, organizationId: m.organizationId, userId: m.userId, role: m.role, teamId: m.teamId, createdAt: at });
+    }
+    case 'organization.member_role_changed.v1': {
+      const row = pending.members.get(event.data.memberId);
+      if (row) row.role = event.data.role;
+      return row !== undefined;
+    }
+    case 'organization.invitation_created.v1': {
+      const i = event.data;
+      return pending.invitations.add({
+        id: i.invitationId,
+        organizationId: i.organizationId,
+        email: i.email,
+        role: i.role,
+        status: 'pending',
+        teamId: i.teamId,
+        inviterId: i.inviterId,
+        expiresAt: instant(i.expiresAt),
+        createdAt: at,
+      });
+    }
+    case 'organization.invitation_resent.v1': {
+      const row = pending.invitations.get(event.data.invitationId);
+      if (row) row.expiresAt = instant(event.data.expiresAt);
+      return row !== undefined;
+    }
+    case 'organization.invitation_accepted.v1':
+    case 'organization.invitation_rejected.v1':
+    case 'organization.invitation_canceled.v1': {
+      const row = pending.invitations.get(event.data.invitationId);
+      if (row) row.status = INVITATION_STATUS[event.type];
+      return row !== undefined;
+    }
+    case 'organization.team_created.v1': {
+      const t = event.data;
+      return pending.teams.add({ id: t.teamId, name: t.name, organizationId: t.organizationId, createdAt: at, updatedAt: null });
+    }
+    case 'organization.team_updated.v1': {
+      const row = pending.teams.get(event.data.teamId);
+      if (!row) return false;
+      row.name = event.data.name;
+      row.updatedAt = at;
+      return true;
+    }
+    case 'organization.team_member_added.v1': {
+      const t = event.data;
+      return pending.teamMembers.add({ id: t.teamMemberId, teamId: t.teamId, userId: t.userId, createdAt: at });
+    }
+    default:
+      return false;
+  }
+}
+
+const INVITATION_STATUS = {
+  'organization.invitation_accepted.v1': 'accepted',
+  'organization.invitation_rejected.v1': 'rejected',
+  'organization.invitation_canceled.v1': 'canceled',
+} as const;
+
+/** Statements that find their one row by its id: one not among the batch's new ones, so they need not be written first. */
+const BY_KEY = new Set<string>([
+  'organization.updated.v1',
+  'organization.member_role_changed.v1',
+  'organization.invitation_resent.v1',
+  'organization.invitation_accepted.v1',
+  'organization.invitation_rejected.v1',
+  'organization.invitation_canceled.v1',
+  'organization.team_updated.v1',
+]);
 
 /**
  * `organization`, `member`, `invitation`, `team` and `teamMember` rows (better-auth's names). Times are the
@@ -10,7 +155,22 @@ import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contr
 export const organizationsProjection: PostgresProjection = {
   name: projectionNames.organizations,
   tables: ['organization', 'member', 'invitation', 'team', 'teamMember'],
+  // Never found by slug or invitee's email; every other index serves one of its statements.
+  indexesAfterLoad: ['organization_slug_key', 'invitation_email'],
   handles: projectionEventTypes[projectionNames.organizations],
+  /** A replay's batch is mostly new organizations and members: written in a statement per table. */
+  async applyAll(tx, events) {
+    const pending = pendingTables();
+    const flush = async (): Promise<void> => {
+      for (const rows of Object.values(pending)) await rows.flush(tx);
+    };
+    for (const projected of events) {
+      if (heldInMemory(pending, projected)) continue;
+      if (!BY_KEY.has(projected.event.type)) await flush();
+      await this.apply(tx, projected);
+    }
+    await flush();
+  },
   async apply(tx, { event, recorded }) {
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {

@@ -1,5 +1,6 @@
-import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
+import { sql, type PostgresProjection, type ProjectedEvent } from '@portcullis/platform';
 import { projectionEventTypes, projectionNames, type EventData } from '@portcullis/contracts';
+import { instant, PendingRows } from '../pending-rows.ts';
 
 interface SessionCreation {
   readonly data: Omit<EventData<'session.created.v1'>, 'method'>;
@@ -20,25 +21,88 @@ function creationOf(projected: ProjectedEvent): SessionCreation | null {
   return null;
 }
 
-/** New sessions' rows, in one statement however many there are. */
-async function insertSessions(tx: ProjectionSql, created: readonly SessionCreation[]): Promise<void> {
-  if (created.length === 0) return;
-  const rows = created.map(({ data: s, occurredAt, impersonatedBy }) => [
-    s.sessionId,
-    s.expiresAt,
-    s.tokenHash,
-    occurredAt,
-    occurredAt,
-    s.ipAddress,
-    s.userAgent,
-    s.userId,
-    s.rememberMe,
-    impersonatedBy,
-  ]);
-  await tx.query(sql.unsafe`
-    INSERT INTO session (id, "expiresAt", token, "createdAt", "updatedAt", "ipAddress", "userAgent", "userId", "rememberMe", "impersonatedBy")
-    SELECT * FROM ${sql.unnest(rows, ['text', 'timestamptz', 'text', 'timestamptz', 'timestamptz', 'text', 'text', 'text', 'bool', 'text'])}`);
+type SessionRow = {
+  id: string;
+  expiresAt: string;
+  token: string;
+  createdAt: string;
+  updatedAt: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+  userId: string;
+  rememberMe: boolean;
+  impersonatedBy: string | null;
+  activeOrganizationId: string | null;
+  activeTeamId: string | null;
+};
+
+function pendingSessions(): PendingRows<SessionRow> {
+  return new PendingRows<SessionRow>('session', 'id', {
+    id: 'text',
+    expiresAt: 'timestamptz',
+    token: 'text',
+    createdAt: 'timestamptz',
+    updatedAt: 'timestamptz',
+    ipAddress: 'text',
+    userAgent: 'text',
+    userId: 'text',
+    rememberMe: 'bool',
+    impersonatedBy: 'text',
+    activeOrganizationId: 'text',
+    activeTeamId: 'text',
+  });
 }
+
+function rowOf({ data: s, occurredAt, impersonatedBy }: SessionCreation): SessionRow {
+  return {
+    id: s.sessionId,
+    expiresAt: s.expiresAt,
+    token: s.tokenHash,
+    createdAt: occurredAt,
+    updatedAt: occurredAt,
+    ipAddress: s.ipAddress,
+    userAgent: s.userAgent,
+    userId: s.userId,
+    rememberMe: s.rememberMe,
+    impersonatedBy,
+    activeOrganizationId: null,
+    activeTeamId: null,
+  };
+}
+
+/**
+ * The event applied to this batch's new sessions, in memory, as `apply` would change them: true when it
+ * was. A session opened and revoked within one batch is then never written.
+ */
+function heldInMemory(pending: PendingRows<SessionRow>, projected: ProjectedEvent): boolean {
+  const creation = creationOf(projected);
+  if (creation) return pending.add(rowOf(creation));
+  const { event, recorded } = projected;
+  const session = 'sessionId' in event.data ? pending.get(event.data.sessionId) : undefined;
+  if (!session) return false;
+  const at = instant(recorded.metadata.occurredAt);
+  switch (event.type) {
+    case 'session.refreshed.v1':
+      session.expiresAt = instant(event.data.expiresAt);
+      session.updatedAt = at;
+      return true;
+    case 'session.updated.v1':
+      session.updatedAt = at;
+      return true;
+    case 'session.revoked.v2':
+      return pending.delete(session.id);
+    case 'session.active_organization_changed.v1':
+      session.activeOrganizationId = event.data.activeOrganizationId;
+      session.activeTeamId = event.data.activeTeamId;
+      session.updatedAt = at;
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Statements that find their one session by its id: one not among the batch's new ones, so they need not be written first. */
+const BY_KEY = new Set<string>(['session.refreshed.v1', 'session.updated.v1', 'session.revoked.v2', 'session.active_organization_changed.v1']);
 
 /**
  * The `session` table; `token` holds the token's SHA-256, never the token. The active organization and
@@ -48,30 +112,30 @@ async function insertSessions(tx: ProjectionSql, created: readonly SessionCreati
 export const sessionsProjection: PostgresProjection = {
   name: projectionNames.sessions,
   tables: ['session'],
+  // Found by id, user, active organization and team; never by token.
+  indexesAfterLoad: ['session_token_key'],
   handles: projectionEventTypes[projectionNames.sessions],
-  /** Under load a batch is mostly sign-ins: each run of them is one INSERT, the rest goes through `apply`. */
+  /** Under load, or in a replay, a batch is mostly sign-ins: their rows are written in one statement. */
   async applyAll(tx, events) {
-    let created: SessionCreation[] = [];
+    const pending = pendingSessions();
     for (const projected of events) {
-      const creation = creationOf(projected);
-      if (creation) {
-        created.push(creation);
-        continue;
-      }
-      await insertSessions(tx, created);
-      created = [];
+      if (heldInMemory(pending, projected)) continue;
+      if (!BY_KEY.has(projected.event.type)) await pending.flush(tx);
       await this.apply(tx, projected);
     }
-    await insertSessions(tx, created);
+    await pending.flush(tx);
   },
   async apply(tx, projected) {
     const { event, recorded } = projected;
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {
       case 'session.created.v1':
-      case 'session.impersonation_started.v1':
-        await insertSessions(tx, [creationOf(projected)!]);
+      case 'session.impersonation_started.v1': {
+        const pending = pendingSessions();
+        pending.add(rowOf(creationOf(projected)!));
+        await pending.flush(tx);
         return;
+      }
       case 'session.refreshed.v1':
         await tx.query(sql.unsafe`
           UPDATE session SET "expiresAt" = ${sql.timestamp(new Date(event.data.expiresAt))}, "updatedAt" = ${at}
