@@ -28,20 +28,6 @@ export interface UserHistory {
   asOf(userId: string, position: number): Promise<User | null>;
 }
 
-/**
- * The Redis session cache: `session:<tokenHash>` holds the `{session, user}` that get-session answers,
- * expiring at the session's expiresAt. It keeps its own copy of each user so that it never depends on how
- * far another projection has got, and rewrites every live session of a user when the user changes.
- *
- * Every key it writes expires: sessions at their expiry, and the keys that index them (a user's sessions,
- * the sessions working in an organization or team, a user's entry) no sooner than the last session they
- * name. Ending a session needs no index: `session.revoked.v2` names the token's hash.
- *
- * Sessions working in an organization or team are also listed under it (`organization-sessions:<id>`,
- * `team-sessions:<id>`): deleting an organization or removing a team must clear it on every session that
- * has it active, and neither event names those sessions. A set may keep the hash of a session that has
- * since expired; whoever visits it drops such entries.
- */
 /** The user whose answer an event changes (what every cached session of theirs shows), or null. */
 function userChangedBy(event: DomainEvent): string | null {
   switch (event.type) {
@@ -61,6 +47,20 @@ function userChangedBy(event: DomainEvent): string | null {
 /** Sessions whose token hash the projection remembers: most of the sessions a busy hour changes. */
 const REMEMBERED_TOKEN_HASHES = 50_000;
 
+/**
+ * The Redis session cache: `session:<tokenHash>` holds the `{session, user}` that get-session answers,
+ * expiring at the session's expiresAt. It keeps its own copy of each user so that it never depends on how
+ * far another projection has got, and rewrites every live session of a user when the user changes.
+ *
+ * Every key it writes expires: sessions at their expiry, and the keys that index them (a user's sessions,
+ * the sessions working in an organization or team, a user's entry) no sooner than the last session they
+ * name. Ending a session needs no index: `session.revoked.v2` names the token's hash.
+ *
+ * Sessions working in an organization or team are also listed under it (`organization-sessions:<id>`,
+ * `team-sessions:<id>`): deleting an organization or removing a team must clear it on every session that
+ * has it active, and neither event names those sessions. A set may keep the hash of a session that has
+ * since expired; whoever visits it drops such entries.
+ */
 export function sessionCacheProjection(users: UserHistory): RedisProjection {
   const name = projectionNames.sessionCache;
   /**
@@ -228,27 +228,22 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
     async apply(batch, projected, keys) {
       const { event, recorded } = projected;
       const at = recorded.metadata.occurredAt;
+      const changedUser = userChangedBy(event);
+      if (changedUser !== null) {
+        // No entry: the user has no cached session (the entry lives as long as the last one), nothing to change.
+        const current = withAdminFields(await batch.getJson<User>(keys.user(changedUser)));
+        if (!current) return;
+        const user = evolveUserAnswer(current, event, at);
+        if (user === null || user === current) return;
+        batch.setJson(keys.user(user.id), user, 'keep');
+        batch.expireNoSoonerThan(keys.user(user.id), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
+        await rewriteUserSessions(batch, keys, user);
+        return;
+      }
       switch (event.type) {
         case 'user.registered.v1':
           batch.setJson(keys.user(event.data.userId), evolveUserAnswer(null, event, at), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
           return;
-        case 'user.updated.v1':
-        case 'user.username_changed.v1':
-        case 'user.email_verified.v1':
-        case 'user.email_changed.v1':
-        case 'user.role_changed.v1':
-        case 'user.banned.v1':
-        case 'user.unbanned.v1': {
-          // No entry: the user has no cached session (the entry lives as long as the last one), nothing to change.
-          const current = withAdminFields(await batch.getJson<User>(keys.user(event.data.userId)));
-          if (!current) return;
-          const user = evolveUserAnswer(current, event, at);
-          if (user === null || user === current) return;
-          batch.setJson(keys.user(user.id), user, 'keep');
-          batch.expireNoSoonerThan(keys.user(user.id), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
-          await rewriteUserSessions(batch, keys, user);
-          return;
-        }
         case 'session.created.v1':
         case 'session.impersonation_started.v1': {
           const s = event.type === 'session.created.v1' ? { ...event.data, impersonatedBy: null } : { ...event.data, rememberMe: false };
