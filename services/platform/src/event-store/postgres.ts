@@ -318,18 +318,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
+    const selective = options.types !== undefined || options.until !== undefined;
     // A follower reading everything: what the notices brought may be all it needs (a replay by types reads the table).
-    const noticed = options.types || options.until !== undefined ? null : this.tail.after(options.after, options.limit);
+    const noticed = selective ? null : this.tail.after(options.after, options.limit);
     if (noticed) return noticed;
-    const rows =
-      options.types || options.until !== undefined
-        ? await this.rows<EventRow>(STATEMENTS.readAllOfTypes, [
-            options.after,
-            options.limit,
-            options.until ?? Number.MAX_SAFE_INTEGER,
-            options.types ?? null,
-          ])
-        : await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit]);
+    const rows = selective
+      ? await this.rows<EventRow>(STATEMENTS.readAllOfTypes, [options.after, options.limit, options.until ?? Number.MAX_SAFE_INTEGER, options.types ?? null])
+      : await this.rows<EventRow>(STATEMENTS.readAll, [options.after, options.limit]);
     return rows.map(toRecordedEvent);
   }
 
