@@ -13,6 +13,13 @@ export const projectionNames = {
 export type ProjectionName = (typeof projectionNames)[keyof typeof projectionNames];
 
 /**
+ * The read models whose checkpoints decide whether a session they answer is believed (the api trusts one
+ * only while it has applied what the log held a moment ago): theirs must not trail the log for long, even
+ * over batches with nothing for them.
+ */
+export const sessionReadModelNames: ReadonlySet<string> = new Set([projectionNames.sessions, projectionNames.sessionCache]);
+
+/**
  * The audit index the audit search reads. Not among `projectionNames`: no write waits for it (it is built
  * from every event, so every write would), and the audit search says how far it has indexed instead.
  */

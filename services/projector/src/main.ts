@@ -12,6 +12,7 @@ import {
   sessionCacheEvictionProblem,
   SharedLogReader,
 } from '@portcullis/platform';
+import { sessionReadModelNames } from '@portcullis/contracts';
 import { createProjectionTargets } from './projections.ts';
 
 const config = loadConfigOrExit();
@@ -40,6 +41,11 @@ if (projections.redis) {
 const reader = new SharedLogReader(store);
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'projection control listener lost; reconnecting'));
 await notifications.start();
+/**
+ * How long a projection that no session answer depends on may hold its checkpoint back while the log brings
+ * it nothing: each move is a write, a notice and a wake-up of every api, for nothing any reader needs.
+ */
+const IDLE_CHECKPOINT_DEFER_MS = 1000;
 const runners = projections.targets.map(
   (target) =>
     new ProjectionRunner({
@@ -49,6 +55,7 @@ const runners = projections.targets.map(
       batchSize: config.projector.batchSize,
       pollIntervalMs: config.projector.pollIntervalMs,
       lingerMs: config.projector.lingerMs,
+      ...(sessionReadModelNames.has(target.name) ? {} : { checkpointDeferMs: IDLE_CHECKPOINT_DEFER_MS }),
       leaseMs: config.projector.leaseMs,
       control,
       log,
