@@ -51,6 +51,11 @@ export class LocalSessionCache {
   /** Moves whenever the push channel may have missed something; reads begun before cannot be kept. */
   private epoch = 0;
   private live = false;
+  /**
+   * Moves each time the channel may have been lost (and at each arming): an arming that sees it move has
+   * been overtaken. Apart from `epoch`, which `clear` moves too without touching the channel.
+   */
+  private armings = 0;
   private closed = false;
   private invalidations = 0;
   private subscriberId: string | null = null;
@@ -225,6 +230,7 @@ export class LocalSessionCache {
   private forgetAll(): void {
     this.live = false;
     this.epoch += 1;
+    this.armings += 1;
     this.entries.clear();
   }
 
@@ -235,7 +241,7 @@ export class LocalSessionCache {
   private async arm(): Promise<void> {
     this.forgetAll();
     if (this.closed || this.subscriber.status !== 'ready' || this.tracker.status !== 'ready') return;
-    const epoch = this.epoch;
+    const arming = this.armings;
     const name = this.subscriber.options.connectionName;
     try {
       const clients = String(await this.tracker.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
@@ -250,7 +256,7 @@ export class LocalSessionCache {
       await this.tracker.call('CLIENT', 'TRACKING', 'OFF');
       await this.tracker.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', id, 'BCAST', 'PREFIX', this.options.keyPrefix);
       this.subscriberId = id;
-      if (epoch === this.epoch && !this.closed && (await this.trackingProblem(id)) === null) this.live = true;
+      if (arming === this.armings && !this.closed && (await this.trackingProblem(id)) === null) this.live = true;
     } catch (error) {
       this.options.log.warn({ err: error }, 'session cache invalidations: arming tracking failed; reading Redis every time');
       setTimeout(() => void this.arm(), 1000).unref();
