@@ -387,11 +387,17 @@ class OverlayBatch implements RedisBatch {
     private readonly fetchedSets: ReadonlyMap<string, readonly string[]> = new Map(),
   ) {}
 
-  async getString(key: string): Promise<string | null> {
+  /** A string key's value as the batch knows it (its own write, or what was read ahead), if it does. */
+  private known(key: string): { readonly value: string | null } | undefined {
     const pending = this.pending.get(key);
-    if (pending?.kind === 'value') return pending.value;
-    if (pending === undefined && this.fetched.has(key)) return this.fetched.get(key)!;
-    return this.redis.get(key);
+    if (pending?.kind === 'value') return { value: pending.value };
+    if (pending === undefined && this.fetched.has(key)) return { value: this.fetched.get(key)! };
+    return undefined;
+  }
+
+  async getString(key: string): Promise<string | null> {
+    const known = this.known(key);
+    return known ? known.value : this.redis.get(key);
   }
 
   async getJson<T>(key: string): Promise<T | null> {
@@ -405,12 +411,12 @@ class OverlayBatch implements RedisBatch {
   }
 
   async getJsonAll<T>(keys: readonly string[]): Promise<Array<T | null>> {
-    const unknown = [...new Set(keys.filter((key) => !this.pending.has(key) && !this.fetched.has(key)))];
+    const unknown = [...new Set(keys.filter((key) => this.known(key) === undefined))];
     const read = unknown.length === 0 ? [] : await this.redis.mget(unknown);
     const fromRedis = new Map(unknown.map((key, i) => [key, read[i] ?? null]));
     return keys.map((key) => {
-      const pending = this.pending.get(key);
-      const raw = pending?.kind === 'value' ? pending.value : pending === undefined && this.fetched.has(key) ? this.fetched.get(key)! : (fromRedis.get(key) ?? null);
+      const known = this.known(key);
+      const raw = known ? known.value : (fromRedis.get(key) ?? null);
       return raw === null ? null : (JSON.parse(raw) as T);
     });
   }
