@@ -1,4 +1,4 @@
-import type { EventMetadata } from '@portcullis/contracts';
+import type { EventMetadata, PersonalPart } from '@portcullis/contracts';
 
 /**
  * What an append expects of a stream before it writes: anything, nothing yet, something, or exactly this
@@ -36,6 +36,11 @@ export interface ReadAllOptions {
   readonly types?: readonly string[];
   /** Nothing past this position (a head read before: the range is then exactly what a filtered read covered). */
   readonly until?: number;
+  /**
+   * The personal values the reader reads, opened; the others come as the log stores them (sealed, or the
+   * erased marker). Absent: all of them. Only a store that protects personal data looks at it.
+   */
+  readonly opens?: readonly PersonalPart[];
 }
 
 export interface StreamWrite {

@@ -2,6 +2,7 @@ import type { PersonalData } from '../personal-data/personal-data.ts';
 import {
   WrongExpectedVersionError,
   type AppendResult,
+  type ReadAllOptions,
   type EventStore,
   type RecordedEvent,
   type SnapshotRead,
@@ -43,18 +44,9 @@ export class ProtectedEventStore implements EventStore {
 
   async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
     const names = new Map(writes.map((w) => [this.stored(w.streamId), w.streamId]));
-    const encoded = await Promise.all(
-      writes.map(async (w) => ({
-        streamId: this.stored(w.streamId),
-        expectedVersion: w.expectedVersion,
-        events: await Promise.all(
-          w.events.map(async (e) => {
-            const { data, metadata } = await this.personalData.encode(e);
-            return { ...e, data, metadata };
-          }),
-        ),
-      })),
-    );
+    const events = await this.personalData.encodeAll(writes.flatMap((w) => w.events));
+    let next = 0;
+    const encoded = writes.map((w) => ({ streamId: this.stored(w.streamId), expectedVersion: w.expectedVersion, events: events.slice(next, (next += w.events.length)) }));
     let result: AppendResult;
     try {
       result = await this.inner.append(encoded);
@@ -98,8 +90,8 @@ export class ProtectedEventStore implements EventStore {
    * What followers of the log read: decrypted, and a deletion read makes this process forget the keys it
    * erased, so a follower that was behind reads everything after it as erased, not from a kept key.
    */
-  async readAll(options: { after: number; limit: number }): Promise<readonly RecordedEvent[]> {
-    const events = await this.personalData.decode(await this.inner.readAll(options));
+  async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
+    const events = await this.personalData.decode(await this.inner.readAll(options), options.opens);
     for (const event of events) this.personalData.keys.forget(this.personalData.erasedBy(event));
     return events;
   }

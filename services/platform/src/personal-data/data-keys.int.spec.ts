@@ -6,6 +6,10 @@ import { PostgresDataKeys } from './data-keys.ts';
 
 const secret = 'data-keys-spec-secret-0123456789abcdefghij';
 
+async function keyForWriting(keys: PostgresDataKeys, subjectId: string): Promise<Buffer | null> {
+  return (await keys.keysForWriting([subjectId])).get(subjectId) ?? null;
+}
+
 /** The data keys on real Postgres: what erasing leaves, what a cache may still believe, and for how long. */
 describe('data keys', () => {
   let db: EventLogDatabase;
@@ -27,7 +31,7 @@ describe('data keys', () => {
   });
 
   it('creates a key once, whoever asks first, and stores it only wrapped', async () => {
-    const [a, b] = await Promise.all([keys.keyForWriting('u:one'), another.keyForWriting('u:one')]);
+    const [a, b] = await Promise.all([keyForWriting(keys, 'u:one'), keyForWriting(another, 'u:one')]);
     expect(a).not.toBeNull();
     expect(a!.equals(b!)).toBe(true);
     const rows = await db.pool.any(sql.unsafe`SELECT wrapped_key FROM data_key WHERE subject_id = 'u:one'`);
@@ -35,11 +39,23 @@ describe('data keys', () => {
     expect((rows[0] as { wrapped_key: Buffer }).wrapped_key.includes(a!)).toBe(false);
   });
 
+  it('creates the keys of many subjects in one go, agreeing with a creator racing for some of them', async () => {
+    const ids = Array.from({ length: 200 }, (_, i) => `u:batch-${i}`);
+    const [mine, theirs] = await Promise.all([keys.keysForWriting(ids), another.keysForWriting(ids.slice(100).concat('u:batch-extra'))]);
+    expect(mine.size).toBe(200);
+    for (const id of ids.slice(100)) expect(mine.get(id)!.equals(theirs.get(id)!)).toBe(true);
+    const stored = await db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM data_key WHERE subject_id LIKE 'u:batch-%'`);
+    expect(stored).toBe(201);
+    // Asked again, from what this process keeps: the same keys.
+    const again = await keys.keysForWriting(ids.slice(0, 3));
+    for (const id of ids.slice(0, 3)) expect(again.get(id)!.equals(mine.get(id)!)).toBe(true);
+  });
+
   it('keeps an erased user\'s key a tombstone, so no later append gives them one again', async () => {
-    await keys.keyForWriting('u:two');
+    await keyForWriting(keys, 'u:two');
     await another.keysForReading(['u:two']);
     await keys.erase(['u:two']);
-    expect(await keys.keyForWriting('u:two')).toBeNull();
+    expect(await keyForWriting(keys, 'u:two')).toBeNull();
     expect((await keys.keysForReading(['u:two'])).get('u:two')).toBeNull();
     // Another process believes its kept key until the cache's bound, then reads the erasure.
     expect((await another.keysForReading(['u:two'])).get('u:two')).not.toBeNull();
@@ -48,16 +64,16 @@ describe('data keys', () => {
   });
 
   it('drops an address\'s key, so the address starts afresh with a new one', async () => {
-    const first = await keys.keyForWriting('a:feed');
+    const first = await keyForWriting(keys, 'a:feed');
     await keys.erase(['a:feed']);
     expect((await keys.keysForReading(['a:feed'])).get('a:feed')).toBeNull();
-    const second = await keys.keyForWriting('a:feed');
+    const second = await keyForWriting(keys, 'a:feed');
     expect(second).not.toBeNull();
     expect(second!.equals(first!)).toBe(false);
   });
 
   it('opens no key wrapped under another AUTH_SECRET', async () => {
-    await keys.keyForWriting('u:three');
+    await keyForWriting(keys, 'u:three');
     const elsewhere = new PostgresDataKeys({ databaseUrl: db.url, cipher: createPersonalDataCipher('another-secret-0123456789abcdefghijkl') });
     try {
       expect((await elsewhere.keysForReading(['u:three'])).get('u:three')).toBeNull();

@@ -6,8 +6,8 @@ import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
  * caller then writes or reads the erased marker.
  */
 export interface DataKeys {
-  /** The key to encrypt with, created on first use; null for an erased user. */
-  keyForWriting(subjectId: string): Promise<Buffer | null>;
+  /** The keys to encrypt with, created on first use (those not kept, in one round trip); null for an erased user. */
+  keysForWriting(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>>;
   /** The keys to decrypt with, in one read for those not cached; a missing or erased one is null. */
   keysForReading(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>>;
   /** Destroys the keys (a user's stays as a tombstone, so it is never created again) and forgets them here. */
@@ -36,12 +36,16 @@ export interface PostgresDataKeysOptions {
 }
 
 const STATEMENTS = {
-  // The insert and the read in one round trip; a race lost to another creator reads nothing and is read again.
+  // The inserts and the reads in one round trip: the read sees the keys that existed before the statement,
+  // the insert returns the ones it made; a subject whose key another creator is committing meanwhile is in
+  // neither, and is asked again.
   create: {
     name: 'portcullis_data_key_create',
     text: `WITH created AS (
-             INSERT INTO data_key (subject_id, wrapped_key) VALUES ($1, $2) ON CONFLICT (subject_id) DO NOTHING RETURNING wrapped_key)
-           SELECT wrapped_key FROM created UNION ALL SELECT wrapped_key FROM data_key WHERE subject_id = $1`,
+             INSERT INTO data_key (subject_id, wrapped_key) SELECT * FROM unnest($1::text[], $2::bytea[])
+             ON CONFLICT (subject_id) DO NOTHING RETURNING subject_id, wrapped_key)
+           SELECT subject_id, wrapped_key FROM created
+           UNION ALL SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])`,
   },
   read: { name: 'portcullis_data_key_read', text: 'SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])' },
   tombstone: {
@@ -96,29 +100,48 @@ export class PostgresDataKeys implements DataKeys {
     return wrapped === null ? null : this.options.cipher.unwrap(subjectId, wrapped);
   }
 
-  keyForWriting(subjectId: string): Promise<Buffer | null> {
-    const entry = this.cached(subjectId, 'writing');
-    if (entry?.key) return Promise.resolve(entry.key);
-    let pending = this.pending.get(subjectId);
-    if (!pending) {
-      pending = this.createOrRead(subjectId).finally(() => this.pending.delete(subjectId));
-      this.pending.set(subjectId, pending);
+  async keysForWriting(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
+    const keys = new Map<string, Buffer | null>();
+    const waiting: Array<Promise<void>> = [];
+    const missing: string[] = [];
+    for (const id of new Set(subjectIds)) {
+      const entry = this.cached(id, 'writing');
+      const pending = this.pending.get(id);
+      if (entry?.key) keys.set(id, entry.key);
+      else if (pending) waiting.push(pending.then((key) => void keys.set(id, key)));
+      else missing.push(id);
     }
-    return pending;
-  }
-
-  private async createOrRead(subjectId: string): Promise<Buffer | null> {
-    const { cipher } = this.options;
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      const rows = (await this.pool.query<{ wrapped_key: Buffer | null }>({ ...STATEMENTS.create, values: [subjectId, cipher.wrap(subjectId, cipher.newDataKey())] })).rows;
-      const [row] = rows;
-      if (row) {
-        const key = this.open(subjectId, row.wrapped_key);
-        this.keep(subjectId, key);
-        return key;
+    if (missing.length > 0) {
+      const created = this.createOrRead(missing);
+      // A second append asking for one of these meanwhile waits for this round trip rather than making its own.
+      for (const id of missing) {
+        const pending = created.then((found) => found.get(id) ?? null).finally(() => this.pending.delete(id));
+        this.pending.set(id, pending);
+        waiting.push(pending.then((key) => void keys.set(id, key)));
       }
     }
-    throw new Error('a data key was neither created nor found');
+    await Promise.all(waiting);
+    return keys;
+  }
+
+  private async createOrRead(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
+    const { cipher } = this.options;
+    const keys = new Map<string, Buffer | null>();
+    // In one order for every creator: two inserts of overlapping sets in opposite orders would each wait on
+    // the other's uncommitted row.
+    let asked = [...subjectIds].sort();
+    for (let attempt = 0; attempt < 2 && asked.length > 0; attempt += 1) {
+      const wrapped = asked.map((id) => cipher.wrap(id, cipher.newDataKey()));
+      const { rows } = await this.pool.query<{ subject_id: string; wrapped_key: Buffer | null }>({ ...STATEMENTS.create, values: [asked, wrapped] });
+      for (const row of rows) {
+        const key = this.open(row.subject_id, row.wrapped_key);
+        this.keep(row.subject_id, key);
+        keys.set(row.subject_id, key);
+      }
+      asked = asked.filter((id) => !keys.has(id));
+    }
+    if (asked.length > 0) throw new Error('a data key was neither created nor found');
+    return keys;
   }
 
   async keysForReading(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {

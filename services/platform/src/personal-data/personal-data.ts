@@ -6,7 +6,7 @@ import {
   personalDataRules,
   personalMetadataFields,
   type EventMetadata,
-  type PersonalSubject,
+  type PersonalPart,
 } from '@portcullis/contracts';
 import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
 import type { DataKeys } from './data-keys.ts';
@@ -24,32 +24,60 @@ function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The record holding a dotted path's last step, copied along the way so the caller's object is not touched. */
-function parentOf(root: Json, path: readonly string[]): Json | null {
-  let node: Json = root;
-  for (const step of path.slice(0, -1)) {
-    const next = node[step];
-    if (!isRecord(next)) return null;
-    const copy = { ...next };
-    node[step] = copy;
-    node = copy;
+/** Where one personal value of an event sits: a dotted path in its data, or a field of its metadata. */
+interface Slot {
+  readonly part: 'data' | 'metadata';
+  readonly steps: readonly string[];
+  readonly value: string;
+  readonly subjectId: string;
+}
+
+function valueAt(root: Json, steps: readonly string[]): unknown {
+  let node: unknown = root;
+  for (const step of steps) {
+    if (!isRecord(node)) return undefined;
+    node = node[step];
   }
   return node;
 }
 
-/** Every (holder, field) of an event that is personal, with the subject whose key protects it. */
-function personalSlots(type: string, data: Json): Array<{ holder: Json; field: string; subject: PersonalSubject }> {
-  const slots: Array<{ holder: Json; field: string; subject: PersonalSubject }> = [];
-  for (const rule of personalDataRules[type] ?? []) {
-    const subject = rule.subject(data);
-    if (!subject) continue;
-    for (const path of rule.fields) {
-      const steps = path.split('.');
-      const holder = parentOf(data, steps);
-      if (holder && typeof holder[steps.at(-1)!] === 'string') slots.push({ holder, field: steps.at(-1)!, subject });
+/**
+ * A copy of `root` with values put at paths, each record on the way copied once (two fields of one nested
+ * record land in the same copy), the caller's object untouched.
+ */
+function withValues(root: Json, changes: ReadonlyArray<readonly [readonly string[], string]>): Json {
+  const copies = new Map<Json, Json>();
+  const copyOf = (record: Json): Json => {
+    let copy = copies.get(record);
+    if (!copy) copies.set(record, (copy = { ...record }));
+    return copy;
+  };
+  const result = copyOf(root);
+  for (const [steps, value] of changes) {
+    let original = root;
+    let copy = result;
+    for (const step of steps.slice(0, -1)) {
+      const next = original[step] as Json;
+      copy[step] = copyOf(next);
+      copy = copy[step] as Json;
+      original = next;
     }
+    copy[steps.at(-1)!] = value;
   }
-  return slots;
+  return result;
+}
+
+/** The event with each slot's value replaced by `valueOf(slot)`; the event itself when it has none. */
+function rewritten<E extends EventBody>(event: E, slots: readonly Slot[], valueOf: (slot: Slot) => string): E {
+  if (slots.length === 0) return event;
+  const changes = (part: Slot['part']) => slots.filter((slot) => slot.part === part).map((slot) => [slot.steps, valueOf(slot)] as const);
+  const inData = changes('data');
+  const inMetadata = changes('metadata');
+  return {
+    ...event,
+    data: inData.length > 0 ? withValues(event.data as Json, inData) : event.data,
+    metadata: inMetadata.length > 0 ? (withValues(event.metadata as Json, inMetadata) as EventMetadata) : event.metadata,
+  };
 }
 
 /**
@@ -73,68 +101,78 @@ export class PersonalData {
 
   /** The event as the log stores it: its personal values encrypted (or the marker, for an erased user). */
   async encode(event: EventBody): Promise<EventBody> {
-    if (!isRecord(event.data)) return event;
-    const data = { ...event.data };
-    const metadata: Json = { ...event.metadata };
-    const slots = personalSlots(event.type, data);
-    const metaSubject = metadataSubject(event.type, event.data, event.metadata);
-    if (metaSubject) {
-      for (const field of personalMetadataFields) {
-        if (typeof metadata[field] === 'string') slots.push({ holder: metadata, field, subject: metaSubject });
-      }
-    }
-    if (slots.length === 0) return event;
-    const keys = new Map<string, Buffer | null>();
-    for (const { subject } of slots) {
-      const id = this.cipher.subjectId(subject);
-      if (!keys.has(id)) keys.set(id, await this.keys.keyForWriting(id));
-    }
-    for (const { holder, field, subject } of slots) {
-      const id = this.cipher.subjectId(subject);
-      const key = keys.get(id) ?? null;
-      // A user already erased gets no new key: what an append would say of them is erased as it is written.
-      holder[field] = key ? this.cipher.encrypt(id, key, holder[field] as string) : ERASED;
-    }
-    return { type: event.type, data, metadata: metadata as EventMetadata };
+    return (await this.encodeAll([event]))[0]!;
   }
 
-  /** The events as readers see them: every `pd1.` value of data and metadata opened, or `ERASED`. */
-  async decode<E extends EventBody>(events: readonly E[]): Promise<E[]> {
+  /** The events of an append as the log stores them, with the keys of all their subjects asked for at once. */
+  async encodeAll<E extends EventBody>(events: readonly E[]): Promise<E[]> {
+    const slotsOf = events.map((event) => {
+      if (!isRecord(event.data)) return [];
+      const data = event.data;
+      const slots: Slot[] = [];
+      for (const rule of personalDataRules[event.type] ?? []) {
+        const subject = rule.subject(data);
+        if (!subject) continue;
+        for (const path of rule.fields) {
+          const steps = path.split('.');
+          const value = valueAt(data, steps);
+          if (typeof value === 'string') slots.push({ part: 'data', steps, value, subjectId: this.cipher.subjectId(subject) });
+        }
+      }
+      const metaSubject = metadataSubject(event.type, data, event.metadata);
+      if (metaSubject) {
+        for (const field of personalMetadataFields) {
+          const value = event.metadata[field];
+          if (typeof value === 'string') slots.push({ part: 'metadata', steps: [field], value, subjectId: this.cipher.subjectId(metaSubject) });
+        }
+      }
+      return slots;
+    });
+    const wanted = slotsOf.flat().map((slot) => slot.subjectId);
+    if (wanted.length === 0) return [...events];
+    const keys = await this.keys.keysForWriting(wanted);
+    return events.map((event, index) =>
+      rewritten(event, slotsOf[index]!, ({ subjectId, value }) => {
+        const key = keys.get(subjectId) ?? null;
+        // A user already erased gets no new key: what an append would say of them is erased as it is written.
+        return key ? this.cipher.encrypt(subjectId, key, value) : ERASED;
+      }),
+    );
+  }
+
+  /**
+   * The events as readers see them: every `pd1.` value of data and metadata opened, or `ERASED`; only those
+   * of the parts in `opens` when given (opening is most of what a replay of the whole log costs).
+   */
+  async decode<E extends EventBody>(events: readonly E[], opens?: readonly PersonalPart[]): Promise<E[]> {
+    const opensData = !opens || opens.includes('data');
+    const metadataFields = opens ? personalMetadataFields.filter((field) => opens.includes(`metadata.${field}`)) : personalMetadataFields;
     const wanted = new Set<string>();
     const slotsOf = events.map((event) => {
-      if (!isRecord(event.data)) return null;
-      const data = { ...event.data };
-      const metadata: Json = { ...event.metadata };
-      const slots: Array<{ holder: Json; field: string; subjectId: string }> = [];
-      const consider = (holder: Json, field: string): void => {
-        const value = holder[field];
+      if (!isRecord(event.data)) return [];
+      const slots: Slot[] = [];
+      const consider = (part: Slot['part'], root: Json, steps: readonly string[]): void => {
+        const value = valueAt(root, steps);
         if (typeof value !== 'string') return;
         const subjectId = this.cipher.subjectOf(value);
         if (subjectId === null) return;
-        slots.push({ holder, field, subjectId });
+        slots.push({ part, steps, value, subjectId });
         wanted.add(subjectId);
       };
-      for (const rule of personalDataRules[event.type] ?? []) {
-        for (const path of rule.fields) {
-          const steps = path.split('.');
-          const holder = parentOf(data, steps);
-          if (holder) consider(holder, steps.at(-1)!);
-        }
+      for (const rule of opensData ? (personalDataRules[event.type] ?? []) : []) {
+        for (const path of rule.fields) consider('data', event.data, path.split('.'));
       }
-      for (const field of personalMetadataFields) consider(metadata, field);
-      return slots.length === 0 ? null : { data, metadata, slots };
+      for (const field of metadataFields) consider('metadata', event.metadata as Json, [field]);
+      return slots;
     });
     if (wanted.size === 0) return [...events];
     const keys = await this.keys.keysForReading([...wanted]);
-    return events.map((event, index) => {
-      const decoded = slotsOf[index];
-      if (!decoded) return event;
-      for (const { holder, field, subjectId } of decoded.slots) {
+    return events.map((event, index) =>
+      rewritten(event, slotsOf[index]!, ({ subjectId, value }) => {
         const key = keys.get(subjectId) ?? null;
-        holder[field] = (key && this.cipher.decrypt(holder[field] as string, key)) ?? ERASED;
-      }
-      return { ...event, data: decoded.data, metadata: decoded.metadata as EventMetadata };
-    });
+        return (key && this.cipher.decrypt(value, key)) ?? ERASED;
+      }),
+    );
   }
 
   /** The key ids an appended event destroys (a user's deletion), read from its plaintext. */

@@ -9,10 +9,10 @@ class MemoryKeys implements DataKeys {
   readonly keys = new Map<string, Buffer | null>();
   writes = 0;
   constructor(private readonly cipher = createPersonalDataCipher('unit-spec-secret-0123456789abcdefghij')) {}
-  async keyForWriting(id: string): Promise<Buffer | null> {
+  async keysForWriting(ids: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
     this.writes += 1;
-    if (!this.keys.has(id)) this.keys.set(id, this.cipher.newDataKey());
-    return this.keys.get(id)!;
+    for (const id of ids) if (!this.keys.has(id)) this.keys.set(id, this.cipher.newDataKey());
+    return new Map(ids.map((id) => [id, this.keys.get(id)!]));
   }
   async keysForReading(ids: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
     return new Map(ids.map((id) => [id, this.keys.get(id) ?? null]));
@@ -88,6 +88,40 @@ describe('personal data in events (crypto-shredding)', () => {
     expect(other.storedStreamId(streams.email('alice@example.com'))).not.toBe(named);
   });
 
+  it('encrypts every personal field of one nested record (an invitation mail names its inviter twice)', async () => {
+    const { personalData } = codec();
+    const mail: EventBody = {
+      type: 'mail.job_queued.v1',
+      data: { kind: 'invitation', userId: 'u1', to: 'bob@example.com', invitation: { inviterName: 'Alice', inviterEmail: 'alice@example.com', role: 'member' } },
+      metadata: { occurredAt: '2026-01-01T00:00:00.000Z' },
+    };
+    const stored = await personalData.encode(mail);
+    const text = JSON.stringify(stored);
+    for (const plain of ['bob@example.com', 'Alice', 'alice@example.com']) expect(text).not.toContain(plain);
+    expect(stored.data).toMatchObject({ invitation: { role: 'member' } });
+    expect(mail.data).toMatchObject({ invitation: { inviterName: 'Alice' } });
+    expect(await personalData.decode([stored])).toEqual([mail]);
+  });
+
+  it('opens only the parts a reader names, leaving the rest as stored', async () => {
+    const { personalData } = codec();
+    const stored = await personalData.encode(registered);
+    const [addressOnly] = await personalData.decode([stored], ['metadata.ipAddress']);
+    expect(addressOnly!.metadata).toMatchObject({ ipAddress: '203.0.113.7', userAgent: stored.metadata.userAgent });
+    expect(addressOnly!.data).toEqual(stored.data);
+    const [dataOnly] = await personalData.decode([stored], ['data']);
+    expect(dataOnly!.data).toEqual(registered.data);
+    expect(dataOnly!.metadata).toEqual(stored.metadata);
+  });
+
+  it('asks for the keys of every subject of an append at once', async () => {
+    const { personalData, keys } = codec();
+    const second: EventBody = { ...registered, data: { ...(registered.data as object), userId: 'u2', email: 'bob@example.com' } };
+    const stored = await personalData.encodeAll([registered, second]);
+    expect(keys.writes).toBe(1);
+    expect(await personalData.decode(stored)).toEqual([registered, second]);
+  });
+
   it('writes the marker, not plaintext, for a user whose key is already gone', async () => {
     const { personalData, keys } = codec();
     keys.keys.set('u:u1', null);
@@ -101,7 +135,7 @@ describe('personal data in events (crypto-shredding)', () => {
     const cipher = createPersonalDataCipher(secret);
     const email = (stored.data as { email: string }).email;
     const moved = email.replace(/^pd1\.[^.]+\./, `pd1.${Buffer.from('u:u2').toString('base64url')}.`);
-    await keys.keyForWriting('u:u2');
+    await keys.keysForWriting(['u:u2']);
     expect(cipher.decrypt(moved, keys.keys.get('u:u2')!)).toBeNull();
     expect(cipher.decrypt(moved, keys.keys.get('u:u1')!)).toBeNull();
   });

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '@portcullis/contracts';
+import type { DomainEvent, PersonalPart } from '@portcullis/contracts';
 import type { CommonQueryMethods } from '../database/pool.ts';
 import type { RecordedEvent } from '../event-store/event-store.ts';
 
@@ -22,6 +22,11 @@ export interface ProjectionTarget {
   readonly gatherMs?: number;
   /** The most events one `applyBatch` may be handed, whatever batch size a replay asks for (absent: any). */
   readonly batchLimit?: number;
+  /**
+   * The personal values its events are read with, opened (see `ReadAllOptions.opens`); absent: all. A replay
+   * asks the log for only these; live, the projector reads once for every projection and opens all.
+   */
+  readonly opens?: readonly PersonalPart[];
   readCheckpoint(): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
@@ -80,6 +85,8 @@ export interface PostgresProjection {
   readonly handles?: ReadonlySet<string>;
   /** See `ProjectionTarget.gatherMs`. */
   readonly gatherMs?: number;
+  /** See `ProjectionTarget.opens`: what its handlers read of personal data. */
+  readonly opens?: readonly PersonalPart[];
   /**
    * Indexes and unique constraints of its tables, by name, that a rebuild builds only once the bulk of
    * the log is in its shadow: an index built over loaded rows costs a fraction of one kept up row by row.
