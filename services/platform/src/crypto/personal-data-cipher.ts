@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { PersonalSubject } from '@portcullis/contracts';
 
 const IV_BYTES = 12;
@@ -29,20 +29,50 @@ export interface PersonalDataCipher {
   decrypt(value: string, dataKey: Buffer): string | null;
 }
 
+/**
+ * Opening a value is most of what reading the log costs once personal data is encrypted (a replay opens
+ * one or more per event): the key objects and the subjects' bytes are made once per key and per subject,
+ * not once per value.
+ */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+function keyObjectOf(key: Buffer): KeyObject {
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) keyObjects.set(key, (keyObject = createSecretKey(key)));
+  return keyObject;
+}
+
+/** A small memo of recent strings' derived values (subject ids by their encoded form, and their bytes). */
+function memo<T>(derive: (text: string) => T, capacity = 4096): (text: string) => T {
+  const kept = new Map<string, T>();
+  return (text) => {
+    let value = kept.get(text);
+    if (value === undefined) {
+      if (kept.size >= capacity) kept.clear();
+      kept.set(text, (value = derive(text)));
+    }
+    return value;
+  };
+}
+const bytesOf = memo((text) => Buffer.from(text, 'utf8'));
+const decodedSubject = memo((encoded) => Buffer.from(encoded, 'base64url').toString('utf8'));
+
 function gcmSeal(key: Buffer, plaintext: Buffer, associatedData: string): Buffer {
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-  cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+  const cipher = createCipheriv('aes-256-gcm', keyObjectOf(key), iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(bytesOf(associatedData));
   return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
 function gcmOpen(key: Buffer, sealed: Buffer, associatedData: string): Buffer | null {
   if (sealed.length < IV_BYTES + TAG_BYTES) return null;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-    decipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    const decipher = createDecipheriv('aes-256-gcm', keyObjectOf(key), sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(bytesOf(associatedData));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+    const opened = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
+    // GCM yields everything from update; final only checks the tag (and throws when it does not hold).
+    decipher.final();
+    return opened;
   } catch {
     return null;
   }
@@ -58,7 +88,7 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
     if (!value.startsWith(PREFIX)) return null;
     const end = value.indexOf('.', PREFIX.length);
     if (end < 0) return null;
-    return Buffer.from(value.slice(PREFIX.length, end), 'base64url').toString('utf8');
+    return decodedSubject(value.slice(PREFIX.length, end));
   };
   return {
     addressDigest,
