@@ -39,6 +39,41 @@ describe('PostgresEventStore: the events table', () => {
   });
 });
 
+describe('PostgresEventStore: events read narrowed to a few fields', () => {
+  it('sends only the fields asked for, decrypts only those, and keeps the whole events for everyone else', async () => {
+    const db = await createEventLogDatabase('event_store_narrowed');
+    try {
+      const occurredAt = new Date().toISOString();
+      await db.store.append([
+        {
+          streamId: 'user-narrowed',
+          expectedVersion: 'no_stream',
+          events: [
+            {
+              type: 'user.registered.v1',
+              data: { userId: 'narrowed', email: 'narrowed@example.com', name: 'Narrow', image: null, emailVerified: false },
+              metadata: { occurredAt, actor: { kind: 'user', id: 'narrowed' }, ipAddress: '192.0.2.9', userAgent: 'Spec', requestId: 'r-1' },
+            },
+          ],
+        },
+      ]);
+      const fields = { data: ['userId', 'image', 'organizationId'], metadata: ['actor', 'ipAddress'] } as const;
+      const [narrowed] = await db.store.readAll({ after: 0, limit: 10, fields });
+      // A field the event lacks, or holds null, is left out; occurredAt always comes.
+      expect(narrowed!.data).toEqual({ userId: 'narrowed' });
+      expect(narrowed!.metadata).toEqual({ occurredAt, actor: { kind: 'user', id: 'narrowed' }, ipAddress: '192.0.2.9' });
+      const [byType] = await db.store.readAll({ after: 0, limit: 10, types: ['user.registered.v1'], until: 1_000_000, fields: { metadata: [] } });
+      expect(byType!.data).toMatchObject({ email: 'narrowed@example.com', name: 'Narrow' });
+      expect(byType!.metadata).toEqual({ occurredAt });
+      const [whole] = await db.store.readAll({ after: 0, limit: 10 });
+      expect(whole!.metadata).toMatchObject({ userAgent: 'Spec', requestId: 'r-1', ipAddress: '192.0.2.9' });
+      await expect(db.store.readAll({ after: 0, limit: 10, fields: { data: ["x'); DROP TABLE events; --"] } })).rejects.toThrow(/not a field name/);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe('PostgresEventStore: its connections', () => {
   it('survives Postgres dropping its idle connections, and answers on a new one', async () => {
     const db = await createEventLogDatabase('event_store_dropped');

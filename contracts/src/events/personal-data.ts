@@ -83,13 +83,6 @@ export const personalDataRules: Readonly<Record<string, readonly PersonalDataRul
 export const personalMetadataFields = ['ipAddress', 'userAgent'] as const;
 
 /**
- * Where an event's personal values sit, as a reader names the ones it reads: its data (every field
- * `personalDataRules` names) or one personal metadata field. A reader that reads few of them (the audit
- * index needs only the client address) has only those opened.
- */
-export type PersonalPart = 'data' | `metadata.${(typeof personalMetadataFields)[number]}`;
-
-/**
  * Whose key protects an event's client address and user agent: the acting user's (it is their device; an
  * admin behind an impersonation is the one at the keyboard), else the first subject its data names (the
  * user signing up, the address failing to sign in) or the user it is about (`userId`), else none: a request by nobody about nobody (a

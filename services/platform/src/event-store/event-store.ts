@@ -1,4 +1,4 @@
-import type { EventMetadata, PersonalPart } from '@portcullis/contracts';
+import type { EventMetadata } from '@portcullis/contracts';
 
 /**
  * What an append expects of a stream before it writes: anything, nothing yet, something, or exactly this
@@ -36,11 +36,20 @@ export interface ReadAllOptions {
   readonly types?: readonly string[];
   /** Nothing past this position (a head read before: the range is then exactly what a filtered read covered). */
   readonly until?: number;
-  /**
-   * The personal values the reader reads, opened; the others come as the log stores them (sealed, or the
-   * erased marker). Absent: all of them. Only a store that protects personal data looks at it.
-   */
-  readonly opens?: readonly PersonalPart[];
+  /** Only these fields of each event (see `EventFields`); absent: the whole event. */
+  readonly fields?: EventFields;
+}
+
+/**
+ * What a reader reads of each event, for one that reads little of it (a replay of the whole log into the
+ * audit index): only these top-level fields of its data, of its metadata, or of both (a part left out is
+ * read whole). A field the event lacks, or holds null, is left out; `occurredAt` always comes. A store that
+ * can narrow sends only these, so only these are decrypted; another may send whole events, which a reader
+ * must take as well.
+ */
+export interface EventFields {
+  readonly data?: readonly string[];
+  readonly metadata?: readonly string[];
 }
 
 export interface StreamWrite {

@@ -91,7 +91,7 @@ export class ProtectedEventStore implements EventStore {
    * erased, so a follower that was behind reads everything after it as erased, not from a kept key.
    */
   async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
-    const events = await this.personalData.decode(await this.inner.readAll(options), options.opens);
+    const events = await this.personalData.decode(await this.inner.readAll(options));
     for (const event of events) this.personalData.keys.forget(this.personalData.erasedBy(event));
     return events;
   }

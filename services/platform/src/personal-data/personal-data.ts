@@ -6,7 +6,6 @@ import {
   personalDataRules,
   personalMetadataFields,
   type EventMetadata,
-  type PersonalPart,
 } from '@portcullis/contracts';
 import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
 import type { DataKeys } from './data-keys.ts';
@@ -141,12 +140,11 @@ export class PersonalData {
   }
 
   /**
-   * The events as readers see them: every `pd1.` value of data and metadata opened, or `ERASED`; only those
-   * of the parts in `opens` when given (opening is most of what a replay of the whole log costs).
+   * The events as readers see them: every `pd1.` value of data and metadata opened, or `ERASED`. Only the
+   * values an event was read with are opened: a reader that asked for few fields (see `EventFields`) pays
+   * for those alone (opening is most of what a replay of the whole log costs).
    */
-  async decode<E extends EventBody>(events: readonly E[], opens?: readonly PersonalPart[]): Promise<E[]> {
-    const opensData = !opens || opens.includes('data');
-    const metadataFields = opens ? personalMetadataFields.filter((field) => opens.includes(`metadata.${field}`)) : personalMetadataFields;
+  async decode<E extends EventBody>(events: readonly E[]): Promise<E[]> {
     const wanted = new Set<string>();
     const slotsOf = events.map((event) => {
       if (!isRecord(event.data)) return [];
@@ -159,10 +157,10 @@ export class PersonalData {
         slots.push({ part, steps, value, subjectId });
         wanted.add(subjectId);
       };
-      for (const rule of opensData ? (personalDataRules[event.type] ?? []) : []) {
+      for (const rule of personalDataRules[event.type] ?? []) {
         for (const path of rule.fields) consider('data', event.data, path.split('.'));
       }
-      for (const field of metadataFields) consider('metadata', event.metadata as Json, [field]);
+      for (const field of personalMetadataFields) consider('metadata', event.metadata as Json, [field]);
       return slots;
     });
     if (wanted.size === 0) return [...events];

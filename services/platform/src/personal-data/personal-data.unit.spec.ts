@@ -103,15 +103,12 @@ describe('personal data in events (crypto-shredding)', () => {
     expect(await personalData.decode([stored])).toEqual([mail]);
   });
 
-  it('opens only the parts a reader names, leaving the rest as stored', async () => {
+  it('opens only the values an event was read with', async () => {
     const { personalData } = codec();
     const stored = await personalData.encode(registered);
-    const [addressOnly] = await personalData.decode([stored], ['metadata.ipAddress']);
-    expect(addressOnly!.metadata).toMatchObject({ ipAddress: '203.0.113.7', userAgent: stored.metadata.userAgent });
-    expect(addressOnly!.data).toEqual(stored.data);
-    const [dataOnly] = await personalData.decode([stored], ['data']);
-    expect(dataOnly!.data).toEqual(registered.data);
-    expect(dataOnly!.metadata).toEqual(stored.metadata);
+    const narrowed = { ...stored, data: { userId: 'u1' }, metadata: { occurredAt: stored.metadata.occurredAt, ipAddress: stored.metadata.ipAddress } };
+    const [read] = await personalData.decode([narrowed]);
+    expect(read).toEqual({ ...narrowed, metadata: { occurredAt: registered.metadata.occurredAt, ipAddress: '203.0.113.7' } });
   });
 
   it('asks for the keys of every subject of an append at once', async () => {

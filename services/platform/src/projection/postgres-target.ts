@@ -1,5 +1,5 @@
 import { sql, type DatabasePool, type sqlFromCatalog } from '../database/pool.ts';
-import type { PersonalPart } from '@portcullis/contracts';
+import type { EventFields } from '../event-store/event-store.ts';
 import {
   CheckpointFencedError,
   type PostgresProjection,
@@ -66,7 +66,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
   readonly gatherMs: number | undefined;
-  readonly opens: readonly PersonalPart[] | undefined;
+  readonly reads: EventFields | undefined;
   private readonly announce: CheckpointAnnouncer | null;
   /** Where the commit itself NOTIFYs a checkpoint's move: nowhere when it is announced after the commit. */
   private readonly notifyChannel: string | null;
@@ -83,7 +83,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     this.name = projection.name;
     this.handles = projection.handles;
     this.gatherMs = projection.gatherMs;
-    this.opens = projection.opens;
+    this.reads = projection.reads;
     this.schema = options.shadowSchema ?? null;
     this.checkpointName = this.schema ? shadowCheckpointName(projection.name) : projection.name;
     // A shadow is read by nobody: its progress is announced to no one.

@@ -1,6 +1,6 @@
-import type { DomainEvent, PersonalPart } from '@portcullis/contracts';
+import type { DomainEvent } from '@portcullis/contracts';
 import type { CommonQueryMethods } from '../database/pool.ts';
-import type { RecordedEvent } from '../event-store/event-store.ts';
+import type { EventFields, RecordedEvent } from '../event-store/event-store.ts';
 
 /**
  * Where a projection keeps its state and its checkpoint, written together atomically so that a crash at any
@@ -23,10 +23,11 @@ export interface ProjectionTarget {
   /** The most events one `applyBatch` may be handed, whatever batch size a replay asks for (absent: any). */
   readonly batchLimit?: number;
   /**
-   * The personal values its events are read with, opened (see `ReadAllOptions.opens`); absent: all. A replay
-   * asks the log for only these; live, the projector reads once for every projection and opens all.
+   * What of each event its handlers read, when that is little (see `EventFields`): a replay asks the log for
+   * only that (live, the projector reads whole events once for every projection). Where it narrows the
+   * data, a replay hands it events as stored, that part neither parsed nor upcast. Absent: whole events.
    */
-  readonly opens?: readonly PersonalPart[];
+  readonly reads?: EventFields;
   readCheckpoint(): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
@@ -85,8 +86,8 @@ export interface PostgresProjection {
   readonly handles?: ReadonlySet<string>;
   /** See `ProjectionTarget.gatherMs`. */
   readonly gatherMs?: number;
-  /** See `ProjectionTarget.opens`: what its handlers read of personal data. */
-  readonly opens?: readonly PersonalPart[];
+  /** See `ProjectionTarget.reads`. */
+  readonly reads?: EventFields;
   /**
    * Indexes and unique constraints of its tables, by name, that a rebuild builds only once the bulk of
    * the log is in its shadow: an index built over loaded rows costs a fraction of one kept up row by row.

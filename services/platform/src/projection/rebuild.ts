@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { storedTypesReadingAs, type PersonalPart } from '@portcullis/contracts';
-import type { EventStore, RecordedEvent } from '../event-store/event-store.ts';
+import { storedTypesReadingAs } from '@portcullis/contracts';
+import type { EventFields, EventStore, RecordedEvent } from '../event-store/event-store.ts';
 import { PROJECTION_CONTROL_CHANNEL, releaseRequest } from './control.ts';
 import { projectedEvents } from './projected-events.ts';
 import type { ProjectionTarget } from './projection.ts';
@@ -65,15 +65,15 @@ interface ReadBatch {
  * a read covers a range of positions it may return little of, so the head is read first: every event up
  * to it has committed, and a read of that range that comes back short has seen all of it.
  */
-async function readBatch(store: ReplayOptions['store'], after: number, limit: number, types: readonly string[] | undefined, opens: readonly PersonalPart[] | undefined): Promise<ReadBatch> {
+async function readBatch(store: ReplayOptions['store'], after: number, limit: number, types: readonly string[] | undefined, fields: EventFields | undefined): Promise<ReadBatch> {
   if (!types) {
-    const recorded = await store.readAll({ after, limit, opens });
+    const recorded = await store.readAll({ after, limit, fields });
     const last = recorded.at(-1);
     return { recorded, to: last?.position ?? after, toEventId: last?.eventId ?? null, full: recorded.length === limit };
   }
   const head = await store.headPosition();
   if (head <= after) return { recorded: [], to: after, toEventId: null, full: false };
-  const recorded = await store.readAll({ after, limit, types, until: head, opens });
+  const recorded = await store.readAll({ after, limit, types, until: head, fields });
   const last = recorded.at(-1);
   if (last && recorded.length === limit) return { recorded, to: last.position, toEventId: last.eventId, full: true };
   const toEventId = last?.position === head ? last.eventId : await store.eventIdAt(head);
@@ -85,15 +85,15 @@ export async function replayInto(target: ProjectionTarget, from: number, options
   const types = target.handles ? storedTypesReadingAs(target.handles) : undefined;
   const batchSize = Math.min(options.batchSize, target.batchLimit ?? Infinity);
   let checkpoint = from;
-  let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, batchSize, types, target.opens);
+  let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, batchSize, types, target.reads);
   while (next) {
     const batch: ReadBatch = await next;
     if (batch.to === checkpoint) return checkpoint;
     // The next batch is read while this one is written: Postgres reads and writes while this process parses.
-    next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types, target.opens);
+    next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types, target.reads);
     // Its failure, if it fails, is met where it is awaited; a failed write leaves it unawaited.
     next?.catch(() => {});
-    await target.applyBatch(projectedEvents(batch.recorded, target.handles), checkpoint, batch.to, batch.toEventId);
+    await target.applyBatch(projectedEvents(batch.recorded, target.handles, undefined, { parse: target.reads?.data === undefined }), checkpoint, batch.to, batch.toEventId);
     checkpoint = batch.to;
     options.onProgress?.(checkpoint);
   }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { actorOf, auditIndexProjectionName } from '@portcullis/contracts';
+import { actorMetadataFields, actorOf, auditIndexProjectionName } from '@portcullis/contracts';
 import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 
 /** Fields of event data that name a user the event concerns (beside its actor). */
@@ -75,8 +75,8 @@ export const auditIndexProjection: PostgresProjection = {
   // Audit search may trail the log this long; in return a busy log costs it one transaction per interval,
   // not one per request (it indexes every event: each sign-in's would otherwise be a transaction of its own).
   gatherMs: 200,
-  // Of personal data it keeps only the client address: a replay opens nothing else.
-  opens: ['metadata.ipAddress'],
+  // A few ids of each event and who acted from where: a replay reads (and decrypts) nothing else.
+  reads: { data: [...USER_FIELDS, 'organizationId'], metadata: actorMetadataFields },
   tables: ['audit_event', 'audit_event_subject'],
   // It only ever inserts, so a rebuild loads bare tables and indexes them once.
   indexesAfterLoad: [

@@ -186,8 +186,8 @@ const BY_KEY = new Set<string>([
  */
 export const identityProjection: PostgresProjection = {
   name: projectionNames.identity,
-  // Its rows hold what the events' data says; where a request came from is the audit index's.
-  opens: ['data'],
+  // Its rows hold what the events' data says and when; where a request came from is the audit index's.
+  reads: { metadata: ['occurredAt'] },
   tables: ['user', 'account', 'verification'],
   // The readers' indexes; its own statements find rows by id, an account by its user.
   indexesAfterLoad: ['user_email_key', 'user_username', 'user_email_pattern', 'user_name_pattern', 'user_created_at_id', 'verification_identifier'],

@@ -154,8 +154,8 @@ const BY_KEY = new Set<string>([
  */
 export const organizationsProjection: PostgresProjection = {
   name: projectionNames.organizations,
-  // Its rows hold what the events' data says; where a request came from is the audit index's.
-  opens: ['data'],
+  // Its rows hold what the events' data says and when; where a request came from is the audit index's.
+  reads: { metadata: ['occurredAt'] },
   tables: ['organization', 'member', 'invitation', 'team', 'teamMember'],
   // Never found by slug or invitee's email; every other index serves one of its statements.
   indexesAfterLoad: ['organization_slug_key', 'invitation_email'],

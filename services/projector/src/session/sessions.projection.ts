@@ -111,8 +111,8 @@ const BY_KEY = new Set<string>(['session.refreshed.v1', 'session.updated.v1', 's
  */
 export const sessionsProjection: PostgresProjection = {
   name: projectionNames.sessions,
-  // Its rows hold what the events' data says; where a request came from is the audit index's.
-  opens: ['data'],
+  // Its rows hold what the events' data says and when; where a request came from is the audit index's.
+  reads: { metadata: ['occurredAt'] },
   tables: ['session'],
   // Found by id, user, active organization and team; never by token.
   indexesAfterLoad: ['session_token_key'],
