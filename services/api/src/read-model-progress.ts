@@ -219,7 +219,10 @@ export class ReadModelProgress {
     let asked = false;
     for (;;) {
       const heard = new Promise<void>((resolve) => this.heardWaiters.add(resolve));
-      const behind = await readers.behind(position).catch(() => null);
+      // Having heard it here already (the usual case: its notice is what woke this wait), this process
+      // says so in the round trip that asks who has not, rather than being found behind and asked.
+      const vouching = this.options.redis?.held?.isLive === true && this.heldPosition >= position;
+      const behind = await (vouching ? this.registerHeld(readers, this.heldPosition, position) : readers.behind(position)).catch(() => null);
       // Redis unreachable: nobody can renew a registration, so waiting out the bound is the answer.
       if (behind !== null && behind.length === 0) return true;
       if (!asked && behind !== null) {
@@ -270,12 +273,18 @@ export class ReadModelProgress {
    * process held: a revocation answered meanwhile did not wait for this process, and what it held from
    * before may be what that revocation ended. Reads sent after the registration see every such revocation.
    */
-  private async registerHeld(readers: HeldReaders, position: number): Promise<void> {
+  private async registerHeld(readers: HeldReaders, position: number): Promise<void>;
+  /** The same, answering in the same round trip which registered processes have not heard `behindOf`. */
+  private async registerHeld(readers: HeldReaders, position: number, behindOf: number): Promise<string[]>;
+  private async registerHeld(readers: HeldReaders, position: number, behindOf?: number): Promise<string[] | void> {
     const sentAt = this.now();
     const standing = this.registeredUntil > sentAt;
-    await readers.register(position);
+    let behind: string[] | undefined;
+    if (behindOf === undefined) await readers.register(position);
+    else behind = await readers.registerAndBehind(position, behindOf);
     if (!standing) this.options.redis?.held?.clear();
     this.registeredUntil = Math.max(this.registeredUntil, sentAt + readers.ttlMs - REGISTRATION_MARGIN_MS);
+    return behind;
   }
 
   async close(): Promise<void> {

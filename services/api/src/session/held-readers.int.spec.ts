@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Redis } from '@portcullis/platform';
+import { createRedisClient, type Redis } from '@portcullis/platform';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import type { ApiContext } from '../context.ts';
+import { HeldReaders } from './held-readers.ts';
 
 const ORIGIN = 'http://localhost:3000';
 
@@ -79,4 +80,21 @@ describeWithRedis('a revocation and the sessions another api process holds', () 
     expect(await sessionOn(other, token)).toBeNull();
     expect(await sessionOn(api.app, token)).toBeNull();
   });
+
+  it('lets a process that heard a position say so in the round trip that asks who has not', async () => {
+    const redis = createRedisClient(testRedisUrl()!, { name: 'held-readers-spec' });
+    try {
+      const keys = { members: `${prefix}spec-held:members`, positions: `${prefix}spec-held:positions` };
+      const a = new HeldReaders(redis, keys, 'a', 10_000);
+      const b = new HeldReaders(redis, keys, 'b', 10_000);
+      await a.register(5);
+      await b.register(3);
+      expect((await a.behind(8)).sort()).toEqual(['a', 'b']);
+      expect(await a.registerAndBehind(10, 8)).toEqual(['b']);
+      expect(await b.behind(10)).toEqual(['b']);
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
+
