@@ -75,7 +75,7 @@ function rewritten<E extends EventBody>(event: E, slots: readonly Slot[], valueO
   return {
     ...event,
     data: inData.length > 0 ? withValues(event.data as Json, inData) : event.data,
-    metadata: inMetadata.length > 0 ? (withValues(event.metadata as Json, inMetadata) as EventMetadata) : event.metadata,
+    metadata: inMetadata.length > 0 ? (withValues(event.metadata, inMetadata) as EventMetadata) : event.metadata,
   };
 }
 
@@ -160,7 +160,7 @@ export class PersonalData {
       for (const rule of personalDataRules[event.type] ?? []) {
         for (const path of rule.fields) consider('data', event.data, path.split('.'));
       }
-      for (const field of personalMetadataFields) consider('metadata', event.metadata as Json, [field]);
+      for (const field of personalMetadataFields) consider('metadata', event.metadata, [field]);
       return slots;
     });
     if (wanted.size === 0) return [...events];
