@@ -44,7 +44,7 @@ export function streamsReport(figures: readonly StreamFigures[], large: LargeOrg
   const accept = large.loop.steps.get('accept');
   const largePassed = large.loop.latency.p99Ms < GOALS.largeOrganizationP99Ms && large.loop.failed === 0;
   const largeTable = markdownTable(
-    ['organization', 'pairs', 'pairs/s', 'p50 ms', 'p99 ms', 'max ms', 'invite p50 / p99', 'accept p50 / p99', 'non-2xx', 'goal'],
+    ['organization', 'pairs', 'pairs/s', 'p50 ms', 'p99 ms', 'max ms', 'first ms', 'invite p50 / p99', 'accept p50 / p99', 'non-2xx', 'goal'],
     [
       [
         `${large.members.toLocaleString('en-US')} members`,
@@ -53,13 +53,14 @@ export function streamsReport(figures: readonly StreamFigures[], large: LargeOrg
         fmtMs(large.loop.latency.p50Ms),
         fmtMs(large.loop.latency.p99Ms),
         fmtMs(large.loop.latency.maxMs),
+        fmtMs(large.loop.firstMs),
         invite ? `${fmtMs(invite.p50Ms)} / ${fmtMs(invite.p99Ms)}` : '',
         accept ? `${fmtMs(accept.p50Ms)} / ${fmtMs(accept.p99Ms)}` : '',
         describeFailures(large.loop),
         `${largePassed ? 'PASS' : 'MISS'} (pair p99 < ${GOALS.largeOrganizationP99Ms} ms, no non-2xx)`,
       ],
     ],
-    new Set([1, 2, 3, 4, 5, 6, 7, 8]),
+    new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]),
   );
   return [
     `## Streams (issue 22, Portcullis only): set-active toggling through HTTP, ${settings.warmupS} s warm-up then ${settings.durationS} s per figure`,
@@ -75,5 +76,8 @@ export function streamsReport(figures: readonly StreamFigures[], large: LargeOrg
     `invite + accept on one organization (its members written to the log as add-member writes them), one client:`,
     '',
     largeTable,
+    '',
+    'first ms: the first pair, which folds the organization stream the bench wrote without snapshots; a pair sent in the',
+    '  warm-up is not counted, so a first pair slower than the warm-up leaves pairs/s to the rest of the window.',
   ].join('\n');
 }
