@@ -112,17 +112,20 @@ export class PersonalData {
       for (const rule of personalDataRules[event.type] ?? []) {
         const subject = rule.subject(data);
         if (!subject) continue;
+        // An address's id is a keyed hash: made once per rule, not once per field.
+        const subjectId = this.cipher.subjectId(subject);
         for (const path of rule.fields) {
           const steps = path.split('.');
           const value = valueAt(data, steps);
-          if (typeof value === 'string') slots.push({ part: 'data', steps, value, subjectId: this.cipher.subjectId(subject) });
+          if (typeof value === 'string') slots.push({ part: 'data', steps, value, subjectId });
         }
       }
       const metaSubject = metadataSubject(event.type, data, event.metadata);
       if (metaSubject) {
+        const subjectId = this.cipher.subjectId(metaSubject);
         for (const field of personalMetadataFields) {
           const value = event.metadata[field];
-          if (typeof value === 'string') slots.push({ part: 'metadata', steps: [field], value, subjectId: this.cipher.subjectId(metaSubject) });
+          if (typeof value === 'string') slots.push({ part: 'metadata', steps: [field], value, subjectId });
         }
       }
       return slots;
