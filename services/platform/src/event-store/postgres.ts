@@ -187,7 +187,6 @@ interface Statement {
   readonly text: string;
 }
 
-
 /**
  * The adapter's statements, each prepared once per connection under its name: every append and read is one
  * of these, so Postgres parses and plans each once instead of on every call.
