@@ -128,6 +128,11 @@ function parseNotice(json: string): RecordedEvent[] | null {
 
 const EVENT_COLUMNS = 'position, event_id, stream_id, stream_version, type, data, metadata, recorded_at';
 
+interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -175,16 +180,14 @@ function readAllStatements(fields: EventFields | undefined): ReadAllStatements {
       text: `SELECT ${columns} FROM events
              WHERE position > $1 AND position <= $3 AND ($4::text[] IS NULL OR type = ANY($4::text[])) ORDER BY position LIMIT $2`,
     },
-    toEvent: (row) => {
-      const raw = row as unknown as Record<string, unknown>;
-      return toRecordedEvent({ ...row, data: data ? partOf(raw, 'd', data) : row.data, metadata: metadata ? partOf(raw, 'm', metadata) : row.metadata });
-    },
+    // Whole events (every follower's read) go straight through: no copy of each row.
+    toEvent: fields
+      ? (row) => {
+          const raw = row as unknown as Record<string, unknown>;
+          return toRecordedEvent({ ...row, data: data ? partOf(raw, 'd', data) : row.data, metadata: metadata ? partOf(raw, 'm', metadata) : row.metadata });
+        }
+      : toRecordedEvent,
   };
-}
-
-interface Statement {
-  readonly name: string;
-  readonly text: string;
 }
 
 /**
