@@ -180,6 +180,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     const later = new Set(this.projection.indexesAfterLoad ?? []);
     const tables = this.projection.tables;
     const deferred: DeferredIndexes = { constraints: [], indexes: [] };
+    const tableOf = new Map<ReturnType<typeof sqlFromCatalog>, string>();
     await this.pool.transaction(async (tx) => {
       await tx.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([schema])} CASCADE`);
       await tx.query(sql.unsafe`CREATE SCHEMA ${sql.identifier([schema])}`);
@@ -187,6 +188,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         const { constraints, indexes } = await cloneTableInto(tx, table, schema, later);
         deferred.constraints.push(...constraints);
         deferred.indexes.push(...indexes);
+        for (const index of indexes) tableOf.set(index, table);
       }
       await tx.query(sql.unsafe`
         INSERT INTO projection_checkpoints (name, position) VALUES (${shadowCheckpoint}, 0)
@@ -202,8 +204,12 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         for (const statement of statements) await tx.query(sql.unsafe`${statement}`);
       });
     const loaded = async (): Promise<void> => {
-      // The slow kinds (GiST, GIN) first: the other connection meanwhile builds the rest.
-      const queue = deferred.indexes.splice(0).sort((a, b) => Number(isBtree(a)) - Number(isBtree(b)));
+      // The slow kinds (GiST, GIN) first, then the larger table's: the other connection meanwhile builds the
+      // rest, and the last build to start is a short one (not a long one started when the rest are done).
+      const sizes = new Map<string, number>();
+      for (const table of tables) sizes.set(table, Number(await this.pool.oneFirst(sql.unsafe`SELECT pg_relation_size(${`${quoteIdentifier(schema)}.${quoteIdentifier(table)}`}::regclass)`)));
+      const sizeOf = (index: ReturnType<typeof sqlFromCatalog>) => sizes.get(tableOf.get(index) ?? '') ?? 0;
+      const queue = deferred.indexes.splice(0).sort((a, b) => Number(isBtree(a)) - Number(isBtree(b)) || sizeOf(b) - sizeOf(a));
       const constraints = deferred.constraints.splice(0);
       // Two at a time, on connections of their own: one long build does not keep a core idle.
       const worker = async (): Promise<void> => {
