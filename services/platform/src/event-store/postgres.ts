@@ -43,15 +43,15 @@ interface EventRow {
   recorded_at: Date;
 }
 
-function toRecordedEvent(row: EventRow): RecordedEvent {
+function toRecordedEvent(row: EventRow, data: unknown = row.data, metadata: unknown = row.metadata): RecordedEvent {
   return {
     position: Number(row.position),
     eventId: row.event_id,
     streamId: row.stream_id,
     streamVersion: row.stream_version,
     type: row.type,
-    data: row.data,
-    metadata: eventMetadataSchema.parse(row.metadata),
+    data,
+    metadata: eventMetadataSchema.parse(metadata),
     recordedAt: row.recorded_at,
   };
 }
@@ -149,13 +149,18 @@ function partColumns(column: 'data' | 'metadata', fields: readonly string[] | un
 }
 
 /** A narrowed part as an object of the fields it was read with, a lacking or null one left out. */
-function partOf(row: Record<string, unknown>, prefix: 'd' | 'm', fields: readonly string[]): Record<string, unknown> {
+function partOf(row: Record<string, unknown>, columns: ReadonlyArray<readonly [string, string]>): Record<string, unknown> {
   const part: Record<string, unknown> = {};
-  fields.forEach((field, index) => {
-    const value = row[`${prefix}${index}`];
+  for (const [column, field] of columns) {
+    const value = row[column];
     if (value !== null && value !== undefined) part[field] = value;
-  });
+  }
   return part;
+}
+
+/** Each field of a narrowed part with the column it is read as (see `partColumns`). */
+function columnsOf(prefix: 'd' | 'm', fields: readonly string[]): ReadonlyArray<readonly [string, string]> {
+  return fields.map((field, index) => [`${prefix}${index}`, field] as const);
 }
 
 interface ReadAllStatements {
@@ -171,6 +176,8 @@ function readAllStatements(fields: EventFields | undefined): ReadAllStatements {
   const columns = fields
     ? `position, event_id, stream_id, stream_version, type, ${partColumns('data', data)}, ${partColumns('metadata', metadata)}, recorded_at`
     : EVENT_COLUMNS;
+  const dataColumns = data && columnsOf('d', data);
+  const metadataColumns = metadata && columnsOf('m', metadata);
   // Prepared per connection under a name of their own: one per narrowing a process asks for (a replay's).
   const suffix = fields ? `_${createHash('sha256').update(columns).digest('hex').slice(0, 16)}` : '';
   return {
@@ -184,9 +191,9 @@ function readAllStatements(fields: EventFields | undefined): ReadAllStatements {
     toEvent: fields
       ? (row) => {
           const raw = row as unknown as Record<string, unknown>;
-          return toRecordedEvent({ ...row, data: data ? partOf(raw, 'd', data) : row.data, metadata: metadata ? partOf(raw, 'm', metadata) : row.metadata });
+          return toRecordedEvent(row, dataColumns ? partOf(raw, dataColumns) : row.data, metadataColumns ? partOf(raw, metadataColumns) : row.metadata);
         }
-      : toRecordedEvent,
+      : (row) => toRecordedEvent(row),
   };
 }
 
@@ -328,7 +335,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string): Promise<StreamRead> {
-    const events = (await this.rows<EventRow>(STATEMENTS.readStream, [streamId])).map(toRecordedEvent);
+    const events = (await this.rows<EventRow>(STATEMENTS.readStream, [streamId])).map((row) => toRecordedEvent(row));
     return { version: events.at(-1)?.streamVersion ?? 0, events };
   }
 

@@ -45,6 +45,12 @@ function valueAt(root: Json, steps: readonly string[]): unknown {
  * record land in the same copy), the caller's object untouched.
  */
 function withValues(root: Json, changes: ReadonlyArray<readonly [readonly string[], string]>): Json {
+  // Top-level fields alone (the metadata's, most data's): one copy, no bookkeeping.
+  if (changes.every(([steps]) => steps.length === 1)) {
+    const copy = { ...root };
+    for (const [steps, value] of changes) copy[steps[0]!] = value;
+    return copy;
+  }
   const copies = new Map<Json, Json>();
   const copyOf = (record: Json): Json => {
     let copy = copies.get(record);
@@ -69,15 +75,24 @@ function withValues(root: Json, changes: ReadonlyArray<readonly [readonly string
 /** The event with each slot's value replaced by `valueOf(slot)`; the event itself when it has none. */
 function rewritten<E extends EventBody>(event: E, slots: readonly Slot[], valueOf: (slot: Slot) => string): E {
   if (slots.length === 0) return event;
-  const changes = (part: Slot['part']) => slots.filter((slot) => slot.part === part).map((slot) => [slot.steps, valueOf(slot)] as const);
-  const inData = changes('data');
-  const inMetadata = changes('metadata');
+  const inData: Array<readonly [readonly string[], string]> = [];
+  const inMetadata: Array<readonly [readonly string[], string]> = [];
+  for (const slot of slots) (slot.part === 'data' ? inData : inMetadata).push([slot.steps, valueOf(slot)]);
   return {
     ...event,
     data: inData.length > 0 ? withValues(event.data as Json, inData) : event.data,
     metadata: inMetadata.length > 0 ? (withValues(event.metadata, inMetadata) as EventMetadata) : event.metadata,
   };
 }
+
+/** Each rule's dotted paths split once, by event type: reads split no path per event. */
+const splitRules = new Map<string, ReadonlyArray<readonly string[]>>();
+function personalPathsOf(type: string): ReadonlyArray<readonly string[]> {
+  let paths = splitRules.get(type);
+  if (!paths) splitRules.set(type, (paths = (personalDataRules[type] ?? []).flatMap((rule) => rule.fields.map((path) => path.split('.')))));
+  return paths;
+}
+const metadataPaths = personalMetadataFields.map((field) => [field] as const);
 
 /**
  * Personal data at the log's boundary (issue 25's crypto-shredding): the fields `personalDataRules` names,
@@ -149,31 +164,39 @@ export class PersonalData {
    */
   async decode<E extends EventBody>(events: readonly E[]): Promise<E[]> {
     const wanted = new Set<string>();
-    const slotsOf = events.map((event) => {
-      if (!isRecord(event.data)) return [];
+    const slotsOf: Slot[][] = [];
+    for (const event of events) {
       const slots: Slot[] = [];
-      const consider = (part: Slot['part'], root: Json, steps: readonly string[]): void => {
-        const value = valueAt(root, steps);
-        if (typeof value !== 'string') return;
-        const subjectId = this.cipher.subjectOf(value);
-        if (subjectId === null) return;
-        slots.push({ part, steps, value, subjectId });
-        wanted.add(subjectId);
-      };
-      for (const rule of personalDataRules[event.type] ?? []) {
-        for (const path of rule.fields) consider('data', event.data, path.split('.'));
-      }
-      for (const field of personalMetadataFields) consider('metadata', event.metadata, [field]);
-      return slots;
-    });
+      slotsOf.push(slots);
+      if (!isRecord(event.data)) continue;
+      for (const steps of personalPathsOf(event.type)) this.consider(slots, 'data', event.data, steps);
+      for (const steps of metadataPaths) this.consider(slots, 'metadata', event.metadata, steps);
+      for (const slot of slots) wanted.add(slot.subjectId);
+    }
     if (wanted.size === 0) return [...events];
     const keys = await this.keys.keysForReading([...wanted]);
-    return events.map((event, index) =>
-      rewritten(event, slotsOf[index]!, ({ subjectId, value }) => {
-        const key = keys.get(subjectId) ?? null;
-        return (key && this.cipher.decrypt(value, key)) ?? ERASED;
-      }),
-    );
+    // Every value with a key, opened in one batch (on a worker thread when there are many); the rest erased.
+    const sealed: string[] = [];
+    const keyOfValue: Buffer[] = [];
+    for (const slots of slotsOf) {
+      for (const { subjectId, value } of slots) {
+        const key = keys.get(subjectId);
+        if (!key) continue;
+        sealed.push(value);
+        keyOfValue.push(key);
+      }
+    }
+    const opened = await this.cipher.decryptAll(sealed, keyOfValue);
+    let next = 0;
+    return events.map((event, index) => rewritten(event, slotsOf[index]!, ({ subjectId }) => (keys.get(subjectId) ? opened[next++] : null) ?? ERASED));
+  }
+
+  /** Adds to `slots` the value at `steps` of `root` when it is one this cipher sealed. */
+  private consider(slots: Slot[], part: Slot['part'], root: Json, steps: readonly string[]): void {
+    const value = steps.length === 1 ? root[steps[0]!] : valueAt(root, steps);
+    if (typeof value !== 'string') return;
+    const subjectId = this.cipher.subjectOf(value);
+    if (subjectId !== null) slots.push({ part, steps, value, subjectId });
   }
 
   /** The key ids an appended event destroys (a user's deletion), read from its plaintext. */

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { actorMetadataFields, actorOf, auditIndexProjectionName } from '@portcullis/contracts';
+import { actorMetadataFields, actorOf, auditIndexProjectionName, type EventActor } from '@portcullis/contracts';
 import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 
 /** Fields of event data that name a user the event concerns (beside its actor). */
@@ -9,14 +9,13 @@ const USER_FIELDS = ['userId', 'inviterId', 'createdByUserId', 'byUserId'] as co
  * Whom an event concerns, as the index keys it: `user:<id>` for each user its data names and for its actor
  * (and the admin behind an impersonation), `organization:<id>` for the organization it belongs to.
  */
-export function auditSubjectsOf({ event, recorded }: ProjectedEvent): string[] {
+export function auditSubjectsOf({ event, recorded }: ProjectedEvent, actor: EventActor = actorOf(recorded.metadata)): string[] {
   const subjects = new Set<string>();
   const data = event.data as Record<string, unknown>;
   for (const field of USER_FIELDS) {
     const value = data[field];
     if (typeof value === 'string' && value !== '') subjects.add(`user:${value}`);
   }
-  const actor = actorOf(recorded.metadata);
   if (actor.id) subjects.add(`user:${actor.id}`);
   if (actor.impersonatorId) subjects.add(`user:${actor.impersonatorId}`);
   if (typeof data.organizationId === 'string' && data.organizationId !== '') subjects.add(`organization:${data.organizationId}`);
@@ -25,10 +24,13 @@ export function auditSubjectsOf({ event, recorded }: ProjectedEvent): string[] {
 
 async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map(({ recorded }) => {
+  const rows: object[] = [];
+  const subjects: Array<{ s: string; p: number }> = [];
+  for (const projected of events) {
+    const { recorded } = projected;
     const actor = actorOf(recorded.metadata);
     const ip = recorded.metadata.ipAddress ?? null;
-    return {
+    rows.push({
       p: recorded.position,
       t: recorded.type,
       s: recorded.streamId,
@@ -37,9 +39,9 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
       a: actor.id,
       // Only an address Postgres will take: a value it refuses would stop the projection for good.
       i: ip !== null && isIP(ip) !== 0 ? ip : null,
-    };
-  });
-  const subjects = events.flatMap((projected) => auditSubjectsOf(projected).map((subject) => ({ s: subject, p: projected.recorded.position })));
+    });
+    for (const subject of auditSubjectsOf(projected, actor)) subjects.push({ s: subject, p: recorded.position });
+  }
   // The rows as one JSON text each statement: a replay's batch is tens of thousands of them, and one
   // document is cheaper to write and for Postgres to read than a text array per column.
   await tx.query(sql.unsafe`
