@@ -1,5 +1,7 @@
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { createCipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { PersonalSubject } from '@portcullis/contracts';
+import { openSealedBatch, SealedValueOpener } from './sealed-values.ts';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -27,7 +29,17 @@ export interface PersonalDataCipher {
   encrypt(subjectId: string, dataKey: Buffer, plaintext: string): string;
   /** The plaintext, or null when the value does not open with this key (another key, or altered). */
   decrypt(value: string, dataKey: Buffer): string | null;
+  /**
+   * `decrypt` of each value with the key beside it; a batch this large (a replay's) is opened on a worker
+   * thread, beside the thread that reads and writes.
+   */
+  decryptAll(values: readonly string[], dataKeys: readonly Buffer[]): Promise<Array<string | null>>;
+  /** Stops the worker thread, if one was started. */
+  close(): Promise<void>;
 }
+
+/** Fewer values than this are opened in place: a worker's round trip would cost more than it saves. */
+const WORKER_BATCH = 512;
 
 /**
  * Opening a value is most of what reading the log costs once personal data is encrypted (a replay opens
@@ -63,19 +75,13 @@ function gcmSeal(key: Buffer, plaintext: Buffer, associatedData: string): Buffer
   return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
-function gcmOpen(key: Buffer, sealed: Buffer, associatedData: string): Buffer | null {
-  if (sealed.length < IV_BYTES + TAG_BYTES) return null;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', keyObjectOf(key), sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
-    decipher.setAAD(bytesOf(associatedData));
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    const opened = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
-    // GCM yields everything from update; final only checks the tag (and throws when it does not hold).
-    decipher.final();
-    return opened;
-  } catch {
-    return null;
-  }
+function gcmOpen(key: Buffer, sealed: Uint8Array | string, associatedData: string, as: 'text' | 'bytes'): string | Buffer | null {
+  return openSealedBatch(nodeCrypto, { keys: [keyObjectOf(key)], sealed: [sealed], associatedData: [associatedData], keyOf: [0] }, as)[0]!;
+}
+
+/** The sealed part of a protected value (its base64url), after the prefix and the subject id. */
+function sealedPart(value: string): string {
+  return value.slice(value.lastIndexOf('.') + 1);
 }
 
 export function createPersonalDataCipher(secret: string): PersonalDataCipher {
@@ -84,6 +90,7 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
   const wrappingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/data-key', 'aes-256-gcm key-wrapping key v1', KEY_BYTES));
   const namingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/address-name', 'hmac-sha256 key v1', KEY_BYTES));
   const addressDigest = (address: string): string => createHmac('sha256', namingKey).update(address.toLowerCase(), 'utf8').digest('hex');
+  const opener = new SealedValueOpener(nodeCrypto);
   const subjectOf = (value: string): string | null => {
     if (!value.startsWith(PREFIX)) return null;
     const end = value.indexOf('.', PREFIX.length);
@@ -96,7 +103,7 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
     newDataKey: () => randomBytes(KEY_BYTES),
     // The subject id is the associated data: a wrapped key copied to another subject's row does not open.
     wrap: (subjectId, dataKey) => gcmSeal(wrappingKey, dataKey, subjectId),
-    unwrap: (subjectId, wrapped) => gcmOpen(wrappingKey, wrapped, subjectId),
+    unwrap: (subjectId, wrapped) => gcmOpen(wrappingKey, wrapped, subjectId, 'bytes') as Buffer | null,
     subjectOf,
     encrypt(subjectId, dataKey, plaintext) {
       // Bound to its subject, so a value cannot be moved under another subject's key unnoticed.
@@ -106,8 +113,46 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
     decrypt(value, dataKey) {
       const subjectId = subjectOf(value);
       if (subjectId === null) return null;
-      const sealed = Buffer.from(value.slice(value.lastIndexOf('.') + 1), 'base64url');
-      return gcmOpen(dataKey, sealed, subjectId)?.toString('utf8') ?? null;
+      return gcmOpen(dataKey, sealedPart(value), subjectId, 'text') as string | null;
     },
+    async decryptAll(values, dataKeys) {
+      const keyIndex = new Map<Buffer, number>();
+      const keyOf: number[] = [];
+      const sealed: string[] = [];
+      const associatedData: string[] = [];
+      // A value that is not one of ours is not sent: it does not open.
+      const sent: number[] = [];
+      values.forEach((value, index) => {
+        const subjectId = subjectOf(value);
+        if (subjectId === null) return;
+        const key = dataKeys[index]!;
+        let slot = keyIndex.get(key);
+        if (slot === undefined) keyIndex.set(key, (slot = keyIndex.size));
+        keyOf.push(slot);
+        sealed.push(sealedPart(value));
+        associatedData.push(subjectId);
+        sent.push(index);
+      });
+      const keys = [...keyIndex.keys()];
+      const opened =
+        sent.length < WORKER_BATCH
+          ? (openSealedBatch(nodeCrypto, { keys: keys.map(keyObjectOf), sealed, associatedData, keyOf }, 'text') as Array<string | null>)
+          : await opener.open({ keys: sharingOneBuffer(keys), sealed, associatedData, keyOf });
+      const answers = new Array<string | null>(values.length).fill(null);
+      sent.forEach((index, at) => (answers[index] = opened[at]!));
+      return answers;
+    },
+    close: () => opener.close(),
   };
+}
+
+/** Views of one buffer holding every key: posted to a worker, the keys are then one copy, not one each. */
+function sharingOneBuffer(keys: readonly Buffer[]): Uint8Array[] {
+  const all = Buffer.alloc(keys.reduce((sum, key) => sum + key.length, 0));
+  let at = 0;
+  return keys.map((key) => {
+    key.copy(all, at);
+    at += key.length;
+    return all.subarray(at - key.length, at);
+  });
 }

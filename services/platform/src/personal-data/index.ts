@@ -16,7 +16,7 @@ export interface ProtectedLog {
   readonly store: ProtectedEventStore;
   readonly personalData: PersonalData;
   readonly eraser: Eraser;
-  /** Closes the keys' pool (the store and the pool given stay their owners'). */
+  /** Closes the keys' pool and the cipher's worker (the store and the pool given stay their owners'). */
   close(): Promise<void>;
 }
 
@@ -53,6 +53,9 @@ export function protectPersonalData(
     }),
     personalData,
     eraser,
-    close: () => keys.close(),
+    close: async () => {
+      await keys.close();
+      await cipher.close();
+    },
   };
 }
