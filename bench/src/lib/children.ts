@@ -32,11 +32,11 @@ process.once('exit', () => {
  * projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run still compares against an
  * unprofiled ceiling.
  */
-export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, options: { profiled?: boolean } = {}): Child {
+export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, options: { profiled?: boolean; args?: readonly string[] } = {}): Child {
   // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
   // which NODE_OPTIONS does not accept.
   const nodeFlags = options.profiled ? (process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []) : [];
-  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgumentsFor(entry), path.resolve(repoRoot, entry)], {
+  const child = spawn(process.execPath, [...nodeFlags, ...nodeArgumentsFor(entry), path.resolve(repoRoot, entry), ...(options.args ?? [])], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
