@@ -204,10 +204,11 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         for (const statement of statements) await tx.query(sql.unsafe`${statement}`);
       });
     const loaded = async (): Promise<void> => {
-      // The slow kinds (GiST, GIN) first, then the larger table's: the other connection meanwhile builds the
-      // rest, and the last build to start is a short one (not a long one started when the rest are done).
+      // The slow kinds (GiST, GIN) first, then those of the table with more rows (more keys to sort): the
+      // other connection meanwhile builds the rest, and the last to start is a short one, not a long one
+      // begun when everything else is done.
       const sizes = new Map<string, number>();
-      for (const table of tables) sizes.set(table, Number(await this.pool.oneFirst(sql.unsafe`SELECT pg_relation_size(${`${quoteIdentifier(schema)}.${quoteIdentifier(table)}`}::regclass)`)));
+      for (const table of tables) sizes.set(table, Number(await this.pool.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([schema, table])}`)));
       const sizeOf = (index: ReturnType<typeof sqlFromCatalog>) => sizes.get(tableOf.get(index) ?? '') ?? 0;
       const queue = deferred.indexes.splice(0).sort((a, b) => Number(isBtree(a)) - Number(isBtree(b)) || sizeOf(b) - sizeOf(a));
       const constraints = deferred.constraints.splice(0);
