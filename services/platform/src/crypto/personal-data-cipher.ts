@@ -27,11 +27,10 @@ export interface PersonalDataCipher {
   /** The subject id bound into the value, for a value this cipher produced; null for anything else (plaintext). */
   subjectOf(value: string): string | null;
   encrypt(subjectId: string, dataKey: Buffer, plaintext: string): string;
-  /** The plaintext, or null when the value does not open with this key (another key, or altered). */
-  decrypt(value: string, dataKey: Buffer): string | null;
   /**
-   * `decrypt` of each value with the key beside it; a batch this large (a replay's) is opened on a worker
-   * thread, beside the thread that reads and writes.
+   * Each value's plaintext, opened with the key beside it, or null where it does not open (another key,
+   * altered, not a value of this cipher's); a batch this large (a replay's) is opened on a worker thread,
+   * beside the thread that reads and writes.
    */
   decryptAll(values: readonly string[], dataKeys: readonly Buffer[]): Promise<Array<string | null>>;
   /** Stops the worker thread, if one was started. */
@@ -42,9 +41,8 @@ export interface PersonalDataCipher {
 const WORKER_BATCH = 512;
 
 /**
- * Opening a value is most of what reading the log costs once personal data is encrypted (a replay opens
- * one or more per event): the key objects and the subjects' bytes are made once per key and per subject,
- * not once per value.
+ * Key objects made once per key, not once per value sealed or opened (a replay opens one or more values
+ * per event; an append seals a few).
  */
 const keyObjects = new WeakMap<Buffer, KeyObject>();
 function keyObjectOf(key: Buffer): KeyObject {
@@ -53,7 +51,7 @@ function keyObjectOf(key: Buffer): KeyObject {
   return keyObject;
 }
 
-/** A small memo of recent strings' derived values (subject ids by their encoded form, and their bytes). */
+/** A small memo of recent strings' derived values (subject ids by their encoded form, and the bytes sealing binds). */
 function memo<T>(derive: (text: string) => T, capacity = 4096): (text: string) => T {
   const kept = new Map<string, T>();
   return (text) => {
@@ -75,8 +73,8 @@ function gcmSeal(key: Buffer, plaintext: Buffer, associatedData: string): Buffer
   return Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
-function gcmOpen(key: Buffer, sealed: Uint8Array | string, associatedData: string, as: 'text' | 'bytes'): string | Buffer | null {
-  return openSealedBatch(nodeCrypto, { keys: [keyObjectOf(key)], sealed: [sealed], associatedData: [associatedData], keyOf: [0] }, as)[0]!;
+function gcmOpen(key: Buffer, sealed: Uint8Array, associatedData: string): Buffer | null {
+  return openSealedBatch(nodeCrypto, { keys: [keyObjectOf(key)], sealed: [sealed], associatedData: [associatedData], keyOf: [0] }, 'bytes')[0] as Buffer | null;
 }
 
 /** The sealed part of a protected value (its base64url), after the prefix and the subject id. */
@@ -103,17 +101,12 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
     newDataKey: () => randomBytes(KEY_BYTES),
     // The subject id is the associated data: a wrapped key copied to another subject's row does not open.
     wrap: (subjectId, dataKey) => gcmSeal(wrappingKey, dataKey, subjectId),
-    unwrap: (subjectId, wrapped) => gcmOpen(wrappingKey, wrapped, subjectId, 'bytes') as Buffer | null,
+    unwrap: (subjectId, wrapped) => gcmOpen(wrappingKey, wrapped, subjectId),
     subjectOf,
     encrypt(subjectId, dataKey, plaintext) {
       // Bound to its subject, so a value cannot be moved under another subject's key unnoticed.
       const sealed = gcmSeal(dataKey, Buffer.from(plaintext, 'utf8'), subjectId);
       return `${PREFIX}${Buffer.from(subjectId, 'utf8').toString('base64url')}.${sealed.toString('base64url')}`;
-    },
-    decrypt(value, dataKey) {
-      const subjectId = subjectOf(value);
-      if (subjectId === null) return null;
-      return gcmOpen(dataKey, sealedPart(value), subjectId, 'text') as string | null;
     },
     async decryptAll(values, dataKeys) {
       const keyIndex = new Map<Buffer, number>();
