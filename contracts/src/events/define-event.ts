@@ -37,9 +37,6 @@ export const eventMetadataSchema = z.object({
 });
 export type EventMetadata = z.infer<typeof eventMetadataSchema>;
 
-/** The metadata fields `actorOf` reads (a reader that reads little of each event asks for these). */
-export const actorMetadataFields = ['actor', 'actorId', 'impersonatedBy', 'requestId', 'ipAddress'] as const satisfies ReadonlyArray<keyof EventMetadata>;
-
 /**
  * The actor of a stored event, for events stored before `actor` existed too: those named only `actorId`,
  * which was a user acting (or nobody: a request without a signed-in user, or none at all).

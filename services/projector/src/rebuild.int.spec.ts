@@ -79,8 +79,25 @@ function variedHistory(random: SeededRandom, steps: number): Array<{ event: Doma
   const organizations: Organization[] = [];
   const at = (): EventMetadata => {
     clock += random.int(1, 90_000);
-    const actorId = users.length > 0 && random.chance(0.8) ? random.pick(users).id : null;
-    return { occurredAt: new Date(clock).toISOString(), actorId, ipAddress: random.chance(0.9) ? `198.51.100.${random.int(1, 254)}` : 'not-an-ip', requestId: randomUUID() };
+    const someone = (): string => random.pick(users).id;
+    const actorId = users.length > 0 && random.chance(0.8) ? someone() : null;
+    // Every shape of actor the log holds (the audit index reads it two ways, see its replay).
+    const shape = users.length > 0 ? random.int(0, 5) : 0;
+    const who: Omit<EventMetadata, 'occurredAt'> =
+      shape === 0
+        ? { actorId } // stored before `actor` existed
+        : shape === 1
+          ? { actorId, actor: actorId ? { kind: 'user', id: actorId } : { kind: 'anonymous', id: null } }
+          : shape === 2
+            ? { actorId: someone(), impersonatedBy: someone() } // an impersonation, stored before `actor`
+            : shape === 3
+              ? { actor: { kind: 'impersonator', id: someone(), impersonatorId: someone() } }
+              : shape === 4
+                ? { actor: { kind: random.pick(['admin', 'server', 'system'] as const), id: random.chance(0.5) ? someone() : null } }
+                : {}; // nobody: the system, or anonymous by its request id or address
+    const address = random.int(0, 9);
+    const ipAddress = address < 7 ? `198.51.100.${random.int(1, 254)}` : address === 7 ? 'not-an-ip' : address === 8 ? '' : undefined;
+    return { occurredAt: new Date(clock).toISOString(), ...who, ipAddress, requestId: random.chance(0.7) ? randomUUID() : undefined };
   };
   const emit = (...events: DomainEvent[]): void => {
     const metadata = at();
@@ -334,22 +351,33 @@ describe('a rebuild aside, against the live projection', () => {
   it.each(projections.map((p) => [p.name, p] as const))(
     '%s: rebuilt aside in large batches equals projected live in small ones, and event by event, indexes included',
     async (_name, projection) => {
-      const live = new PostgresProjectionTarget(db.pool, projection);
+      // As the runner projects: whole events through `applyAll`. A replay's own way (`replay`) is what is held to it.
+      const asLive: PostgresProjection = { ...projection, replay: undefined };
+      const live = new PostgresProjectionTarget(db.pool, asLive);
       await catchUp(db.store, live, 4);
       const snapshot = async () => Object.fromEntries(await Promise.all(projection.tables.map(async (t) => [t, await tableRows(t)] as const)));
       const projected = await snapshot();
       const indexes = await Promise.all(projection.tables.map(indexesOf));
       expect(Object.values(projected).some((rows) => rows.length > 0), `seed ${random.seed}`).toBe(true);
 
-      const head = await rebuildAside(live, { databaseUrl: db.url, store: db.store, batchSize: 1000 });
+      const head = await rebuildAside(new PostgresProjectionTarget(db.pool, projection), { databaseUrl: db.url, store: db.store, batchSize: 1000 });
       expect(head).toBe(await db.store.headPosition());
       expect(await snapshot(), `seed ${random.seed}`).toEqual(projected);
       expect(await Promise.all(projection.tables.map(indexesOf))).toEqual(indexes);
 
       // The reference: every event through `apply`, one at a time.
       await live.reset();
-      await catchUp(db.store, new PostgresProjectionTarget(db.pool, { ...projection, applyAll: undefined }), 1);
+      await catchUp(db.store, new PostgresProjectionTarget(db.pool, { ...asLive, applyAll: undefined }), 1);
       expect(await snapshot(), `seed ${random.seed}`).toEqual(projected);
     },
   );
+
+  it('rebuilds a read model no projector has followed yet, and leaves its checkpoint at the head', async () => {
+    await db.pool.query(sql.unsafe`DELETE FROM projection_checkpoints WHERE name = ${auditIndexProjection.name}`);
+    await db.pool.query(sql.unsafe`TRUNCATE audit_event, audit_event_subject`);
+    const head = await rebuildAside(new PostgresProjectionTarget(db.pool, auditIndexProjection), { databaseUrl: db.url, store: db.store, batchSize: 1000 });
+    expect(head).toBe(await db.store.headPosition());
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${auditIndexProjection.name}`))).toBe(head);
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM audit_event`))).toBe(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events`)));
+  });
 });

@@ -173,8 +173,9 @@ interface ReadAllStatements {
 function readAllStatements(fields: EventFields | undefined): ReadAllStatements {
   const data = fields?.data;
   const metadata = fields?.metadata ? [...new Set(['occurredAt', ...fields.metadata])] : undefined;
+  // A part narrowed to no field at all (a reader that needs none of its data) is not read.
   const columns = fields
-    ? `position, event_id, stream_id, stream_version, type, ${partColumns('data', data)}, ${partColumns('metadata', metadata)}, recorded_at`
+    ? ['position, event_id, stream_id, stream_version, type', partColumns('data', data), partColumns('metadata', metadata), 'recorded_at'].filter((c) => c !== '').join(', ')
     : EVENT_COLUMNS;
   const dataColumns = data && columnsOf('d', data);
   const metadataColumns = metadata && columnsOf('m', metadata);

@@ -67,6 +67,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   readonly handles: ReadonlySet<string> | undefined;
   readonly gatherMs: number | undefined;
   readonly reads: EventFields | undefined;
+  readonly replayBatch?: ProjectionTarget['replayBatch'];
   private readonly announce: CheckpointAnnouncer | null;
   /** Where the commit itself NOTIFYs a checkpoint's move: nowhere when it is announced after the commit. */
   private readonly notifyChannel: string | null;
@@ -83,7 +84,11 @@ export class PostgresProjectionTarget implements ProjectionTarget {
     this.name = projection.name;
     this.handles = projection.handles;
     this.gatherMs = projection.gatherMs;
-    this.reads = projection.reads;
+    this.reads = projection.replay?.reads ?? projection.reads;
+    const replay = projection.replay;
+    if (replay) {
+      this.replayBatch = (events, from, to) => this.write(from, to, (batch) => replay.applyAll(batch, events, { after: from, until: to }));
+    }
     this.schema = options.shadowSchema ?? null;
     this.checkpointName = this.schema ? shadowCheckpointName(projection.name) : projection.name;
     // A shadow is read by nobody: its progress is announced to no one.
@@ -101,6 +106,14 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   }
 
   async applyBatch(events: readonly ProjectedEvent[], from: number, to: number): Promise<void> {
+    await this.write(from, to, async (batch) => {
+      if (this.projection.applyAll) await this.projection.applyAll(batch, events);
+      else for (const projected of events) await this.projection.apply(batch, projected);
+    });
+  }
+
+  /** Writes `work`'s statements and moves the checkpoint from `from` to `to`, atomically. */
+  private async write(from: number, to: number, work: (batch: ProjectionSql) => Promise<void>): Promise<void> {
     const moveCheckpoint = moveStoredCheckpoint(this.checkpointName, from, to, this.notifyChannel);
     await this.pool.connect(async (connection) => {
       // The first write is held back: if it stays the only one, it goes out with the checkpoint's move as one
@@ -134,8 +147,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
         },
       };
       try {
-        if (this.projection.applyAll) await this.projection.applyAll(batch, events);
-        else for (const projected of events) await this.projection.apply(batch, projected);
+        await work(batch);
         // The move comes last, so every batch, like reset, locks the projection's tables before the
         // checkpoint's row (a statement takes its tables' locks as it starts), and the two cannot deadlock.
         // It fences the batch: a refused move aborts the statement, and the transaction, with every write.
@@ -238,12 +250,13 @@ export class PostgresProjectionTarget implements ProjectionTarget {
             await tx.query(sql.unsafe`DROP TABLE ${sql.identifier(['public', table])}`);
             await tx.query(sql.unsafe`ALTER TABLE ${sql.identifier([schema, table])} SET SCHEMA public`);
           }
+          // The live row may not exist yet: a rebuild run before any projector has followed this log.
           promotedTo = Number(
             await tx.oneFirst(sql.unsafe`
-              UPDATE projection_checkpoints AS live SET position = shadow.position, updated_at = now()
-              FROM projection_checkpoints AS shadow
-              WHERE live.name = ${live} AND shadow.name = ${shadowCheckpoint}
-              RETURNING live.position`),
+              INSERT INTO projection_checkpoints (name, position)
+              SELECT ${live}, position FROM projection_checkpoints WHERE name = ${shadowCheckpoint}
+              ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()
+              RETURNING position`),
           );
           await tx.query(sql.unsafe`DELETE FROM projection_checkpoints WHERE name = ${shadowCheckpoint}`);
           await tx.query(sql.unsafe`DROP SCHEMA ${sql.identifier([schema])}`);

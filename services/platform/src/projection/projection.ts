@@ -34,6 +34,11 @@ export interface ProjectionTarget {
    * position of the log event with id `toEventId` (which may be one the projection does not handle).
    */
   applyBatch(events: readonly ProjectedEvent[], from: number, to: number, toEventId?: string | null): Promise<void>;
+  /**
+   * How a replay applies a batch, when it has a way of its own (see `PostgresProjection.replay`); the batch
+   * is every event of the log in (from, to], read with `reads`. Absent: `applyBatch`.
+   */
+  replayBatch?(events: readonly ProjectedEvent[], from: number, to: number): Promise<void>;
   /** Told by its runner each time it has read the whole log: a replay that was waiting for that may finish. */
   caughtUp?(): Promise<void>;
   /**
@@ -101,6 +106,17 @@ export interface PostgresProjection {
    * event in order. Absent: `apply` for each.
    */
   applyAll?(tx: ProjectionSql, events: readonly ProjectedEvent[]): Promise<void>;
+  /**
+   * A replay's own way, for a projection whose rows are each made from one event alone: Postgres makes them
+   * from the log's table itself, in one statement a batch, so this process reads (`reads`, which replaces
+   * `reads` above) and parses only what Postgres cannot work out alone: the personal values, which open
+   * only here. It must leave exactly the rows `apply` would.
+   */
+  readonly replay?: {
+    readonly reads: EventFields;
+    /** Writes the rows of every event in (range.after, range.until]; `events` are those events, read with `reads`. */
+    applyAll(tx: ProjectionSql, events: readonly ProjectedEvent[], range: { readonly after: number; readonly until: number }): Promise<void>;
+  };
 }
 
 export class CheckpointFencedError extends Error {

@@ -93,7 +93,9 @@ export async function replayInto(target: ProjectionTarget, from: number, options
     next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types, target.reads);
     // Its failure, if it fails, is met where it is awaited; a failed write leaves it unawaited.
     next?.catch(() => {});
-    await target.applyBatch(projectedEvents(batch.recorded, target.handles, undefined, { parse: target.reads?.data === undefined }), checkpoint, batch.to, batch.toEventId);
+    const events = projectedEvents(batch.recorded, target.handles, undefined, { parse: target.reads?.data === undefined });
+    if (target.replayBatch) await target.replayBatch(events, checkpoint, batch.to);
+    else await target.applyBatch(events, checkpoint, batch.to, batch.toEventId);
     checkpoint = batch.to;
     options.onProgress?.(checkpoint);
   }

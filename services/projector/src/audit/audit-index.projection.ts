@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { actorMetadataFields, actorOf, auditIndexProjectionName, type EventActor } from '@portcullis/contracts';
+import { actorOf, auditIndexProjectionName, eventDefinitions, storedTypesReadingAs, type EventActor } from '@portcullis/contracts';
 import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 
 /** Fields of event data that name a user the event concerns (beside its actor). */
@@ -59,11 +59,89 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   // api's erasure: this index may have read the deletion's own events, or earlier ones, before the key went.
   for (const { event } of events) {
     if (event.type !== 'user.deleted.v1') continue;
-    const userId = event.data.userId;
-    await tx.query(sql.unsafe`
-      UPDATE audit_event SET ip = NULL
-      WHERE ip IS NOT NULL AND (actor_id = ${userId} OR (actor_id IS NULL AND position IN (
-        SELECT position FROM audit_event_subject WHERE subject = ${`user:${userId}`})))`);
+    await eraseAddressesOf(tx, sql.array([event.data.userId], 'text'));
+  }
+}
+
+async function eraseAddressesOf(tx: ProjectionSql, userIds: ReturnType<typeof sql.array> | ReturnType<typeof sql.fragment>): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE audit_event SET ip = NULL
+    WHERE ip IS NOT NULL AND (actor_id = ANY(${userIds}) OR (actor_id IS NULL AND position IN (
+      SELECT position FROM audit_event_subject WHERE subject = ANY(SELECT 'user:' || id FROM unnest(${userIds}) AS id))))`);
+}
+
+/** Every type this reader knows as stored (older versions too): a type it does not know is skipped, as live. */
+const knownStoredTypes = storedTypesReadingAs(new Set(eventDefinitions.map((definition) => definition.type)));
+
+/** A field of `data`, read as a jsonb column of its name, as a subject, or null: `auditSubjectsOf`'s rule, a non-empty string. */
+function subjectSql(prefix: 'user' | 'organization', field: string) {
+  const value = sql.identifier([field]);
+  return sql.fragment`CASE WHEN jsonb_typeof(${value}) = 'string' AND ${value} <> '""' THEN ${`${prefix}:`}::text || (${value} #>> '{}') END`;
+}
+
+const dataColumns = sql.join([...USER_FIELDS, 'organizationId'].map((field) => sql.fragment`${sql.identifier([field])} jsonb`), sql.fragment`, `);
+const dataSubjects = sql.join([...USER_FIELDS.map((field) => subjectSql('user', field)), subjectSql('organization', 'organizationId')], sql.fragment`, `);
+
+/**
+ * A replay's batch in one statement: Postgres reads the batch's events from the log's table and makes their
+ * rows itself, so this process parses of each event only its client address (sealed: it opens only here).
+ * The actor is `actorOf` read in SQL, the subjects `auditSubjectsOf`; the rebuild spec holds the two ways to
+ * the same rows, for every shape of actor. Each event's data and metadata are taken apart once
+ * (`jsonb_to_record`), not once a field.
+ */
+async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], range: { readonly after: number; readonly until: number }): Promise<void> {
+  const addresses: Array<{ p: number; i: string | null; blank?: true }> = [];
+  let deletions = false;
+  for (const { event, recorded } of events) {
+    if (event.type === 'user.deleted.v1') deletions = true;
+    const ip = recorded.metadata.ipAddress;
+    if (typeof ip !== 'string') continue;
+    // An address that opens as '' is no address to `actorOf` (stored sealed, it is text to Postgres).
+    if (ip === '') addresses.push({ p: recorded.position, i: null, blank: true });
+    else if (isIP(ip) !== 0) addresses.push({ p: recorded.position, i: ip });
+  }
+  await tx.query(sql.unsafe`
+    WITH batch AS (
+      SELECT position, type, stream_id, recorded_at, ip, kind, id,
+        array_remove(ARRAY[${dataSubjects},
+          CASE WHEN id <> '' THEN 'user:' || id END,
+          CASE WHEN impersonator_id <> '' THEN 'user:' || impersonator_id END], NULL) AS subjects
+      FROM (
+        -- To the millisecond, as the live projection has it (from the instant this process reads).
+        SELECT e.position, e.type, e.stream_id, date_trunc('milliseconds', e.recorded_at) AS recorded_at, o.i AS ip, d.*,
+          CASE
+            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'kind'
+            WHEN m."impersonatedBy" <> '' THEN 'impersonator'
+            WHEN m."actorId" <> '' THEN 'user'
+            WHEN m."requestId" <> '' OR (m."ipAddress" <> '' AND o.blank IS NULL) THEN 'anonymous'
+            ELSE 'system'
+          END AS kind,
+          CASE
+            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'id'
+            WHEN m."impersonatedBy" <> '' OR m."actorId" <> '' THEN m."actorId"
+          END AS id,
+          CASE
+            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'impersonatorId'
+            WHEN m."impersonatedBy" <> '' THEN m."impersonatedBy"
+          END AS impersonator_id
+        FROM events e
+        LEFT JOIN json_to_recordset(${JSON.stringify(addresses)}::json) AS o(p int8, i inet, blank bool) ON o.p = e.position
+        CROSS JOIN LATERAL jsonb_to_record(e.metadata) AS m(actor jsonb, "actorId" text, "impersonatedBy" text, "requestId" text, "ipAddress" text)
+        CROSS JOIN LATERAL jsonb_to_record(e.data) AS d(${dataColumns})
+        WHERE e.position > ${range.after} AND e.position <= ${range.until} AND e.type = ANY(${sql.array(knownStoredTypes, 'text')})
+      ) AS actors
+    ),
+    indexed AS (
+      INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, ip)
+      SELECT position, type, stream_id, recorded_at, kind, id, ip FROM batch
+      ON CONFLICT DO NOTHING
+    )
+    INSERT INTO audit_event_subject (subject, position)
+    SELECT DISTINCT subject, position FROM batch, unnest(subjects) AS subject
+    ON CONFLICT DO NOTHING`);
+  if (deletions) {
+    await eraseAddressesOf(tx, sql.fragment`ARRAY(
+      SELECT data->>'userId' FROM events WHERE type = 'user.deleted.v1' AND position > ${range.after} AND position <= ${range.until})`);
   }
 }
 
@@ -77,8 +155,8 @@ export const auditIndexProjection: PostgresProjection = {
   // Audit search may trail the log this long; in return a busy log costs it one transaction per interval,
   // not one per request (it indexes every event: each sign-in's would otherwise be a transaction of its own).
   gatherMs: 200,
-  // A few ids of each event and who acted from where: a replay reads (and decrypts) nothing else.
-  reads: { data: [...USER_FIELDS, 'organizationId'], metadata: actorMetadataFields },
+  // A replay reads here only each event's client address, the one value Postgres cannot open.
+  replay: { reads: { data: [], metadata: ['ipAddress'] }, applyAll: replayAll },
   tables: ['audit_event', 'audit_event_subject'],
   // It only ever inserts, so a rebuild loads bare tables and indexes them once.
   indexesAfterLoad: [
