@@ -48,10 +48,13 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const { log } = options;
   const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? 20 });
   const postgresStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
+  // With Redis, other api processes hear an erasure there (they hold no LISTEN); its client comes below.
+  let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
   const protectedLog = protectPersonalData(postgresStore, {
     databaseUrl: config.databaseUrl,
     secret: config.secret,
     pool,
+    announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve(),
     onErasureError: (err) => log.error({ err }, 'a deleted user could not be erased at once; the projector erases them when it reaches the deletion'),
   });
   const realStore = protectedLog.store;
@@ -86,6 +89,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
           })
         : null;
     cache = { redis, layout, local };
+    announceErasure = (notice) => redis.publish(layout.checkpointChannel, notice);
   }
   const progress = new ReadModelProgress({
     pool,
@@ -95,6 +99,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     timeoutMs: config.readYourWritesTimeoutMs,
     maxLagMs: config.sessionReadMaxLagMs,
     log,
+    onKeysErased: (subjectIds) => protectedLog.personalData.keys.forget(subjectIds),
   });
   await progress.start();
   const clock = options.clock ?? (() => new Date());

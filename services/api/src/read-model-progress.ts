@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import {
   CHECKPOINT_CHANNEL,
   createRedisClient,
+  keysErasedIn,
   NotificationListener,
   parseCacheCheckpoint,
   parsePointer,
@@ -68,6 +69,8 @@ export interface ReadModelProgressOptions {
   readonly log: { warn(obj: object, message: string): void; info(obj: object, message: string): void };
   /** Monotonic milliseconds; tests move it. */
   readonly now?: () => number;
+  /** Data keys another process erased, heard on the checkpoint channel (see `keysErasedNotice`). */
+  readonly onKeysErased?: (subjectIds: readonly string[]) => void;
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 200;
@@ -331,6 +334,11 @@ export class ReadModelProgress {
 
   /** `<projection>:<position>`, or `session-cache@<generation>:<position>` for a Redis generation. */
   private onNotice(payload: string, heardWithInvalidations: boolean): void {
+    const erased = keysErasedIn(payload);
+    if (erased) {
+      this.options.onKeysErased?.(erased);
+      return;
+    }
     if (payload.startsWith(`${HELD_WANTED}:`)) {
       this.heldWanted = Math.max(this.heldWanted, Number(payload.slice(HELD_WANTED.length + 1)));
       this.confirmHeld();

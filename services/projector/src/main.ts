@@ -24,13 +24,17 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
 // One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
 const notifications = new NotificationListener(config.databaseUrl);
+// An erasure the api could not finish is finished here, and told where the api processes hear it: with
+// Redis, on the channel the projections below announce on.
+let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
 const protectedLog = protectPersonalData(
   new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2, notifications, log: (message, err) => log.warn({ err }, message) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
 );
 const store = protectedLog.store;
 const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);
+announceErasure = projections.announce;
 if (projections.redis) {
   const problem = await sessionCacheEvictionProblem(projections.redis);
   if (problem) {

@@ -21,6 +21,8 @@ export interface ProjectionSet {
   readonly targets: readonly ProjectionTarget[];
   /** The Redis connection of the session cache, when there is one. */
   readonly redis: ReturnType<typeof createRedisClient> | null;
+  /** Tells api processes something on the channel they hear checkpoints on, when that is Redis's. */
+  readonly announce: ((notice: string) => Promise<unknown>) | null;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function createProjectionTargets(
   return {
     targets,
     redis,
+    announce: announce.announce ?? null,
     close: async () => {
       await redis?.quit().catch(() => redis.disconnect());
       await bus?.close();

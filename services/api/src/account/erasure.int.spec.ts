@@ -218,6 +218,10 @@ describe('erasure (crypto-shredding)', () => {
     const dave = await ok(call('POST', '/sign-up/email', { name: 'Dave', email: `dave-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
     const daveId = (dave.user as { id: string }).id;
     const asAdmin = await api.another({ env: { ADMIN_USER_IDS: adminId } });
+    // This api process opens Dave's history (time travel), so it holds his key when another one removes him.
+    const beforeRemoval = await api.db.store.headPosition();
+    const daveThen = () => ops(`/ops/audit/users/${daveId}?at=${beforeRemoval}`);
+    expect(await daveThen()).toContain(`dave-${tag}@example.com`);
     const removed = await asAdmin.inject({
       method: 'POST',
       url: '/api/auth/admin/remove-user',
@@ -226,6 +230,9 @@ describe('erasure (crypto-shredding)', () => {
     });
     expect(removed.statusCode, removed.body).toBe(200);
     expect(await api.db.pool.oneFirst(sql.unsafe`SELECT wrapped_key IS NULL FROM data_key WHERE subject_id = ${`u:${daveId}`}`)).toBe(true);
+    // The other process heard the erasure: it forgot the key it held (believed for a minute otherwise).
+    await waitFor(async () => !(await daveThen()).includes(`dave-${tag}@example.com`), { timeoutMs: 5_000, message: 'the first api process to forget Dave\'s key' });
+    expect(await daveThen()).toContain(ERASED);
     // The projections, on a store of their own, forgot the key when they read the removal.
     await projectionsCaughtUp();
     const [registered] = (await api.db.store.readStream(streams.user(daveId))).events;

@@ -1,8 +1,11 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { waitFor } from '../../../../tests/support/processes.ts';
 import { createPersonalDataCipher } from '../crypto/personal-data-cipher.ts';
 import { sql } from '../database/pool.ts';
-import { PostgresDataKeys } from './data-keys.ts';
+import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
+import { keysErasedIn, PostgresDataKeys } from './data-keys.ts';
 
 const secret = 'data-keys-spec-secret-0123456789abcdefghij';
 
@@ -57,10 +60,32 @@ describe('data keys', () => {
     await keys.erase(['u:two']);
     expect(await keyForWriting(keys, 'u:two')).toBeNull();
     expect((await keys.keysForReading(['u:two'])).get('u:two')).toBeNull();
-    // Another process believes its kept key until the cache's bound, then reads the erasure.
+    // Another process that hears no notice of it believes its kept key until the cache's bound, then reads the erasure.
     expect((await another.keysForReading(['u:two'])).get('u:two')).not.toBeNull();
     now += 1001;
     expect((await another.keysForReading(['u:two'])).get('u:two')).toBeNull();
+  });
+
+  it('tells an erasure where api processes hear checkpoints: a NOTIFY at its commit, and its announcer', async () => {
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${CHECKPOINT_CHANNEL}`);
+    const announced: string[] = [];
+    const announcing = new PostgresDataKeys({ databaseUrl: db.url, cipher: createPersonalDataCipher(secret), announce: async (notice) => announced.push(notice) });
+    try {
+      await keyForWriting(announcing, 'u:told');
+      await keyForWriting(announcing, 'a:told');
+      await announcing.erase(['u:told', 'a:told']);
+      await waitFor(() => heard.length >= 2, { timeoutMs: 5_000, message: 'the erasure notices' });
+      expect(heard.map(keysErasedIn).sort()).toEqual([['a:told'], ['u:told']]);
+      expect(announced.map(keysErasedIn)).toEqual([['u:told', 'a:told']]);
+      expect(keysErasedIn('identity:42')).toBeNull();
+    } finally {
+      await announcing.close();
+      await listener.end();
+    }
   });
 
   it('drops an address\'s key, so the address starts afresh with a new one', async () => {

@@ -1,5 +1,22 @@
 import pg from 'pg';
 import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
+
+/**
+ * Keys erased, told on the channel where api processes hear the projector's checkpoints (Postgres's, or
+ * Redis's through `announce`): `keys-erased:<subject id>,<subject id>…`. A process that hears it forgets
+ * those keys at once, rather than believing them until its cache's bound.
+ */
+const KEYS_ERASED = 'keys-erased:';
+
+export function keysErasedNotice(subjectIds: readonly string[]): string {
+  return `${KEYS_ERASED}${subjectIds.join(',')}`;
+}
+
+/** The subject ids a keys-erased notice names, or null for any other notice. */
+export function keysErasedIn(notice: string): string[] | null {
+  return notice.startsWith(KEYS_ERASED) ? notice.slice(KEYS_ERASED.length).split(',').filter((id) => id !== '') : null;
+}
 
 /**
  * Where subjects' data keys live (`data_key`), wrapped. `null` answers "erased (or never had one)": the
@@ -33,6 +50,11 @@ export interface PostgresDataKeysOptions {
    */
   readonly cacheTtlMs?: number;
   readonly clock?: () => number;
+  /**
+   * Where else an erasure is told (Redis, where api processes with Redis hear checkpoints), after the
+   * NOTIFY its own statement sends. A notice lost leaves other processes the cache's bound.
+   */
+  readonly announce?: (notice: string) => Promise<unknown>;
 }
 
 const STATEMENTS = {
@@ -48,12 +70,18 @@ const STATEMENTS = {
            UNION ALL SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])`,
   },
   read: { name: 'portcullis_data_key_read', text: 'SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])' },
+  // Each with the NOTIFY of its erasure, sent at its commit.
   tombstone: {
     name: 'portcullis_data_key_tombstone',
-    text: `INSERT INTO data_key (subject_id, wrapped_key, erased_at) SELECT unnest($1::text[]), NULL, now()
-           ON CONFLICT (subject_id) DO UPDATE SET wrapped_key = NULL, erased_at = coalesce(data_key.erased_at, now())`,
+    text: `WITH erased AS (
+             INSERT INTO data_key (subject_id, wrapped_key, erased_at) SELECT unnest($1::text[]), NULL, now()
+             ON CONFLICT (subject_id) DO UPDATE SET wrapped_key = NULL, erased_at = coalesce(data_key.erased_at, now()))
+           SELECT pg_notify($2, $3)`,
   },
-  remove: { name: 'portcullis_data_key_remove', text: 'DELETE FROM data_key WHERE subject_id = ANY($1::text[])' },
+  remove: {
+    name: 'portcullis_data_key_remove',
+    text: 'WITH erased AS (DELETE FROM data_key WHERE subject_id = ANY($1::text[])) SELECT pg_notify($2, $3)',
+  },
 } as const;
 
 /**
@@ -174,9 +202,10 @@ export class PostgresDataKeys implements DataKeys {
   async erase(subjectIds: readonly string[]): Promise<void> {
     const users = subjectIds.filter((id) => id.startsWith('u:'));
     const others = subjectIds.filter((id) => !id.startsWith('u:'));
-    if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users] });
-    if (others.length > 0) await this.pool.query({ ...STATEMENTS.remove, values: [others] });
+    if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users, CHECKPOINT_CHANNEL, keysErasedNotice(users)] });
+    if (others.length > 0) await this.pool.query({ ...STATEMENTS.remove, values: [others, CHECKPOINT_CHANNEL, keysErasedNotice(others)] });
     this.forget(subjectIds);
+    if (subjectIds.length > 0) await this.options.announce?.(keysErasedNotice(subjectIds)).catch(() => {});
   }
 
   forget(subjectIds: readonly string[]): void {

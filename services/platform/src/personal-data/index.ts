@@ -7,7 +7,7 @@ import { Eraser } from './erasure.ts';
 import { PersonalData } from './personal-data.ts';
 
 export { PersonalData, type EventBody } from './personal-data.ts';
-export { PostgresDataKeys, type DataKeys } from './data-keys.ts';
+export { keysErasedIn, keysErasedNotice, PostgresDataKeys, type DataKeys } from './data-keys.ts';
 export { Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
 export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
@@ -31,6 +31,8 @@ export function protectPersonalData(
     readonly secret: string;
     readonly pool: DatabasePool;
     readonly keyCacheTtlMs?: number;
+    /** Where an erasure is told besides Postgres (see `PostgresDataKeysOptions.announce`). */
+    readonly announceErasure?: (notice: string) => Promise<unknown>;
     /**
      * An erasure that failed after its deletion was appended: the deletion stands (the command must not
      * answer as if it had not happened), and the projector's erasure projection completes it.
@@ -39,7 +41,12 @@ export function protectPersonalData(
   },
 ): ProtectedLog {
   const cipher = createPersonalDataCipher(options.secret);
-  const keys = new PostgresDataKeys({ databaseUrl: options.databaseUrl, cipher, ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}) });
+  const keys = new PostgresDataKeys({
+    databaseUrl: options.databaseUrl,
+    cipher,
+    ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}),
+    ...(options.announceErasure ? { announce: options.announceErasure } : {}),
+  });
   const personalData = new PersonalData(cipher, keys);
   const eraser = new Eraser(options.pool, personalData);
   return {
