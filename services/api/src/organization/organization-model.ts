@@ -81,13 +81,19 @@ export async function setActiveSelection(
   reply: FastifyReply,
   current: CurrentSession,
   selection: ActiveSelection,
+  /**
+   * What must hold for the switch (the caller a member, say), already asked for: it is awaited beside the
+   * session's load, so its reads and the load are one round trip, not two. Its failure is the switch's.
+   */
+  precondition: Promise<unknown> = Promise.resolve(),
 ): Promise<CurrentSession> {
   const unchanged =
     current.session.activeOrganizationId === selection.activeOrganizationId && current.session.activeTeamId === selection.activeTeamId;
-  if (!unchanged) {
+  if (unchanged) await precondition;
+  else {
     const streamId = streams.session(current.session.id);
     await ctx.commands.handle({ request: requestMetadataOf(request), actorId: current.user.id, serialize: [streamId] }, async (unit) => {
-      const session = await unit.load(streamId, sessionModel);
+      const [session] = await Promise.all([unit.load(streamId, sessionModel), precondition]);
       if (session.state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
       unit.append(streamId, [SessionActiveOrganizationChanged({ sessionId: current.session.id, userId: current.user.id, ...selection })]);
     });

@@ -60,6 +60,9 @@ async function resolveCreator(ctx: ApiContext, request: FastifyRequest, reply: F
  * A read of an organization the caller turns out not to belong to: better-auth clears it as the session's
  * active organization (it may be the stale one) and refuses with 403.
  */
+/** A switch refused because the caller is not a member: `refuseNonMember` answers it, once the switch is off. */
+class NotAMember extends Error {}
+
 async function refuseNonMember(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession): Promise<never> {
   if (current.session.activeOrganizationId !== null) {
     await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });
@@ -188,14 +191,26 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         if (!bySlug) throw new DomainError('ORGANIZATION_NOT_FOUND');
         organizationId = bySlug.id;
       }
-      // Both reads at once: a switch is the busiest organization write, and it waits on neither's answer.
-      const [member, organization] = await Promise.all([findMemberWithUser(ctx, organizationId, current.user.id), findOrganizationById(ctx, organizationId)]);
-      if (!member) await refuseNonMember(ctx, request, reply, current);
-      if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+      // A switch is the busiest organization write: the membership and the organization are read at once,
+      // and beside the session's load (see setActiveSelection), not before it.
+      const checked = Promise.all([findMemberWithUser(ctx, organizationId, current.user.id), findOrganizationById(ctx, organizationId)]).then(
+        ([member, organization]) => {
+          if (!member) throw new NotAMember();
+          if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND');
+          return organization;
+        },
+      );
+      // Its refusal, if it comes, is met where the switch awaits it, which may be after it has come.
+      checked.catch(() => {});
       // A team belongs to one organization: switching organization leaves no team of the old one active.
-      const activeTeamId = organization.id === active ? current.session.activeTeamId : null;
-      await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: organization.id, activeTeamId });
-      return organization;
+      const activeTeamId = organizationId === active ? current.session.activeTeamId : null;
+      try {
+        await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: organizationId, activeTeamId }, checked);
+      } catch (error) {
+        if (error instanceof NotAMember) await refuseNonMember(ctx, request, reply, current);
+        throw error;
+      }
+      return checked;
     });
 
     route(app, endpoints.getOrganization, async (request, reply): Promise<Organization | null> => {
