@@ -18,7 +18,7 @@ import { requireSession, resolveSession, type CurrentSession } from '../session/
 import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
 import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
 import { foldDecided, memberAnswer } from './organization-answers.ts';
-import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import { prepareSwitch, runOrganizationCommand, switchedSession, type ActiveSelection } from './organization-model.ts';
 import { memberByUserId, type InvitationState } from './organization.state.ts';
 import { memberRole } from './team-queries.ts';
 
@@ -104,7 +104,9 @@ export function invitationRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const memberId = generateId();
-      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      let selection: ActiveSelection | null = null;
+      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async ({ state }, unit) => {
+        const { now } = unit;
         const events = decideInvitation(
           {
             type: 'accept',
@@ -123,16 +125,15 @@ export function invitationRoutes(ctx: ApiContext) {
         const invitation = organization.invitations.get(body.invitationId);
         const member = memberByUserId(organization, current.user.id);
         if (!invitation || !member) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        return { events, result: { invitation, member } };
+        // The session works in the organization joined, from the same append on (see prepareSwitch). As
+        // better-auth: an invitation into one team makes it the active team too. A team active in another
+        // organization would not belong to the new one, so it is let go (better-auth keeps it).
+        const joinedTeams = teams.enabled ? invitationTeamIds(invitation) : [];
+        const keptTeam = current.session.activeOrganizationId === organizationId ? current.session.activeTeamId : null;
+        selection = { activeOrganizationId: organizationId, activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam };
+        return { events, result: { invitation, member }, alsoAppend: await prepareSwitch(unit, current, selection) };
       });
-      const joinedTeams = teams.enabled ? invitationTeamIds(accepted.invitation) : [];
-      // As better-auth: an invitation into one team makes it the active team too. A team active in another
-      // organization would not belong to the new one, so it is let go (better-auth keeps it).
-      const keptTeam = current.session.activeOrganizationId === organizationId ? current.session.activeTeamId : null;
-      await setActiveSelection(ctx, request, reply, current, {
-        activeOrganizationId: organizationId,
-        activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam,
-      });
+      switchedSession(ctx, request, reply, current, selection!);
       return {
         invitation: invitationAnswer(organizationId, accepted.invitation),
         member: memberAnswer(organizationId, accepted.member),

@@ -18,6 +18,8 @@ export interface OrganizationDecision<T> {
   /** Events for the organization stream. */
   readonly events: readonly DomainEvent[];
   readonly result: T;
+  /** What follows from them on another stream, appended after them in the same append (a session switched to the organization). */
+  readonly alsoAppend?: ((unit: UnitOfWork) => void) | null;
 }
 
 /**
@@ -59,6 +61,7 @@ export async function runOrganizationCommand<T>(
       // Each member who joins or leaves, in their own index: what the organization limit and a user's
       // deletion are decided on.
       recordMembershipChanges(unit, decision.events);
+      decision.alsoAppend?.(unit);
       return decision.result;
     },
   );
@@ -70,11 +73,40 @@ export interface ActiveSelection {
   readonly activeTeamId: string | null;
 }
 
+/** Whether the session already works in `selection`. */
+function selects(current: CurrentSession, selection: ActiveSelection): boolean {
+  return current.session.activeOrganizationId === selection.activeOrganizationId && current.session.activeTeamId === selection.activeTeamId;
+}
+
 /**
- * Records which organization and team the caller's session works in, and answers with the session as it is
- * now: the signed cookie cache (when on) is rewritten, as better-auth's setSessionCookie does, so a
- * client reading its session from the cookie sees the change at once.
+ * In a command's unit: loads the caller's session for a switch to `selection` and answers what appends the
+ * switch (null when the session already works there). Appended with what brought it about (an organization
+ * created, an invitation accepted), the switch lands with it or not at all, and the write waits for its read
+ * models once rather than twice.
  */
+export async function prepareSwitch(unit: UnitOfWork, current: CurrentSession, selection: ActiveSelection): Promise<((unit: UnitOfWork) => void) | null> {
+  if (selects(current, selection)) return null;
+  const streamId = streams.session(current.session.id);
+  const session = await unit.load(streamId, sessionModel);
+  if (session.state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
+  return (into) => into.append(streamId, [SessionActiveOrganizationChanged({ sessionId: current.session.id, userId: current.user.id, ...selection })]);
+}
+
+/**
+ * The session as it is once switched: the signed cookie cache (when on) is rewritten, as better-auth's
+ * setSessionCookie does, so a client reading its session from the cookie sees the change at once.
+ */
+export function switchedSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession, selection: ActiveSelection): CurrentSession {
+  const updated: CurrentSession = { ...current, session: { ...current.session, ...selection } };
+  if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
+    storeCookieCache(ctx, request, reply, sessionAnswer(updated), {
+      dontRemember: current.presented.dontRemember || !current.session.rememberMe,
+    });
+  }
+  return updated;
+}
+
+/** Records which organization and team the caller's session works in, and answers with the session as it is now. */
 export async function setActiveSelection(
   ctx: ApiContext,
   request: FastifyRequest,
@@ -87,22 +119,13 @@ export async function setActiveSelection(
    */
   precondition: Promise<unknown> = Promise.resolve(),
 ): Promise<CurrentSession> {
-  const unchanged =
-    current.session.activeOrganizationId === selection.activeOrganizationId && current.session.activeTeamId === selection.activeTeamId;
-  if (unchanged) await precondition;
+  if (selects(current, selection)) await precondition;
   else {
     const streamId = streams.session(current.session.id);
     await ctx.commands.handle({ request: requestMetadataOf(request), actorId: current.user.id, serialize: [streamId] }, async (unit) => {
-      const [session] = await Promise.all([unit.load(streamId, sessionModel), precondition]);
-      if (session.state.status !== 'active') throw new DomainError('SESSION_NOT_FOUND');
-      unit.append(streamId, [SessionActiveOrganizationChanged({ sessionId: current.session.id, userId: current.user.id, ...selection })]);
+      const [appendSwitch] = await Promise.all([prepareSwitch(unit, current, selection), precondition]);
+      appendSwitch?.(unit);
     });
   }
-  const updated: CurrentSession = { ...current, session: { ...current.session, ...selection } };
-  if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
-    storeCookieCache(ctx, request, reply, sessionAnswer(updated), {
-      dontRemember: current.presented.dontRemember || !current.session.rememberMe,
-    });
-  }
-  return updated;
+  return switchedSession(ctx, request, reply, current, selection);
 }

@@ -23,7 +23,7 @@ import { listOrganizationInvitations } from './invitation-queries.ts';
 import { decideOrganization } from './organization.decider.ts';
 import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
 import { membershipIndexModel } from './membership-index.ts';
-import { runOrganizationCommand, setActiveSelection } from './organization-model.ts';
+import { prepareSwitch, runOrganizationCommand, setActiveSelection, switchedSession } from './organization-model.ts';
 import {
   findMemberWithUser,
   findOrganizationById,
@@ -89,10 +89,16 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const memberId = generateId();
       const defaultTeam = options.teams.enabled && options.teams.defaultTeam ? { teamId: generateId(), teamMemberId: generateId() } : null;
 
+      // The creator's session works in the new organization from the same append on (as better-auth sets it).
+      const selection = { activeOrganizationId: organizationId, activeTeamId: defaultTeam?.teamId ?? null };
+      const switching = creator.session && !body.keepCurrentActiveOrganization ? creator.session : null;
       const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, unit) => {
         // Counted on the creator's index on the log, which the append requires unchanged: of many creates at
         // once, only as many as the limit allows can land.
-        const creatorIndex = await unit.load(streams.userOrganizations(creator.userId), membershipIndexModel);
+        const [creatorIndex, alsoAppend] = await Promise.all([
+          unit.load(streams.userOrganizations(creator.userId), membershipIndexModel),
+          switching ? prepareSwitch(unit, switching, selection) : null,
+        ]);
         const creatorMemberships = creatorIndex.state.organizationIds.length;
         const events = decideOrganization(
           {
@@ -113,15 +119,9 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         );
         // After the creation rules, as better-auth: a caller who may not create learns nothing of the slug.
         await claimSlug(unit, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' });
-        return { events, result: foldDecided(loaded.state, events, unit.now) };
+        return { events, result: foldDecided(loaded.state, events, unit.now), alsoAppend };
       });
-
-      if (creator.session && !body.keepCurrentActiveOrganization) {
-        await setActiveSelection(ctx, request, reply, creator.session, {
-          activeOrganizationId: org.id,
-          activeTeamId: defaultTeam?.teamId ?? null,
-        });
-      }
+      if (switching) switchedSession(ctx, request, reply, switching, selection);
       const members = [...org.members.values()].map((member) => memberAnswer(org.id, member));
       return { ...organizationAnswer(org), members };
     });
