@@ -18,7 +18,7 @@ import { requireSession, resolveSession, type CurrentSession } from '../session/
 import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
 import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
 import { foldDecided, memberAnswer } from './organization-answers.ts';
-import { prepareSwitch, runOrganizationCommand, switchedSession, type ActiveSelection } from './organization-model.ts';
+import { prepareSwitch, runOrganizationCommand, switchedSession } from './organization-model.ts';
 import { memberByUserId, type InvitationState } from './organization.state.ts';
 import { memberRole } from './team-queries.ts';
 
@@ -104,7 +104,6 @@ export function invitationRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const memberId = generateId();
-      let selection: ActiveSelection | null = null;
       const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async ({ state }, unit) => {
         const { now } = unit;
         const events = decideInvitation(
@@ -130,10 +129,10 @@ export function invitationRoutes(ctx: ApiContext) {
         // organization would not belong to the new one, so it is let go (better-auth keeps it).
         const joinedTeams = teams.enabled ? invitationTeamIds(invitation) : [];
         const keptTeam = current.session.activeOrganizationId === organizationId ? current.session.activeTeamId : null;
-        selection = { activeOrganizationId: organizationId, activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam };
-        return { events, result: { invitation, member }, alsoAppend: await prepareSwitch(unit, current, selection) };
+        const selection = { activeOrganizationId: organizationId, activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam };
+        return { events, result: { invitation, member, selection }, alsoAppend: await prepareSwitch(unit, current, selection) };
       });
-      switchedSession(ctx, request, reply, current, selection!);
+      switchedSession(ctx, request, reply, current, accepted.selection);
       return {
         invitation: invitationAnswer(organizationId, accepted.invitation),
         member: memberAnswer(organizationId, accepted.member),
