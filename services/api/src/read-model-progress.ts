@@ -69,7 +69,7 @@ export interface ReadModelProgressOptions {
   readonly log: { warn(obj: object, message: string): void; info(obj: object, message: string): void };
   /** Monotonic milliseconds; tests move it. */
   readonly now?: () => number;
-  /** Data keys another process erased, heard on the checkpoint channel (see `keysErasedNotice`). */
+  /** Data keys another process erased, heard on the checkpoint channel (see `keysErasedIn`). */
   readonly onKeysErased?: (subjectIds: readonly string[]) => void;
 }
 

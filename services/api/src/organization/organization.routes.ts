@@ -56,13 +56,13 @@ async function resolveCreator(ctx: ApiContext, request: FastifyRequest, reply: F
   return { userId, session: null, byServer: true };
 }
 
+/** A switch refused because the caller is not a member: `refuseNonMember` answers it, once the switch is off. */
+class NotAMember extends Error {}
+
 /**
  * A read of an organization the caller turns out not to belong to: better-auth clears it as the session's
  * active organization (it may be the stale one) and refuses with 403.
  */
-/** A switch refused because the caller is not a member: `refuseNonMember` answers it, once the switch is off. */
-class NotAMember extends Error {}
-
 async function refuseNonMember(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession): Promise<never> {
   if (current.session.activeOrganizationId !== null) {
     await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });

@@ -9,7 +9,7 @@ import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
  */
 const KEYS_ERASED = 'keys-erased:';
 
-export function keysErasedNotice(subjectIds: readonly string[]): string {
+function keysErasedNotice(subjectIds: readonly string[]): string {
   return `${KEYS_ERASED}${subjectIds.join(',')}`;
 }
 
