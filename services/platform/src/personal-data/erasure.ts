@@ -3,6 +3,18 @@ import { sql, type DatabasePool } from '../database/pool.ts';
 import type { EventBody, PersonalData } from './personal-data.ts';
 
 /**
+ * The statement that clears the audit index's client addresses the keys of `userIds` (a text[]) protected:
+ * the users' own requests, and those of nobody signed in about them (a sign-up). Run by the erasure and by
+ * the audit index itself, which may have read a deletion's events, or earlier ones, before the key went.
+ */
+export function auditAddressesErasure(userIds: ReturnType<typeof sql.array> | ReturnType<typeof sql.fragment>) {
+  return sql.unsafe`
+    UPDATE audit_event SET ip = NULL
+    WHERE ip IS NOT NULL AND (actor_id = ANY(${userIds}) OR (actor_id IS NULL AND position IN (
+      SELECT position FROM audit_event_subject WHERE subject = ANY(SELECT 'user:' || id FROM unnest(${userIds}) AS id))))`;
+}
+
+/**
  * What a user's deletion destroys besides the keys: the copies of their personal data that live outside
  * the log, where a read model or a cache would otherwise keep them readable (issue 25). Run before the keys
  * go, while the deletion's own email still opens, and idempotent: the api runs it right after appending
@@ -25,12 +37,7 @@ export class Eraser {
       // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
       // plaintext; a snapshot is only a cache of the log, so the next load folds from the events instead.
       await tx.query(sql.unsafe`DELETE FROM snapshots WHERE strpos(state::text, ${data.userId}) > 0`);
-      // The index's client addresses the user's key protected: the user's own requests, and those of nobody
-      // signed in about the user (the sign-up).
-      await tx.query(sql.unsafe`
-        UPDATE audit_event SET ip = NULL
-        WHERE ip IS NOT NULL AND (actor_id = ${data.userId} OR (actor_id IS NULL AND position IN (
-          SELECT position FROM audit_event_subject WHERE subject = ${`user:${data.userId}`})))`);
+      await tx.query(auditAddressesErasure(sql.array([data.userId], 'text')));
       await tx.query(sql.unsafe`
         UPDATE mail_delivery SET recipient = ${ERASED},
           job = job || jsonb_build_object('to', ${ERASED}::text, 'name', ${ERASED}::text, 'newEmail', NULL, 'invitation', NULL),

@@ -8,7 +8,7 @@ import { PersonalData } from './personal-data.ts';
 
 export { PersonalData, type EventBody } from './personal-data.ts';
 export { keysErasedIn, PostgresDataKeys, type DataKeys } from './data-keys.ts';
-export { Eraser } from './erasure.ts';
+export { auditAddressesErasure, Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
 export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { actorOf, auditIndexProjectionName, eventDefinitions, storedTypesReadingAs, type EventActor } from '@portcullis/contracts';
-import { sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
+import { auditAddressesErasure, sql, type PostgresProjection, type ProjectedEvent, type ProjectionSql } from '@portcullis/platform';
 
 /** Fields of event data that name a user the event concerns (beside its actor). */
 const USER_FIELDS = ['userId', 'inviterId', 'createdByUserId', 'byUserId'] as const;
@@ -59,15 +59,8 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   // api's erasure: this index may have read the deletion's own events, or earlier ones, before the key went.
   for (const { event } of events) {
     if (event.type !== 'user.deleted.v1') continue;
-    await eraseAddressesOf(tx, sql.array([event.data.userId], 'text'));
+    await tx.query(auditAddressesErasure(sql.array([event.data.userId], 'text')));
   }
-}
-
-async function eraseAddressesOf(tx: ProjectionSql, userIds: ReturnType<typeof sql.array> | ReturnType<typeof sql.fragment>): Promise<void> {
-  await tx.query(sql.unsafe`
-    UPDATE audit_event SET ip = NULL
-    WHERE ip IS NOT NULL AND (actor_id = ANY(${userIds}) OR (actor_id IS NULL AND position IN (
-      SELECT position FROM audit_event_subject WHERE subject = ANY(SELECT 'user:' || id FROM unnest(${userIds}) AS id))))`);
 }
 
 /** Every type this reader knows as stored (older versions too): a type it does not know is skipped, as live. */
@@ -140,8 +133,10 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
     SELECT DISTINCT subject, position FROM batch, unnest(subjects) AS subject
     ON CONFLICT DO NOTHING`);
   if (deletions) {
-    await eraseAddressesOf(tx, sql.fragment`ARRAY(
-      SELECT data->>'userId' FROM events WHERE type = 'user.deleted.v1' AND position > ${range.after} AND position <= ${range.until})`);
+    await tx.query(
+      auditAddressesErasure(sql.fragment`ARRAY(
+        SELECT data->>'userId' FROM events WHERE type = 'user.deleted.v1' AND position > ${range.after} AND position <= ${range.until})`),
+    );
   }
 }
 
