@@ -41,7 +41,8 @@ export async function createProjectionTargets(
   const layout = config.redis ? sessionCacheLayout(config.redis.keyPrefix, await store.logId()) : null;
   // With Redis, every checkpoint is announced on its channel, where the api hears the session cache's too;
   // the api then holds no LISTEN, which every append's NOTIFY would wake.
-  const announce = redis && layout ? { announce: (notice: string) => redis.publish(layout.checkpointChannel, notice) } : {};
+  const publish = redis && layout ? (notice: string) => redis.publish(layout.checkpointChannel, notice) : null;
+  const announce = publish ? { announce: publish } : {};
   const targets: ProjectionTarget[] = [
     new PostgresProjectionTarget(pool, identityProjection, announce),
     new PostgresProjectionTarget(pool, sessionsProjection, announce),
@@ -61,7 +62,7 @@ export async function createProjectionTargets(
   return {
     targets,
     redis,
-    announce: announce.announce ?? null,
+    announce: publish,
     close: async () => {
       await redis?.quit().catch(() => redis.disconnect());
       await bus?.close();

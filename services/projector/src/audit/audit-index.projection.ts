@@ -9,7 +9,7 @@ const USER_FIELDS = ['userId', 'inviterId', 'createdByUserId', 'byUserId'] as co
  * Whom an event concerns, as the index keys it: `user:<id>` for each user its data names and for its actor
  * (and the admin behind an impersonation), `organization:<id>` for the organization it belongs to.
  */
-export function auditSubjectsOf({ event, recorded }: ProjectedEvent, actor: EventActor = actorOf(recorded.metadata)): string[] {
+function auditSubjectsOf({ event, recorded }: ProjectedEvent, actor: EventActor = actorOf(recorded.metadata)): string[] {
   const subjects = new Set<string>();
   const data = event.data as Record<string, unknown>;
   for (const field of USER_FIELDS) {
@@ -142,8 +142,8 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
 
 /**
  * The audit index (`audit_event`, `audit_event_subject`): every event of the log, keyed by what the audit
- * search filters on. Built from every event type; a batch is two multi-row INSERTs, so a replay of the
- * whole log goes at the speed of Postgres writing rows.
+ * search filters on. Built from every event type: live, a batch is two multi-row INSERTs; a replay's batch
+ * is one statement that makes the rows in Postgres (see `replayAll`).
  */
 export const auditIndexProjection: PostgresProjection = {
   name: auditIndexProjectionName,
