@@ -12,7 +12,6 @@ import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
-import { findUserById } from '../identity/user-queries.ts';
 import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 import { accountByEmailIn, accountIn, activeAccountIn, readAccount } from '../identity/account-model.ts';
@@ -164,8 +163,8 @@ export function passwordRoutes(ctx: ApiContext) {
         clearDontRemember(request, reply, ctx.cookies);
         setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: false });
       }
-      const user = (await findUserById(ctx, userId)) ?? current.user;
-      return { token: opened?.token ?? null, user };
+      // better-auth answers the user of the session the change was made in, read no further.
+      return { token: opened?.token ?? null, user: current.user };
     });
 
     route(app, endpoints.verifyPassword, async (request, reply) => {
