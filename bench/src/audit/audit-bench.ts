@@ -143,7 +143,7 @@ export async function runAudit(teardown: Teardown): Promise<string> {
     await new PostgresProjectionTarget(pool, projection).readCheckpoint();
     // As an operator rebuilds: the built `rebuild-projection` in a process of its own, which times itself
     // from the empty shadow to the swap (this process's heap, grown by the writing above, stays out of it).
-    const rebuild = spawnEntry(`rebuild ${projection.name}`, serviceEntries.rebuildProjection.built, rebuildEnv, { args: [projection.name] });
+    const rebuild = spawnEntry(`rebuild ${projection.name}`, serviceEntries.rebuildProjection.built, rebuildEnv, { args: [projection.name], profiled: true });
     teardown.add(`stop the ${projection.name} rebuild`, () => rebuild.stop());
     const { code } = await rebuild.exited;
     const seconds = Number(/rebuilt to position \d+ in ([\d.]+) s/.exec(rebuild.output())?.[1]);

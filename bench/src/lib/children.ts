@@ -28,9 +28,9 @@ process.once('exit', () => {
 });
 
 /**
- * Runs an entry (relative to the repo root) as `nodeArgumentsFor` says. `profiled` entries (the api and the
- * projector) get BENCH_NODE_FLAGS; the ceilings never do, so a profiled run still compares against an
- * unprofiled ceiling.
+ * Runs an entry (relative to the repo root) as `nodeArgumentsFor` says. `profiled` entries (what is
+ * measured: api, projector, better-auth, the audit group's rebuilds) get BENCH_NODE_FLAGS; the ceilings
+ * never do, so a profiled run still compares against an unprofiled ceiling.
  */
 export function spawnEntry(name: string, entry: string, env: NodeJS.ProcessEnv, options: { profiled?: boolean; args?: readonly string[] } = {}): Child {
   // Flags for profiling the servers under load (`--perf-basic-prof` for perf, `--cpu-prof` for DevTools),
