@@ -132,6 +132,7 @@ describe('erasure (crypto-shredding)', () => {
         AUTH_SERVER_API_KEY: KEY,
         AUTH_RATE_LIMIT_ENABLED: 'false',
         AUTH_DELETE_USER_ENABLED: 'true',
+        AUTH_CHANGE_EMAIL_ENABLED: 'true',
         ...(redisUrl ? { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: redisPrefix } : {}),
       },
       { log: createLogger({ name: 'erasure-spec', level: 'trace', format: 'json', destination: logged }) },
@@ -238,6 +239,33 @@ describe('erasure (crypto-shredding)', () => {
     const [registered] = (await api.db.store.readStream(streams.user(daveId))).events;
     expect(registered!.data).toMatchObject({ userId: daveId, email: ERASED, name: ERASED });
     expect(await tablesHolding(`dave-${tag}`)).toEqual({});
+  });
+
+  it('erases the addresses a user held before an email change, and what named them before they signed up', async () => {
+    const before = `erin-old-${tag}@example.com`;
+    const after = `erin-new-${tag}@example.com`;
+    // Named before Erin had an account: a failed sign-in and an invitation, each under that address's key.
+    expect((await call('POST', '/sign-in/email', { email: before, password: 'no such account' })).status).toBe(401);
+    const frank = await ok(call('POST', '/sign-up/email', { name: 'Frank', email: `frank-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
+    const frankToken = frank.token as string;
+    const organization = await ok(call('POST', '/organization/create', { name: 'Erin Co', slug: `erin-co-${tag}` }, { token: frankToken, as: 'bob' }));
+    await ok(call('POST', '/organization/invite-member', { email: before, role: 'member', organizationId: organization.id }, { token: frankToken, as: 'bob' }));
+    const erin = await ok(call('POST', '/sign-up/email', { name: 'Erin', email: before, password: PASSWORD }));
+    const erinToken = erin.token as string;
+    expect(await ok(call('POST', '/change-email', { newEmail: after }, { token: erinToken }))).toEqual({ status: true });
+    const session = await ok(call('GET', '/get-session?disableCookieCache=true', undefined, { token: erinToken }));
+    expect(session.user).toMatchObject({ email: after });
+    await projectionsCaughtUp();
+    expect(await tablesHolding(before)).toMatchObject({ invitation: 1 });
+    expect(await ops(`/ops/audit/export?order=oldest`)).toContain(before);
+
+    expect(await ok(call('POST', '/delete-user', { password: PASSWORD }, { token: erinToken }))).toEqual({ success: true, message: 'User deleted' });
+    await projectionsCaughtUp();
+    for (const address of [before, after]) {
+      expect(await tablesHolding(address), address).toEqual({});
+      expect(await redisContents(), address).not.toContain(address);
+      expect(await ops(`/ops/audit/export?order=oldest`), address).not.toContain(address);
+    }
   });
 
   it('carries the reservations of a log written before keyed stream names forward, so their addresses stay taken', async () => {

@@ -202,8 +202,10 @@ export class PostgresDataKeys implements DataKeys {
   async erase(subjectIds: readonly string[]): Promise<void> {
     const users = subjectIds.filter((id) => id.startsWith('u:'));
     const others = subjectIds.filter((id) => !id.startsWith('u:'));
-    if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users, CHECKPOINT_CHANNEL, keysErasedNotice(users)] });
+    // Addresses first: which addresses a user held is read under the user's key, so an erasure cut short
+    // between the two statements can still be completed by running it again.
     if (others.length > 0) await this.pool.query({ ...STATEMENTS.remove, values: [others, CHECKPOINT_CHANNEL, keysErasedNotice(others)] });
+    if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users, CHECKPOINT_CHANNEL, keysErasedNotice(users)] });
     this.forget(subjectIds);
     if (subjectIds.length > 0) await this.options.announce?.(keysErasedNotice(subjectIds)).catch(() => {});
   }

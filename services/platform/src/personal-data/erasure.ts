@@ -1,4 +1,4 @@
-import { ERASED } from '@portcullis/contracts';
+import { ERASED, storedTypesReadingAs, streams } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import type { EventBody, PersonalData } from './personal-data.ts';
 
@@ -29,10 +29,14 @@ export class Eraser {
 
   /** Erases what the event erases (a user's deletion; nothing for any other event). */
   async erase(event: Pick<EventBody, 'type' | 'data'>): Promise<void> {
-    const subjectIds = this.personalData.erasedBy(event);
-    if (subjectIds.length === 0) return;
+    const erased = this.personalData.erasedBy(event);
+    if (erased.length === 0) return;
     const data = event.data as { userId: string; email: string };
-    const email = data.email === ERASED ? null : data.email.toLowerCase();
+    const addresses = await this.addressesHeld(data.userId, data.email);
+    // The addresses the user held before an email change are theirs too: the invitations and failed
+    // sign-ins that named one, kept under that address's key, go with it.
+    const subjectIds = [...new Set([...erased, ...addresses.map((address) => this.personalData.cipher.subjectId({ address }))])];
+    const recipients = sql.array(addresses, 'text');
     await this.pool.transaction(async (tx) => {
       // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
       // plaintext; a snapshot is only a cache of the log, so the next load folds from the events instead.
@@ -45,13 +49,29 @@ export class Eraser {
           dead_at = CASE WHEN status = 'pending' THEN now() ELSE dead_at END,
           last_error = CASE WHEN status = 'pending' THEN 'recipient erased' ELSE last_error END,
           updated_at = now()
-        WHERE user_id = ${data.userId} OR (${email}::text IS NOT NULL AND lower(recipient) = ${email})`);
+        WHERE user_id = ${data.userId} OR lower(recipient) = ANY(${recipients})`);
       await tx.query(sql.unsafe`
         DELETE FROM dev_mailbox
-        WHERE job_id IN (SELECT job_id FROM mail_delivery WHERE user_id = ${data.userId}) OR (${email}::text IS NOT NULL AND lower(recipient) = ${email})`);
+        WHERE job_id IN (SELECT job_id FROM mail_delivery WHERE user_id = ${data.userId}) OR lower(recipient) = ANY(${recipients})`);
       // Invitations addressed to the user (accepted ones stay listed, with the address erased).
-      if (email !== null) await tx.query(sql.unsafe`UPDATE invitation SET email = ${ERASED} WHERE lower(email) = ${email}`);
+      await tx.query(sql.unsafe`UPDATE invitation SET email = ${ERASED} WHERE lower(email) = ANY(${recipients})`);
     });
     await this.personalData.keys.erase(subjectIds);
   }
+
+  /**
+   * Every address the user held, lowercased: the one they are deleted with and each one an email change
+   * left behind, read while the user's key still opens them. Run again once the key is gone (the
+   * projector completing an erasure), they read as erased, and their keys went with the user's.
+   */
+  private async addressesHeld(userId: string, current: string): Promise<string[]> {
+    const changes = (await this.pool.any(sql.unsafe`
+      SELECT type, data, metadata FROM events
+      WHERE stream_id = ${streams.user(userId)} AND type = ANY(${sql.array(emailChangeTypes, 'text')})`)) as readonly EventBody[];
+    const opened = await this.personalData.decode(changes);
+    const addresses = [current, ...opened.map((change) => (change.data as { previousEmail?: unknown }).previousEmail)];
+    return [...new Set(addresses.filter((address): address is string => typeof address === 'string' && address !== '' && address !== ERASED).map((address) => address.toLowerCase()))];
+  }
 }
+
+const emailChangeTypes = storedTypesReadingAs(new Set(['user.email_changed.v1']));
