@@ -241,31 +241,38 @@ describe('erasure (crypto-shredding)', () => {
     expect(await tablesHolding(`dave-${tag}`)).toEqual({});
   });
 
-  it('erases the addresses a user held before an email change, and what named them before they signed up', async () => {
-    const before = `erin-old-${tag}@example.com`;
-    const after = `erin-new-${tag}@example.com`;
+  it('erases the addresses a user held before an email change, but not one another user has taken since', async () => {
+    const [first, second, last] = ['first', 'second', 'last'].map((step) => `erin-${step}-${tag}@example.com`) as [string, string, string];
     // Named before Erin had an account: a failed sign-in and an invitation, each under that address's key.
-    expect((await call('POST', '/sign-in/email', { email: before, password: 'no such account' })).status).toBe(401);
+    expect((await call('POST', '/sign-in/email', { email: first, password: 'no such account' })).status).toBe(401);
     const frank = await ok(call('POST', '/sign-up/email', { name: 'Frank', email: `frank-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
     const frankToken = frank.token as string;
     const organization = await ok(call('POST', '/organization/create', { name: 'Erin Co', slug: `erin-co-${tag}` }, { token: frankToken, as: 'bob' }));
-    await ok(call('POST', '/organization/invite-member', { email: before, role: 'member', organizationId: organization.id }, { token: frankToken, as: 'bob' }));
-    const erin = await ok(call('POST', '/sign-up/email', { name: 'Erin', email: before, password: PASSWORD }));
+    const invite = (email: string) => ok(call('POST', '/organization/invite-member', { email, role: 'member', organizationId: organization.id }, { token: frankToken, as: 'bob' }));
+    await invite(first);
+    const erin = await ok(call('POST', '/sign-up/email', { name: 'Erin', email: first, password: PASSWORD }));
     const erinToken = erin.token as string;
-    expect(await ok(call('POST', '/change-email', { newEmail: after }, { token: erinToken }))).toEqual({ status: true });
+    for (const newEmail of [second, last]) expect(await ok(call('POST', '/change-email', { newEmail }, { token: erinToken }))).toEqual({ status: true });
     const session = await ok(call('GET', '/get-session?disableCookieCache=true', undefined, { token: erinToken }));
-    expect(session.user).toMatchObject({ email: after });
+    expect(session.user).toMatchObject({ email: last });
+    // Greg takes the address Erin left in between, and is invited at it.
+    await ok(call('POST', '/sign-up/email', { name: 'Greg', email: second, password: PASSWORD }, { as: 'bob' }));
+    await invite(second);
     await projectionsCaughtUp();
-    expect(await tablesHolding(before)).toMatchObject({ invitation: 1 });
-    expect(await ops(`/ops/audit/export?order=oldest`)).toContain(before);
+    expect(await tablesHolding(first)).toMatchObject({ invitation: 1 });
+    expect(await ops(`/ops/audit/export?order=oldest`)).toContain(first);
 
     expect(await ok(call('POST', '/delete-user', { password: PASSWORD }, { token: erinToken }))).toEqual({ success: true, message: 'User deleted' });
     await projectionsCaughtUp();
-    for (const address of [before, after]) {
+    const exported = await ops(`/ops/audit/export?order=oldest`);
+    for (const address of [first, last]) {
       expect(await tablesHolding(address), address).toEqual({});
       expect(await redisContents(), address).not.toContain(address);
-      expect(await ops(`/ops/audit/export?order=oldest`), address).not.toContain(address);
+      expect(exported, address).not.toContain(address);
     }
+    // Greg's address, and his invitation at it, are his.
+    expect(await tablesHolding(second)).toMatchObject({ user: 1, invitation: 1 });
+    expect(exported).toContain(second);
   });
 
   it('carries the reservations of a log written before keyed stream names forward, so their addresses stay taken', async () => {

@@ -61,16 +61,27 @@ export class Eraser {
 
   /**
    * Every address the user held, lowercased: the one they are deleted with and each one an email change
-   * left behind, read while the user's key still opens them. Run again once the key is gone (the
-   * projector completing an erasure), they read as erased, and their keys went with the user's.
+   * left behind that nobody else has taken since (a key of an address is the address's, not one holder's:
+   * a later holder's invitations under it stay theirs). Read while the user's key still opens them; run
+   * again once it is gone (the projector completing an erasure), they read as erased, and their keys went
+   * with the user's.
    */
   private async addressesHeld(userId: string, current: string): Promise<string[]> {
     const changes = (await this.pool.any(sql.unsafe`
       SELECT type, data, metadata FROM events
       WHERE stream_id = ${streams.user(userId)} AND type = ANY(${sql.array(emailChangeTypes, 'text')})`)) as readonly EventBody[];
     const opened = await this.personalData.decode(changes);
-    const addresses = [current, ...opened.map((change) => (change.data as { previousEmail?: unknown }).previousEmail)];
-    return [...new Set(addresses.filter((address): address is string => typeof address === 'string' && address !== '' && address !== ERASED).map((address) => address.toLowerCase()))];
+    const lowered = (value: unknown): string | null => (typeof value === 'string' && value !== '' && value !== ERASED ? value.toLowerCase() : null);
+    const left = new Set(opened.map((change) => lowered((change.data as { previousEmail?: unknown }).previousEmail)).filter((address) => address !== null));
+    const held = lowered(current);
+    if (held !== null) left.delete(held);
+    const streamOf = new Map([...left].map((address) => [this.personalData.storedStreamId(streams.email(address)), address]));
+    // Each reservation's last event: an address reserved by someone else now is theirs.
+    const reservations = (await this.pool.any(sql.unsafe`
+      SELECT DISTINCT ON (stream_id) stream_id AS "streamId", type, data->>'userId' AS "holder" FROM events
+      WHERE stream_id = ANY(${sql.array([...streamOf.keys()], 'text')}) ORDER BY stream_id, stream_version DESC`)) as ReadonlyArray<{ streamId: string; type: string; holder: string }>;
+    for (const { streamId, type, holder } of reservations) if (type === 'email.reserved.v1' && holder !== userId) left.delete(streamOf.get(streamId)!);
+    return held === null ? [...left] : [held, ...left];
   }
 }
 
