@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { streams, type AuditFilter, type EventMetadata } from '@portcullis/contracts';
+import { projectionNames, streams, type AuditFilter, type EventMetadata } from '@portcullis/contracts';
 import {
   createDatabasePool,
   migrate,
@@ -20,6 +20,7 @@ import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 import { spawnEntry, tail } from '../lib/children.ts';
 import { createBenchDatabase } from '../lib/database.ts';
 import { log } from '../lib/progress.ts';
+import { deleteKeysWithPrefix, redisReachable } from '../lib/redis-keys.ts';
 import type { Teardown } from '../lib/teardown.ts';
 import { settings } from '../settings.ts';
 
@@ -84,8 +85,8 @@ function percentile(sorted: readonly number[], p: number): number {
 /**
  * Issue 25's figures on a large log written straight to the store as the api writes it (a user's sign-up,
  * session, failed sign-ins, update and organization; 12 events each, with the hash chain): the append
- * rate, every Postgres projection rebuilt from the log (events/s), `audit verify`'s walk, and filtered audit
- * search pages (p50 and p99 of the query, in process).
+ * rate, every projection rebuilt from the log (events/s; the session cache where Redis is reachable),
+ * `audit verify`'s walk, and filtered audit search pages (p50 and p99 of the query, in process).
  */
 export async function runAudit(teardown: Teardown): Promise<string> {
   const database = await createBenchDatabase(settings.adminUrl);
@@ -137,18 +138,31 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   // Postgres alone, the default batch size: nothing the caller's shell sets for these.
   const rebuildEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.url, AUTH_SECRET: secret };
   for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'PROJECTOR_REBUILD_BATCH_SIZE']) delete rebuildEnv[name];
-  for (const projection of projections) {
-    log(`audit: rebuilding ${projection.name}`);
-    // The live checkpoint the rebuilt copy takes over (no projector has run here to create it).
-    await new PostgresProjectionTarget(pool, projection).readCheckpoint();
-    // As an operator rebuilds: the built `rebuild-projection` in a process of its own, which times itself
-    // from the empty shadow to the swap (this process's heap, grown by the writing above, stays out of it).
-    const rebuild = spawnEntry(`rebuild ${projection.name}`, serviceEntries.rebuildProjection.built, rebuildEnv, { args: [projection.name], profiled: true });
-    teardown.add(`stop the ${projection.name} rebuild`, () => rebuild.stop());
+  // As an operator rebuilds: the built `rebuild-projection` in a process of its own, which times itself
+  // from the empty shadow to the swap (this process's heap, grown by the writing above, stays out of it).
+  const rebuildAside = async (name: string, env: NodeJS.ProcessEnv): Promise<number> => {
+    log(`audit: rebuilding ${name}`);
+    const rebuild = spawnEntry(`rebuild ${name}`, serviceEntries.rebuildProjection.built, env, { args: [name], profiled: true });
+    teardown.add(`stop the ${name} rebuild`, () => rebuild.stop());
     const { code } = await rebuild.exited;
     const seconds = Number(/rebuilt to position \d+ in ([\d.]+) s/.exec(rebuild.output())?.[1]);
-    if (code !== 0 || !Number.isFinite(seconds)) throw new Error(`rebuild-projection ${projection.name} failed (exit ${code}):\n${tail(rebuild.output())}`);
-    rebuilds.push(`| ${projection.name} | ${head} | ${seconds.toFixed(1)} | ${Math.round(head / seconds)} |`);
+    if (code !== 0 || !Number.isFinite(seconds)) throw new Error(`rebuild-projection ${name} failed (exit ${code}):\n${tail(rebuild.output())}`);
+    return seconds;
+  };
+  const rebuildRow = (name: string, seconds: number): string => `| ${name} | ${head} | ${seconds.toFixed(1)} | ${Math.round(head / seconds)} |`;
+  for (const projection of projections) {
+    // The live checkpoint the rebuilt copy takes over (no projector has run here to create it).
+    await new PostgresProjectionTarget(pool, projection).readCheckpoint();
+    rebuilds.push(rebuildRow(projection.name, await rebuildAside(projection.name, rebuildEnv)));
+  }
+  // The session cache is the one read model in Redis: rebuilt into a new generation, then pointed at.
+  if (await redisReachable(settings.redisUrl)) {
+    const keyPrefix = `bench:${randomBytes(4).toString('hex')}:audit:`;
+    teardown.add(`delete Redis keys ${keyPrefix}*`, () => deleteKeysWithPrefix(settings.redisUrl, keyPrefix));
+    const seconds = await rebuildAside(projectionNames.sessionCache, { ...rebuildEnv, REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: keyPrefix });
+    rebuilds.push(rebuildRow(`${projectionNames.sessionCache} (Redis)`, seconds));
+  } else {
+    rebuilds.push(`| ${projectionNames.sessionCache} (Redis) | | skipped: Redis at ${settings.redisUrl} is not reachable | |`);
   }
 
   log('audit: verifying the chain');
