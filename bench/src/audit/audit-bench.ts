@@ -140,7 +140,7 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'PROJECTOR_REBUILD_BATCH_SIZE']) delete rebuildEnv[name];
   // As an operator rebuilds: the built `rebuild-projection` in a process of its own, which times itself
   // from the empty shadow to the swap (this process's heap, grown by the writing above, stays out of it).
-  const rebuildAside = async (name: string, env: NodeJS.ProcessEnv): Promise<number> => {
+  const timedRebuild = async (name: string, env: NodeJS.ProcessEnv): Promise<number> => {
     log(`audit: rebuilding ${name}`);
     const rebuild = spawnEntry(`rebuild ${name}`, serviceEntries.rebuildProjection.built, env, { args: [name], profiled: true });
     teardown.add(`stop the ${name} rebuild`, () => rebuild.stop());
@@ -153,13 +153,13 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   for (const projection of projections) {
     // The live checkpoint the rebuilt copy takes over (no projector has run here to create it).
     await new PostgresProjectionTarget(pool, projection).readCheckpoint();
-    rebuilds.push(rebuildRow(projection.name, await rebuildAside(projection.name, rebuildEnv)));
+    rebuilds.push(rebuildRow(projection.name, await timedRebuild(projection.name, rebuildEnv)));
   }
   // The session cache is the one read model in Redis: rebuilt into a new generation, then pointed at.
   if (await redisReachable(settings.redisUrl)) {
     const keyPrefix = `bench:${randomBytes(4).toString('hex')}:audit:`;
     teardown.add(`delete Redis keys ${keyPrefix}*`, () => deleteKeysWithPrefix(settings.redisUrl, keyPrefix));
-    const seconds = await rebuildAside(projectionNames.sessionCache, { ...rebuildEnv, REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: keyPrefix });
+    const seconds = await timedRebuild(projectionNames.sessionCache, { ...rebuildEnv, REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: keyPrefix });
     rebuilds.push(rebuildRow(`${projectionNames.sessionCache} (Redis)`, seconds));
   } else {
     rebuilds.push(`| ${projectionNames.sessionCache} (Redis) | | skipped: Redis at ${settings.redisUrl} is not reachable | |`);

@@ -32,11 +32,12 @@ export class Eraser {
     const erased = this.personalData.erasedBy(event);
     if (erased.length === 0) return;
     const data = event.data as { userId: string; email: string };
-    const addresses = await this.addressesHeld(data.userId, data.email);
+    const current = openedAddress(data.email);
     // The addresses the user held before an email change are theirs too: the invitations and failed
-    // sign-ins that named one, kept under that address's key, go with it.
-    const subjectIds = [...new Set([...erased, ...addresses.map((address) => this.personalData.cipher.subjectId({ address }))])];
-    const recipients = sql.array(addresses, 'text');
+    // sign-ins that named one, kept under that address's key, go with it (the current one's is in `erased`).
+    const previous = await this.previousAddresses(data.userId, current);
+    const subjectIds = [...erased, ...previous.map((address) => this.personalData.cipher.subjectId({ address }))];
+    const recipients = sql.array(current === null ? previous : [current, ...previous], 'text');
     await this.pool.transaction(async (tx) => {
       // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
       // plaintext; a snapshot is only a cache of the log, so the next load folds from the events instead.
@@ -60,29 +61,31 @@ export class Eraser {
   }
 
   /**
-   * Every address the user held, lowercased: the one they are deleted with and each one an email change
-   * left behind that nobody else has taken since (a key of an address is the address's, not one holder's:
-   * a later holder's invitations under it stay theirs). Read while the user's key still opens them; run
-   * again once it is gone (the projector completing an erasure), they read as erased, and their keys went
-   * with the user's.
+   * The addresses an email change left behind, lowercased, but those taken by another user since (a key
+   * of an address is the address's, not one holder's: a later holder's invitations under it stay theirs).
+   * Read while the user's key still opens them; run again once it is gone (the projector completing an
+   * erasure), they read as erased, and their keys went with the user's.
    */
-  private async addressesHeld(userId: string, current: string): Promise<string[]> {
+  private async previousAddresses(userId: string, current: string | null): Promise<string[]> {
     const changes = (await this.pool.any(sql.unsafe`
       SELECT type, data, metadata FROM events
       WHERE stream_id = ${streams.user(userId)} AND type = ANY(${sql.array(emailChangeTypes, 'text')})`)) as readonly EventBody[];
     const opened = await this.personalData.decode(changes);
-    const lowered = (value: unknown): string | null => (typeof value === 'string' && value !== '' && value !== ERASED ? value.toLowerCase() : null);
-    const left = new Set(opened.map((change) => lowered((change.data as { previousEmail?: unknown }).previousEmail)).filter((address) => address !== null));
-    const held = lowered(current);
-    if (held !== null) left.delete(held);
+    const left = new Set(opened.map((change) => openedAddress((change.data as { previousEmail?: unknown }).previousEmail)).filter((address) => address !== null));
+    if (current !== null) left.delete(current);
     const streamOf = new Map([...left].map((address) => [this.personalData.storedStreamId(streams.email(address)), address]));
     // Each reservation's last event: an address reserved by someone else now is theirs.
     const reservations = (await this.pool.any(sql.unsafe`
       SELECT DISTINCT ON (stream_id) stream_id AS "streamId", type, data->>'userId' AS "holder" FROM events
       WHERE stream_id = ANY(${sql.array([...streamOf.keys()], 'text')}) ORDER BY stream_id, stream_version DESC`)) as ReadonlyArray<{ streamId: string; type: string; holder: string }>;
     for (const { streamId, type, holder } of reservations) if (type === 'email.reserved.v1' && holder !== userId) left.delete(streamOf.get(streamId)!);
-    return held === null ? [...left] : [held, ...left];
+    return [...left];
   }
 }
 
 const emailChangeTypes = storedTypesReadingAs(new Set(['user.email_changed.v1']));
+
+/** An address as read from an event, lowercased, or null where there is none or it reads as erased. */
+function openedAddress(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' && value !== ERASED ? value.toLowerCase() : null;
+}
