@@ -4,6 +4,7 @@ export * from './api/index.ts';
 export * from './mail/index.ts';
 export * from './projections.ts';
 export * from './session-cache.ts';
+export * from './email-reservation.ts';
 export * from './organization-access.ts';
 export * from './user-answer.ts';
 export * from './session-answer.ts';

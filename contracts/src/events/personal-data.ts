@@ -110,9 +110,15 @@ export function erasedSubjects(type: string, data: Record<string, unknown>): Per
   const subjects: PersonalSubject[] = [];
   const userId = text(data.userId);
   if (userId) subjects.push({ user: userId });
-  const email = text(data.email);
-  if (email && email !== ERASED) subjects.push({ address: email.toLowerCase() });
+  const address = readableAddress(data.email);
+  if (address) subjects.push({ address });
   return subjects;
+}
+
+/** An address as an event holds it, lowercased as its key is named; null where there is none or it reads as erased. */
+export function readableAddress(value: unknown): string | null {
+  const address = text(value);
+  return address === null || address === ERASED ? null : address.toLowerCase();
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   UserUnbanned,
   type DomainEvent,
 } from '@portcullis/contracts';
-import type { EmailReservationState } from '../identity/email-reservation.decider.ts';
+import type { EmailReservationState } from '@portcullis/contracts';
 import { DEFAULT_ROLE } from './access.decider.ts';
 
 /** The user stream `user-<userId>` as an admin's commands decide on it. */

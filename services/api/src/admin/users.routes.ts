@@ -6,7 +6,7 @@ import { route } from '../http/declared-route.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { accountIn, activeAccountIn, emailReservationIn } from '../identity/account-model.ts';
 import { decideAccount, decideEmailMove } from '../identity/account.decider.ts';
-import { emailReservationModel } from '../identity/email-reservation.decider.ts';
+import { emailReservationModel } from '@portcullis/contracts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
 import { deleteUserIn } from '../identity/user-deletion.ts';
 import { requireSession } from '../session/current-session.ts';

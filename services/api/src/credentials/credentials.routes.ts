@@ -8,7 +8,7 @@ import { withMinimumDuration } from '../http/equal-timing.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { emailReservationIn, queueVerificationMail, unverifiedEmailRefuses } from '../identity/account-model.ts';
-import { emailReservationModel } from '../identity/email-reservation.decider.ts';
+import { emailReservationModel } from '@portcullis/contracts';
 import { answerSignIn, openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
 import { claimSignUpUsername, prepareSignUpUsername, usernameAnswerFields, withUsernameFields } from '../identity/username-claim.ts';

@@ -1,5 +1,5 @@
 import { CredentialAccountCreated, DomainError, EmailReserved, UserRegistered, type DomainEvent } from '@portcullis/contracts';
-import type { EmailReservationState } from '../identity/email-reservation.decider.ts';
+import type { EmailReservationState } from '@portcullis/contracts';
 
 export interface RegisterWithPassword {
   readonly userId: string;

@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { CredentialAccountCreated, EmailReserved, UserRegistered } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.ts';
-import { evolveEmailReservation, initialEmailReservation } from '../identity/email-reservation.decider.ts';
+import { evolveEmailReservation, initialEmailReservation } from '@portcullis/contracts';
 import { decideRegistration, type RegisterWithPassword } from './registration.decider.ts';
 
 const given = deciderSpec({ evolve: evolveEmailReservation, initial: initialEmailReservation, decide: decideRegistration });

@@ -3,7 +3,7 @@ import { loadStream, signEmailVerificationToken, type Loaded, type UnitOfWork } 
 import type { ApiContext } from '../context.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 import { accountModel, decideAccount, decideEmailMove, type AccountState, type ActiveAccount } from './account.decider.ts';
-import { emailReservationModel, type EmailReservationState } from './email-reservation.decider.ts';
+import { emailReservationModel, type EmailReservationState } from '@portcullis/contracts';
 
 export type LoadedAccount = Loaded<ActiveAccount>;
 

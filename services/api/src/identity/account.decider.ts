@@ -11,7 +11,7 @@ import {
   type DomainEvent,
 } from '@portcullis/contracts';
 import { streamModel } from '@portcullis/contracts';
-import type { EmailReservationState } from './email-reservation.decider.ts';
+import type { EmailReservationState } from '@portcullis/contracts';
 
 /**
  * The account as the email lifecycle decides on it: the user stream folded with its email, whether that is

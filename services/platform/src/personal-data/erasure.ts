@@ -1,5 +1,7 @@
-import { ERASED, storedTypesReadingAs, streams } from '@portcullis/contracts';
+import { emailReservationModel, ERASED, readableAddress, storedTypesReadingAs, streams } from '@portcullis/contracts';
+import { fold } from '../command/command-handler.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
 import type { EventBody, PersonalData } from './personal-data.ts';
 
 /**
@@ -25,6 +27,8 @@ export class Eraser {
   constructor(
     private readonly pool: DatabasePool,
     private readonly personalData: PersonalData,
+    /** The log as stored (sealed values, keyed stream names): whatever engine holds it. */
+    private readonly stored: Pick<EventStore, 'readStream' | 'readStreams'>,
   ) {}
 
   /** Erases what the event erases (a user's deletion; nothing for any other event). */
@@ -32,7 +36,7 @@ export class Eraser {
     const erased = this.personalData.erasedBy(event);
     if (erased.length === 0) return;
     const data = event.data as { userId: string; email: string };
-    const current = openedAddress(data.email);
+    const current = readableAddress(data.email);
     // The addresses the user held before an email change are theirs too: the invitations and failed
     // sign-ins that named one, kept under that address's key, go with it (the current one's is in `erased`).
     const previous = await this.previousAddresses(data.userId, current);
@@ -67,25 +71,18 @@ export class Eraser {
    * erasure), they read as erased, and their keys went with the user's.
    */
   private async previousAddresses(userId: string, current: string | null): Promise<string[]> {
-    const changes = (await this.pool.any(sql.unsafe`
-      SELECT type, data, metadata FROM events
-      WHERE stream_id = ${streams.user(userId)} AND type = ANY(${sql.array(emailChangeTypes, 'text')})`)) as readonly EventBody[];
-    const opened = await this.personalData.decode(changes);
-    const left = new Set(opened.map((change) => openedAddress((change.data as { previousEmail?: unknown }).previousEmail)).filter((address) => address !== null));
+    const { events } = await this.stored.readStream(streams.user(userId));
+    const opened = await this.personalData.decode(events.filter((event) => emailChangeTypes.has(event.type)));
+    const left = new Set(opened.map((change) => readableAddress((change.data as { previousEmail?: unknown }).previousEmail)).filter((address) => address !== null));
     if (current !== null) left.delete(current);
+    if (left.size === 0) return [];
     const streamOf = new Map([...left].map((address) => [this.personalData.storedStreamId(streams.email(address)), address]));
-    // Each reservation's last event: an address reserved by someone else now is theirs.
-    const reservations = (await this.pool.any(sql.unsafe`
-      SELECT DISTINCT ON (stream_id) stream_id AS "streamId", type, data->>'userId' AS "holder" FROM events
-      WHERE stream_id = ANY(${sql.array([...streamOf.keys()], 'text')}) ORDER BY stream_id, stream_version DESC`)) as ReadonlyArray<{ streamId: string; type: string; holder: string }>;
-    for (const { streamId, type, holder } of reservations) if (type === 'email.reserved.v1' && holder !== userId) left.delete(streamOf.get(streamId)!);
+    for (const [streamId, read] of await this.stored.readStreams([...streamOf.keys()])) {
+      const reservation = fold(emailReservationModel, read);
+      if (reservation.status === 'reserved' && reservation.userId !== userId) left.delete(streamOf.get(streamId)!);
+    }
     return [...left];
   }
 }
 
-const emailChangeTypes = storedTypesReadingAs(new Set(['user.email_changed.v1']));
-
-/** An address as read from an event, lowercased, or null where there is none or it reads as erased. */
-function openedAddress(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' && value !== ERASED ? value.toLowerCase() : null;
-}
+const emailChangeTypes = new Set(storedTypesReadingAs(new Set(['user.email_changed.v1'])));

@@ -48,7 +48,7 @@ export function protectPersonalData(
     ...(options.announceErasure ? { announce: options.announceErasure } : {}),
   });
   const personalData = new PersonalData(cipher, keys);
-  const eraser = new Eraser(options.pool, personalData);
+  const eraser = new Eraser(options.pool, personalData, store);
   return {
     store: new ProtectedEventStore(store, personalData, async (event) => {
       try {

@@ -1,6 +1,10 @@
-import { streamModel, type DomainEvent } from '@portcullis/contracts';
+import type { DomainEvent } from './events/index.ts';
+import { streamModel } from './events/stream-model.ts';
 
-/** The email reservation stream: reserved by a user, or free. */
+/**
+ * The email reservation stream: reserved by a user, or free. Here, not beside the api's deciders, because
+ * the erasure (platform) asks it too: whether an address a deleted user left is someone else's now.
+ */
 export type EmailReservationState = { status: 'free' } | { status: 'reserved'; userId: string };
 
 export const initialEmailReservation = (): EmailReservationState => ({ status: 'free' });
