@@ -138,6 +138,24 @@ describe('better-auth adminClient against Portcullis', () => {
     expect((await root.admin.stopImpersonating()).error).toMatchObject({ status: 400, message: 'You are not impersonating anyone' });
   });
 
+  it('lists the accounts a user has: none without a password, the password one once an admin sets it', async () => {
+    const root = await signedInRoot();
+    const created = await root.admin.createUser({ email: uniqueEmail('no-password'), name: 'No Password', role: 'user' });
+    expect(created.error).toBeNull();
+    const userId = created.data!.user.id;
+    const accountsAsUser = async () => {
+      const admin = await signedInRoot();
+      expect((await admin.admin.impersonateUser({ userId })).error).toBeNull();
+      const listed = await admin.listAccounts();
+      expect(listed.error).toBeNull();
+      return listed.data;
+    };
+
+    expect(await accountsAsUser()).toEqual([]);
+    expect((await root.admin.setUserPassword({ userId, newPassword: DEFAULT_PASSWORD })).error).toBeNull();
+    expect(await accountsAsUser()).toEqual([expect.objectContaining({ providerId: 'credential', accountId: userId, userId })]);
+  });
+
   it('revokes a user\'s sessions and removes the user', async () => {
     const root = await signedInRoot();
     const email = uniqueEmail('removed');

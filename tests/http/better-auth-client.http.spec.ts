@@ -119,6 +119,28 @@ describe('better-auth client against Portcullis', () => {
     });
   });
 
+  it('lists the caller\'s accounts: the email and password one, without its secrets', async () => {
+    const { client } = authClient();
+    const email = uniqueEmail('client-accounts');
+    const up = await client.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Accounts' });
+    expect(up.error).toBeNull();
+    const userId = up.data!.user.id;
+
+    const { data, error } = await client.listAccounts();
+    expect(error).toBeNull();
+    expect(data).toHaveLength(1);
+    const [account] = data!;
+    // better-auth's credential account: its accountId is the user's id.
+    expect(account).toMatchObject({ providerId: 'credential', provider: 'credential', accountId: userId, userId, scopes: [] });
+    expect(account!.createdAt).toBeInstanceOf(Date);
+    expect(account!.updatedAt).toBeInstanceOf(Date);
+    expect(Object.keys(account!).sort()).toEqual(['accountId', 'createdAt', 'id', 'provider', 'providerId', 'scopes', 'updatedAt', 'userId']);
+
+    const anonymous = await authClient().client.listAccounts();
+    expect(anonymous.data).toBeNull();
+    expect(anonymous.error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+  });
+
   it('reaches the misc endpoints through $fetch', async () => {
     const { client } = authClient();
     expect(await client.$fetch('/ok')).toEqual({ data: { ok: true }, error: null });

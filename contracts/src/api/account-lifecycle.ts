@@ -47,6 +47,23 @@ export const changePasswordAnswerSchema = z.object({
 });
 const resetPasswordLinkParamsSchema = z.object({ token });
 
+/**
+ * One of the caller's linked accounts as better-auth 1.7 lists it: the account row without its secrets (the
+ * password hash, provider tokens), its comma-separated scope as `scopes`, and `provider` beside `providerId`
+ * for clients from before better-auth renamed it.
+ */
+export const linkedAccountSchema = z.object({
+  id: z.string(),
+  providerId: z.string(),
+  provider: z.string().meta({ description: 'The same as providerId (better-auth before 1.3 named it so)' }),
+  accountId: z.string(),
+  userId: z.string(),
+  scopes: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const listAccountsAnswerSchema = z.array(linkedAccountSchema);
+
 const requestPasswordReset = {
   method: 'POST',
   summary: 'Mails a password reset link when the email is registered; answers the same either way',
@@ -141,6 +158,15 @@ export const accountLifecycleEndpoints = {
     auth: 'session',
     body: changeEmailBodySchema,
     answer: statusAnswerSchema,
+  }),
+  listAccounts: endpoint({
+    operationId: 'listUserAccounts',
+    method: 'GET',
+    path: '/list-accounts',
+    summary: 'The accounts linked to the caller (today the email and password one, when the user has a password)',
+    tag: 'Account',
+    auth: 'session',
+    answer: listAccountsAnswerSchema,
   }),
   deleteUser: endpoint({
     operationId: 'deleteUser',
