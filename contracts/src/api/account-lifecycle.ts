@@ -55,7 +55,7 @@ const resetPasswordLinkParamsSchema = z.object({ token });
 export const linkedAccountSchema = z.object({
   id: z.string(),
   providerId: z.string(),
-  provider: z.string().meta({ description: 'The same as providerId (better-auth before 1.3 named it so)' }),
+  provider: z.string().meta({ description: 'The same as providerId, under the name older better-auth clients read' }),
   accountId: z.string(),
   userId: z.string(),
   scopes: z.array(z.string()),
