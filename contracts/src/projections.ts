@@ -111,3 +111,28 @@ export function projectionsConcernedWith(types: Iterable<string>, among: readonl
   const wanted = [...types] as DomainEventType[];
   return among.filter((name) => wanted.some((type) => projectionEventTypes[name].has(type)));
 }
+
+/**
+ * Events some read models may show late while the Redis session cache is served, because no answer then
+ * reads them there first: a new session is found by get-session in the cache (which its append waits for),
+ * else on the log, never in the session table. The table's readers (the session listings) wait for it to
+ * reach the cache first. The projector gathers these into fewer writes (`ProjectionTarget.holdsBack`).
+ */
+export const shownLateBesideSessionCache: Partial<Record<ProjectionName, ReadonlySet<DomainEventType>>> = {
+  sessions: new Set(['session.created.v1']),
+};
+
+/**
+ * The projections an append of events of these types must wait for, among the read models `among` the api
+ * reads, before it answers (read-your-writes): those concerned, less one that may show them late while the
+ * session cache, which is among them, shows them at once.
+ */
+export function projectionsToAwait(types: Iterable<string>, among: readonly ProjectionName[]): ProjectionName[] {
+  const wanted = [...types] as DomainEventType[];
+  const concerned = projectionsConcernedWith(wanted, among);
+  if (!concerned.includes(projectionNames.sessionCache)) return concerned;
+  return concerned.filter((name) => {
+    const late = shownLateBesideSessionCache[name];
+    return late === undefined || wanted.some((type) => projectionEventTypes[name].has(type) && !late.has(type));
+  });
+}

@@ -1,22 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { projectionNames, projectionsConcernedWith, type ProjectionName } from './projections.ts';
+import { projectionNames, projectionsToAwait, type ProjectionName } from './projections.ts';
 
 const all = Object.values(projectionNames) as ProjectionName[];
+const withoutRedis: ProjectionName[] = ['identity', 'sessions', 'organizations'];
 
-describe('projectionsConcernedWith: what an append must wait for', () => {
-  it('a new session: the session table and the session cache, not users or organizations', () => {
-    expect(projectionsConcernedWith(['session.created.v1'], all).sort()).toEqual(['session-cache', 'sessions']);
+describe('projectionsToAwait: what an append must wait for', () => {
+  it('a new session beside the session cache: the cache alone (the session table may show it late)', () => {
+    expect(projectionsToAwait(['session.created.v1'], all)).toEqual(['session-cache']);
+  });
+
+  it('a sign-up: the user table and the cache, not the session table', () => {
+    expect(projectionsToAwait(['user.registered.v1', 'user.credential_account_created.v1', 'session.created.v1'], all).sort()).toEqual(['identity', 'session-cache']);
+  });
+
+  it('a new session without Redis: the session table, which get-session then reads', () => {
+    expect(projectionsToAwait(['session.created.v1'], withoutRedis)).toEqual(['sessions']);
+  });
+
+  it('a revocation: the session table as well as the cache, whatever came with it', () => {
+    expect(projectionsToAwait(['session.revoked.v2'], all).sort()).toEqual(['session-cache', 'sessions']);
+    expect(projectionsToAwait(['session.created.v1', 'session.revoked.v2'], all).sort()).toEqual(['session-cache', 'sessions']);
   });
 
   it('a deleted user: every read model', () => {
-    expect(projectionsConcernedWith(['user.deleted.v1'], all).sort()).toEqual([...all].sort());
-  });
-
-  it('only those the api reads from: without Redis there is no session cache to wait for', () => {
-    expect(projectionsConcernedWith(['session.created.v1'], ['identity', 'sessions', 'organizations'])).toEqual(['sessions']);
+    expect(projectionsToAwait(['user.deleted.v1'], all).sort()).toEqual([...all].sort());
   });
 
   it('a failed sign-in, which no read model is built from: nothing', () => {
-    expect(projectionsConcernedWith(['credentials.sign_in_failed.v1', 'mail.job_queued.v1'], all)).toEqual([]);
+    expect(projectionsToAwait(['credentials.sign_in_failed.v1', 'mail.job_queued.v1'], all)).toEqual([]);
   });
 });

@@ -417,7 +417,10 @@ function sessionSuite(options: { redis: boolean }): void {
     it('treats an expired session as absent: null, cookies cleared, row deleted, session.revoked reason expired', async () => {
       const c = new HttpClient(short().authUrl);
       const { user } = await signUp(c);
-      const rows = await short().query<{ id: string; expiresAt: Date }>(`SELECT id, "expiresAt" FROM session WHERE "userId" = $1`, [user.id]);
+      // With the Redis cache, the session table may show a new session a moment after the answer.
+      const sessionRows = () => short().query<{ id: string; expiresAt: Date }>(`SELECT id, "expiresAt" FROM session WHERE "userId" = $1`, [user.id]);
+      await waitFor(async () => (await sessionRows()).length > 0, { timeoutMs: 10_000, message: 'the session table to hold the session' });
+      const rows = await sessionRows();
       expect(rows).toHaveLength(1);
       const { id, expiresAt } = rows[0]!;
 

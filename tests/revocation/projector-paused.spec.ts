@@ -190,10 +190,15 @@ describeWithRedis('a due refresh of a session its stream has ended', () => {
   });
 
   it('answers no session, however current the read model that still holds it', async () => {
-    const { token } = await signUp(new HttpClient(system.authUrl));
+    const { token, user } = await signUp(new HttpClient(system.authUrl));
     const tokenHash = hashToken(token);
     const sessionId = sessionIdForTokenHash(tokenHash);
-    const userId = (await system.query<{ userId: string }>(`SELECT "userId" FROM session WHERE token = $1`, [tokenHash]))[0]!.userId;
+    const userId = user.id;
+    // The session table shows a new session a moment after the cache does.
+    await waitFor(async () => (await system.query(`SELECT 1 FROM session WHERE token = $1`, [tokenHash])).length === 1, {
+      timeoutMs: 10_000,
+      message: 'the session table to hold the session',
+    });
     system.projector.kill('SIGSTOP');
     try {
       // Ended by another api whose revocation the read models have not applied yet.

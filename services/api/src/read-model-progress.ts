@@ -2,10 +2,12 @@ import { performance } from 'node:perf_hooks';
 import {
   CHECKPOINT_CHANNEL,
   createRedisClient,
+  hurryRequest,
   keysErasedIn,
   NotificationListener,
   parseCacheCheckpoint,
   parsePointer,
+  PROJECTION_CONTROL_CHANNEL,
   sql,
   type DatabasePool,
   type EventStore,
@@ -15,7 +17,7 @@ import {
   type Settlement,
 } from '@portcullis/platform';
 import { randomBytes } from 'node:crypto';
-import { projectionNames, projectionsConcernedWith, type ProjectionName } from '@portcullis/contracts';
+import { projectionNames, projectionsToAwait, shownLateBesideSessionCache, type DomainEventType, type ProjectionName } from '@portcullis/contracts';
 import { HeldReaders } from './session/held-readers.ts';
 
 /** A pub/sub connection already open for something else, that can hear one more channel. */
@@ -190,10 +192,38 @@ export class ReadModelProgress {
     });
   }
 
+  /**
+   * Resolves once the session table has applied what the session cache had, and the log's head, when this
+   * was called: the table then lists every session a client was told of, though a sign-in does not wait for
+   * the table while the cache is served (`shownLateBesideSessionCache`). The projector is hurried for it.
+   */
+  async sessionTableCaughtUp(): Promise<void> {
+    if (!this.readModels.includes(projectionNames.sessionCache)) return;
+    const position = Math.max(this.positions.get(projectionNames.sessionCache) ?? 0, this.logHead);
+    if (this.reached([projectionNames.sessions]) >= position) return;
+    await this.hurry(projectionNames.sessions);
+    if (!(await this.waitFor(position, [projectionNames.sessions]))) {
+      this.options.log.warn({ position, positions: Object.fromEntries(this.positions) }, 'the session table did not catch up in time; listing it as it is');
+    }
+  }
+
+  /** Asks the projector for what it holds back of `projection` (see `shownLateBesideSessionCache`). */
+  private async hurry(projection: ProjectionName): Promise<void> {
+    await this.options.pool
+      .query(sql.unsafe`SELECT pg_notify(${PROJECTION_CONTROL_CHANNEL}, ${hurryRequest(projection)})`)
+      .catch((error: unknown) => this.options.log.warn({ err: error, projection }, 'could not hurry a projection; waiting for it anyway'));
+  }
+
   /** What a command waits for after its append (see `Settlement`). */
   async settle(position: number, eventTypes: ReadonlySet<string>, settlement: Exclude<Settlement, 'none'>): Promise<void> {
-    const projections = projectionsConcernedWith(eventTypes, this.readModels);
+    const projections = projectionsToAwait(eventTypes, this.readModels);
     if (projections.length === 0) return;
+    // The session cache is not served (Redis lost, or a generation not yet verified), yet the projector may
+    // still hold new sessions back from the table, which get-session reads meanwhile.
+    const late = shownLateBesideSessionCache[projectionNames.sessions];
+    if (projections.includes(projectionNames.sessions) && late && [...eventTypes].some((type) => late.has(type as DomainEventType))) {
+      void this.hurry(projectionNames.sessions);
+    }
     if (settlement === 'revocation') {
       // Past `maxLagMs` after the append, no api process believes a read model that has not applied it.
       const bound = this.now() + this.options.maxLagMs + 1;

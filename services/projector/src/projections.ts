@@ -1,4 +1,5 @@
-import type { Config, DatabasePool, Eraser, EventStore, ProjectionTarget } from '@portcullis/platform';
+import type { Config, DatabasePool, Eraser, EventStore, HoldBack, ProjectionTarget } from '@portcullis/platform';
+import { projectionNames, shownLateBesideSessionCache } from '@portcullis/contracts';
 import {
   KafkaMailBus,
   PostgresProjectionTarget,
@@ -27,6 +28,17 @@ export interface ProjectionSet {
 }
 
 /**
+ * While the session cache is kept, new sessions may wait to reach the session table (see
+ * `shownLateBesideSessionCache`), for no longer than a fraction of what api processes allow the table to
+ * trail before they stop believing it.
+ */
+function sessionTableHoldBack(config: Config, sessionCacheKept: boolean): { holdsBack?: HoldBack } {
+  const ms = Math.min(config.projector.sessionTableGatherMs, Math.floor(config.sessionReadMaxLagMs / 4));
+  const types = shownLateBesideSessionCache[projectionNames.sessions];
+  return sessionCacheKept && ms > 0 && types ? { holdsBack: { types, ms } } : {};
+}
+
+/**
  * Every projection this deployment runs: the Postgres read models, the Redis cache when configured, and
  * the mail relay to Kafka when KAFKA_BROKERS is set (without it the mailer follows the log itself).
  */
@@ -45,7 +57,7 @@ export async function createProjectionTargets(
   const announce = publish ? { announce: publish } : {};
   const targets: ProjectionTarget[] = [
     new PostgresProjectionTarget(pool, identityProjection, announce),
-    new PostgresProjectionTarget(pool, sessionsProjection, announce),
+    new PostgresProjectionTarget(pool, sessionsProjection, { ...announce, ...sessionTableHoldBack(config, redis !== null) }),
     new PostgresProjectionTarget(pool, organizationsProjection, announce),
     // No api write waits for it (its name is none the api waits on): audit search may trail the log a batch.
     new PostgresProjectionTarget(pool, auditIndexProjection, announce),

@@ -141,8 +141,9 @@ export interface ListedSession {
   readonly tokenHash: string;
 }
 
-/** A user's unexpired sessions, newest first. */
+/** A user's unexpired sessions, newest first, from the session table once it has caught up with the cache. */
 export async function listUserSessions(ctx: ApiContext, userId: string, now: Date): Promise<ListedSession[]> {
+  await ctx.progress.sessionTableCaughtUp();
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${sessionColumns}, s.token AS token_hash FROM session s
     WHERE s."userId" = ${userId} AND s."expiresAt" > ${sql.timestamp(now)}

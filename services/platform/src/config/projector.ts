@@ -17,6 +17,10 @@ export const projectorSettings = section(
       z.coerce.number().int().min(0).max(1000).default(0),
       'how long a busy projector waits to gather several appends into one batch (group commit); off by default, as appends that arrive while a batch is projected are batched anyway, at no added latency; a wait trades each write\'s latency for throughput under heavy load',
     ),
+    PROJECTOR_SESSION_TABLE_GATHER_MS: setting(
+      z.coerce.number().int().min(0).max(250).default(100),
+      'with Redis: how long the projector may hold new sessions to write several to the session table at once (get-session finds them in the cache meanwhile, and the session listings hurry them); 0 writes each at once',
+    ),
     PROJECTOR_LEASE_MS: setting(
       z.coerce.number().int().min(1000).max(600_000).default(5000),
       'a projector that stops heartbeating (dead, frozen, cut off) loses its projections to a standby after this long',
@@ -31,6 +35,7 @@ export const projectorSettings = section(
       batchSize: c.PROJECTOR_BATCH_SIZE,
       pollIntervalMs: c.PROJECTOR_POLL_INTERVAL_MS,
       lingerMs: c.PROJECTOR_LINGER_MS,
+      sessionTableGatherMs: c.PROJECTOR_SESSION_TABLE_GATHER_MS,
       /** A holder that stops heartbeating loses its projections' locks after this long (failover bound). */
       leaseMs: c.PROJECTOR_LEASE_MS,
       rebuildBatchSize: c.PROJECTOR_REBUILD_BATCH_SIZE,

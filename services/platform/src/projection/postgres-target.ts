@@ -2,6 +2,7 @@ import { sql, type DatabasePool, type sqlFromCatalog } from '../database/pool.ts
 import type { EventFields } from '../event-store/event-store.ts';
 import {
   CheckpointFencedError,
+  type HoldBack,
   type PostgresProjection,
   type ProjectedEvent,
   type ProjectionSql,
@@ -66,6 +67,7 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   readonly name: string;
   readonly handles: ReadonlySet<string> | undefined;
   readonly gatherMs: number | undefined;
+  readonly holdsBack: HoldBack | undefined;
   readonly reads: EventFields | undefined;
   readonly replayBatch?: ProjectionTarget['replayBatch'];
   private readonly announce: CheckpointAnnouncer | null;
@@ -79,11 +81,12 @@ export class PostgresProjectionTarget implements ProjectionTarget {
   constructor(
     private readonly pool: DatabasePool,
     private readonly projection: PostgresProjection,
-    options: { announce?: CheckpointAnnouncer; shadowSchema?: string } = {},
+    options: { announce?: CheckpointAnnouncer; shadowSchema?: string; holdsBack?: HoldBack } = {},
   ) {
     this.name = projection.name;
     this.handles = projection.handles;
     this.gatherMs = projection.gatherMs;
+    this.holdsBack = options.holdsBack;
     this.reads = projection.replay?.reads ?? projection.reads;
     const replay = projection.replay;
     if (replay) {

@@ -20,6 +20,13 @@ export interface ProjectionTarget {
    * one transaction each, instead of one transaction per request. Absent or 0: it reads at once.
    */
   readonly gatherMs?: number;
+  /**
+   * Events of these types no answer waits for this read model to show: read at once with the others (the
+   * read is shared), they are held in the projector and applied with the next event of another type, once
+   * `ms` have passed since the first was held, or when a reader asks for them (`hurryRequest`). A busy log
+   * then costs the read model one write for several requests, and anything else is applied as soon as ever.
+   */
+  readonly holdsBack?: HoldBack;
   /** The most events one `applyBatch` may be handed, whatever batch size a replay asks for (absent: any). */
   readonly batchLimit?: number;
   /**
@@ -48,6 +55,11 @@ export interface ProjectionTarget {
   createShadow?(): Promise<ShadowTarget>;
   /** Empties the state and sets the checkpoint to 0; the caller holds the projection's lock. For targets without a shadow. */
   reset?(): Promise<void>;
+}
+
+export interface HoldBack {
+  readonly types: ReadonlySet<string>;
+  readonly ms: number;
 }
 
 export interface ShadowTarget extends ProjectionTarget {

@@ -5,6 +5,7 @@ import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contrac
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
+import { hurryRequest, PROJECTION_CONTROL_CHANNEL } from './control.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
 import { CheckpointFencedError, type PostgresProjection, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 import { resetProjection } from './rebuild.ts';
@@ -703,5 +704,124 @@ describe('ProjectionRunner: lingering under a burst of appends', () => {
     expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(20);
     // The first append may be read at once; every later one waits for the interval and comes in together.
     expect(batchSizes.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('ProjectionRunner: holding back events no reader waits for', () => {
+  let db: EventLogDatabase;
+  const runners: ProjectionRunner[] = [];
+  const heldType = 'credentials.sign_in_failed.v1';
+  const email = 'held@example.test';
+  let tables = 0;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_runner_hold');
+  });
+
+  afterAll(async () => {
+    await Promise.all(runners.map((r) => r.stop()));
+    await db?.close();
+  });
+
+  /**
+   * A runner holding back sign-in failures for `ms`, over a store that tells how far it has read, and a
+   * target that records the size of each batch it applies.
+   */
+  async function holdingRunner(ms: number) {
+    tables += 1;
+    const name = `held_${tables}`;
+    await db.pool.query(sql.unsafe`CREATE TABLE ${sql.identifier([name])} (position bigint NOT NULL)`);
+    const inner = new PostgresProjectionTarget(db.pool, {
+      name,
+      tables: [name],
+      async apply(tx, { recorded }) {
+        await tx.query(sql.unsafe`INSERT INTO ${sql.identifier([name])} (position) VALUES (${recorded.position})`);
+      },
+    });
+    const batches: number[] = [];
+    const progress = { readTo: 0 };
+    const target: ProjectionTarget = {
+      name,
+      holdsBack: { types: new Set([heldType]), ms },
+      readCheckpoint: () => inner.readCheckpoint(),
+      applyBatch: async (events, from, to) => {
+        await inner.applyBatch(events, from, to);
+        if (events.length > 0) batches.push(events.length);
+      },
+    };
+    const store = {
+      appendGeneration: () => db.store.appendGeneration(),
+      waitForAppend: (generation: number, timeoutMs: number, signal?: AbortSignal) => db.store.waitForAppend(generation, timeoutMs, signal),
+      readAll: async (options: Parameters<typeof db.store.readAll>[0]) => {
+        const read = await db.store.readAll(options);
+        progress.readTo = Math.max(progress.readTo, read.at(-1)?.position ?? 0);
+        return read;
+      },
+    };
+    const runner = new ProjectionRunner({ store, target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log: quietLog });
+    runners.push(runner);
+    runner.start();
+    // What the log holds already, up to an event it does not hold back, is applied before the spec begins.
+    const start = await appendOther();
+    await waitFor(async () => (await inner.readCheckpoint()) === start, { timeoutMs: 10_000, message: 'the runner to catch up' });
+    batches.length = 0;
+    const rows = async (): Promise<number> =>
+      Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([name])} WHERE position > ${start}`));
+    return { runner, inner, batches, progress, rows, name };
+  }
+
+  async function appendHeld(count: number): Promise<number> {
+    const events = Array.from({ length: count }, () => SignInFailed({ email, userId: null, reason: 'user_not_found' }));
+    return (await db.store.append([domainWrite(streams.signIn(email), 'any', events, metadataAt(new Date()))])).position;
+  }
+
+  async function appendOther(): Promise<number> {
+    const event = UsernameSignInFailed({ username: 'held', userId: null, reason: 'user_not_found' });
+    return (await db.store.append([domainWrite(streams.usernameSignIn('held'), 'any', [event], metadataAt(new Date()))])).position;
+  }
+
+  it('holds its held types once read, and applies them with the next event of another type in one batch', async () => {
+    const { inner, batches, progress, rows } = await holdingRunner(60_000);
+    const before = await inner.readCheckpoint();
+    expect(await rows()).toBe(0);
+    await appendHeld(2);
+    const heldTo = await appendHeld(1);
+    await waitFor(() => progress.readTo >= heldTo, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    expect(await rows()).toBe(0);
+    expect(await inner.readCheckpoint()).toBe(before);
+
+    const head = await appendOther();
+    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the other event to be applied' });
+    expect(await rows()).toBe(4);
+    expect(batches).toEqual([4]);
+  });
+
+  it('applies what it holds at once when a reader hurries it', async () => {
+    const { inner, progress, rows, name } = await holdingRunner(60_000);
+    const head = await appendHeld(3);
+    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    expect(await rows()).toBe(0);
+
+    await db.pool.query(sql.unsafe`SELECT pg_notify(${PROJECTION_CONTROL_CHANNEL}, ${hurryRequest(name)})`);
+    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the hurried events to be applied' });
+    expect(await rows()).toBe(3);
+  });
+
+  it('holds them no longer than its bound', async () => {
+    const { inner, progress, rows, batches } = await holdingRunner(300);
+    const head = await appendHeld(2);
+    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the held events to be applied on their bound' });
+    expect(await rows()).toBe(2);
+    expect(batches).toEqual([2]);
+  });
+
+  it('applies what it holds when it stops, so nothing is lost or read again', async () => {
+    const { runner, inner, progress, rows } = await holdingRunner(60_000);
+    const head = await appendHeld(2);
+    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    await runner.stop();
+    expect(await inner.readCheckpoint()).toBe(head);
+    expect(await rows()).toBe(2);
   });
 });

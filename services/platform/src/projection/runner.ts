@@ -57,6 +57,10 @@ export class ProjectionRunner {
   private readonly reportedUnknownTypes = new Set<string>();
   private unwatchControl: (() => void) | null = null;
   private releaseRequested = false;
+  /** A reader asked for what the runner holds back (see `ProjectionTarget.holdsBack`). */
+  private hurried = false;
+  /** Ends the runner's wait for the next append: stopping, or a hurry. */
+  private wake = new AbortController();
   private loop: Promise<void> | null = null;
   private holding = false;
 
@@ -76,6 +80,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.wake.abort();
     await this.loop;
     await this.dropLock();
   }
@@ -84,20 +89,39 @@ export class ProjectionRunner {
     const { target, store, log } = this.options;
     const deferMs = this.options.checkpointDeferMs ?? DEFAULT_CHECKPOINT_DEFER_MS;
     // `stored` is the checkpoint as written (a batch fences on it); `checkpoint` is how far this runner has
-    // read, ahead of `stored` only by batches that had nothing for this projection.
+    // read, ahead of `stored` only by batches that had nothing for this projection or only events it holds.
     let stored = 0;
     let checkpoint = 0;
+    // Events read and handled but not yet applied (see `ProjectionTarget.holdsBack`): all of a type it may
+    // hold back, all up to `checkpoint`, applied with the checkpoint's next move.
+    let held: ProjectedEvent[] = [];
+    let heldSince = 0;
     /** The id of the event at `checkpoint`: a checkpoint held back is written with it later. */
     let checkpointEventId: string | null = null;
     let storedAt = 0;
     const storeCheckpoint = async (events: readonly ProjectedEvent[], to: number, toEventId: string | null): Promise<void> => {
-      await target.applyBatch(events, stored, to, toEventId);
+      // A hurry heard while this batch is written may want more than it holds: it stands for the next one.
+      this.hurried = false;
+      await target.applyBatch(held.length === 0 ? events : [...held, ...events], stored, to, toEventId);
       stored = checkpoint = to;
       checkpointEventId = toEventId;
       storedAt = Date.now();
+      held = [];
     };
-    /** How long the stored checkpoint may still trail; at or below 0 a held-back one is due. */
-    const deferRemainingMs = (): number => deferMs - (Date.now() - storedAt);
+    /** Back to the stored checkpoint (a lock taken, a batch failed): what was read past it is read again. */
+    const restartFrom = (checkpointStored: number): void => {
+      stored = checkpoint = checkpointStored;
+      held = [];
+    };
+    const holdsBack = target.holdsBack;
+    /**
+     * How long the stored checkpoint may still trail; at or below 0 a held-back one is due. Held events are
+     * due `holdsBack.ms` after the first of them was held, and at once when a reader hurries them.
+     */
+    const deferRemainingMs = (): number => {
+      if (this.hurried) return 0;
+      return held.length === 0 ? deferMs - (Date.now() - storedAt) : holdsBack!.ms - (Date.now() - heldSince);
+    };
     /** How long to wait for the next append: no longer than a held-back checkpoint may stay unwritten. */
     const idleWaitMs = (): number => (checkpoint > stored ? Math.max(0, deferRemainingMs()) : this.options.pollIntervalMs);
     const linger = new LingerPolicy(this.options.lingerMs ?? 0);
@@ -105,7 +129,7 @@ export class ProjectionRunner {
     let lastReadAt = Number.NEGATIVE_INFINITY;
     let wokenByAppend = false;
     const waitForAppend = async (generation: number): Promise<void> => {
-      await store.waitForAppend(generation, idleWaitMs(), this.abort.signal);
+      await store.waitForAppend(generation, idleWaitMs(), this.wake.signal);
       wokenByAppend = store.appendGeneration() !== generation;
     };
     while (!this.abort.signal.aborted) {
@@ -115,7 +139,7 @@ export class ProjectionRunner {
             await sleep(this.options.standbyIntervalMs ?? 500, this.abort.signal);
             continue;
           }
-          stored = checkpoint = await target.readCheckpoint();
+          restartFrom(await target.readCheckpoint());
           storedAt = Date.now();
           log.info({ projection: this.name, checkpoint }, 'projection lock acquired');
         }
@@ -158,8 +182,12 @@ export class ProjectionRunner {
         // Nothing here for this projection: moving its checkpoint would be a write (and a wake-up for every
         // api waiting on it) that changes no row. Hold it back, within bounds, so that a restart re-reads
         // little and readers of the checkpoint see it trail by no more than a moment.
-        const holdBack = projected.length === 0 && to - stored < this.options.batchSize && deferRemainingMs() > 0;
+        // Events it may hold back are held too, so one write takes several requests' worth.
+        const mayHold = projected.every((p) => holdsBack?.types.has(p.event.type) === true);
+        const holdBack = mayHold && to - stored < this.options.batchSize && (held.length === 0 && projected.length > 0 ? !this.hurried : deferRemainingMs() > 0);
         if (holdBack) {
+          if (held.length === 0 && projected.length > 0) heldSince = Date.now();
+          held.push(...projected);
           checkpoint = to;
           checkpointEventId = last.eventId;
         } else await storeCheckpoint(projected, to, last.eventId);
@@ -171,7 +199,7 @@ export class ProjectionRunner {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
           log.warn({ projection: this.name }, 'checkpoint moved under us; re-reading it');
-          stored = checkpoint = await target.readCheckpoint().catch(() => stored);
+          restartFrom(await target.readCheckpoint().catch(() => stored));
           continue;
         }
         log.error({ projection: this.name, err: error }, 'projection batch failed; retrying');
@@ -180,7 +208,7 @@ export class ProjectionRunner {
         // holder's last COMMIT can land after we took the lock and read the checkpoint, and then our batch
         // fails on its rows (a unique violation) before it reaches the fence. Retrying from our stale
         // checkpoint would fail the same way for ever.
-        stored = checkpoint = await target.readCheckpoint().catch(() => stored);
+        restartFrom(await target.readCheckpoint().catch(() => stored));
       }
     }
     // Stopping: write what was held back, so the next holder does not re-read it.
@@ -218,8 +246,16 @@ export class ProjectionRunner {
         return false;
       }
       // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
-      this.unwatchControl = this.options.control.watch(this.name, () => {
-        this.releaseRequested = true;
+      this.unwatchControl = this.options.control.watch(this.name, {
+        onRelease: () => {
+          this.releaseRequested = true;
+        },
+        onHurry: () => {
+          this.hurried = true;
+          const waiting = this.wake;
+          this.wake = new AbortController();
+          waiting.abort();
+        },
       });
       this.lockClient = client;
       this.holding = true;
