@@ -51,7 +51,8 @@ const activeSelectionEnders = [
 
 /**
  * The events each read model is built from. The projector hands a projection only these, and the api waits
- * only for the projections an append concerns: a sign-in waits for the session tables, not for organizations.
+ * only for the projections an append concerns (`projectionsToAwait`): a sign-in waits for the session
+ * cache, not for organizations.
  */
 export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEventType>> = {
   identity: new Set([
