@@ -195,14 +195,15 @@ export class ReadModelProgress {
   /**
    * Resolves once the session table has applied what the session cache had, and the log's head, when this
    * was called: the table then lists every session a client was told of, though a sign-in does not wait for
-   * the table while the cache is served (`shownLateBesideSessionCache`). The projector is hurried for it.
+   * the table while the cache is served (`shownLateBesideSessionCache`). The projector is hurried for it; a
+   * table still behind after `maxLagMs` (a stopped projector) is listed as it is.
    */
   async sessionTableCaughtUp(): Promise<void> {
     if (!this.readModels.includes(projectionNames.sessionCache)) return;
     const position = Math.max(this.positions.get(projectionNames.sessionCache) ?? 0, this.logHead);
     if (this.reached([projectionNames.sessions]) >= position) return;
     await this.hurry(projectionNames.sessions);
-    if (!(await this.waitFor(position, [projectionNames.sessions]))) {
+    if (!(await this.waitFor(position, [projectionNames.sessions], this.options.maxLagMs))) {
       this.options.log.warn({ position, positions: Object.fromEntries(this.positions) }, 'the session table did not catch up in time; listing it as it is');
     }
   }
