@@ -767,7 +767,10 @@ describe('ProjectionRunner: holding back events no reader waits for', () => {
     batches.length = 0;
     const rows = async (): Promise<number> =>
       Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([name])} WHERE position > ${start}`));
-    return { runner, inner, batches, progress, rows, name };
+    const untilRead = (position: number) => waitFor(() => progress.readTo >= position, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    const untilApplied = (position: number, message: string) =>
+      waitFor(async () => (await inner.readCheckpoint()) === position, { timeoutMs: 10_000, message });
+    return { runner, inner, batches, rows, name, untilRead, untilApplied };
   }
 
   async function appendHeld(count: number): Promise<number> {
@@ -781,45 +784,45 @@ describe('ProjectionRunner: holding back events no reader waits for', () => {
   }
 
   it('holds its held types once read, and applies them with the next event of another type in one batch', async () => {
-    const { inner, batches, progress, rows } = await holdingRunner(60_000);
+    const { inner, batches, rows, untilRead, untilApplied } = await holdingRunner(60_000);
     const before = await inner.readCheckpoint();
     expect(await rows()).toBe(0);
     await appendHeld(2);
     const heldTo = await appendHeld(1);
-    await waitFor(() => progress.readTo >= heldTo, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    await untilRead(heldTo);
     expect(await rows()).toBe(0);
     expect(await inner.readCheckpoint()).toBe(before);
 
     const head = await appendOther();
-    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the other event to be applied' });
+    await untilApplied(head, 'the other event to be applied');
     expect(await rows()).toBe(4);
     expect(batches).toEqual([4]);
   });
 
   it('applies what it holds at once when a reader hurries it', async () => {
-    const { inner, progress, rows, name } = await holdingRunner(60_000);
+    const { rows, name, untilRead, untilApplied } = await holdingRunner(60_000);
     const head = await appendHeld(3);
-    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    await untilRead(head);
     expect(await rows()).toBe(0);
 
     await db.pool.query(sql.unsafe`SELECT pg_notify(${PROJECTION_CONTROL_CHANNEL}, ${hurryRequest(name)})`);
-    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the hurried events to be applied' });
+    await untilApplied(head, 'the hurried events to be applied');
     expect(await rows()).toBe(3);
   });
 
   it('holds them no longer than its bound', async () => {
-    const { inner, progress, rows, batches } = await holdingRunner(300);
+    const { rows, batches, untilRead, untilApplied } = await holdingRunner(300);
     const head = await appendHeld(2);
-    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
-    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 10_000, message: 'the held events to be applied on their bound' });
+    await untilRead(head);
+    await untilApplied(head, 'the held events to be applied on their bound');
     expect(await rows()).toBe(2);
     expect(batches).toEqual([2]);
   });
 
   it('applies what it holds when it stops, so nothing is lost or read again', async () => {
-    const { runner, inner, progress, rows } = await holdingRunner(60_000);
+    const { runner, inner, rows, untilRead } = await holdingRunner(60_000);
     const head = await appendHeld(2);
-    await waitFor(() => progress.readTo >= head, { timeoutMs: 10_000, message: 'the runner to read the held events' });
+    await untilRead(head);
     await runner.stop();
     expect(await inner.readCheckpoint()).toBe(head);
     expect(await rows()).toBe(2);
