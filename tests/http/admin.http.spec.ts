@@ -2,6 +2,7 @@ import { createAuthClient } from 'better-auth/client';
 import { adminClient } from 'better-auth/client/plugins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
+import { hashToken } from '@portcullis/platform';
 import { DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
 import { cookieJarFetch } from '../support/better-auth-fetch.ts';
 import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
@@ -110,6 +111,20 @@ describe('better-auth adminClient against Portcullis', () => {
 
     expect((await root.admin.unbanUser({ userId: signedUp.data!.user.id })).data?.user).toMatchObject({ banned: false, banReason: null });
     expect((await client('users').signIn.email({ email, password: DEFAULT_PASSWORD })).error).toBeNull();
+  });
+
+  it('lists, on another api process, the session a user signed in with a moment before on the first', async () => {
+    const root = await signedInRoot();
+    const target = client('users');
+    const signedUp = await target.signUp.email({ email: uniqueEmail('listed'), password: DEFAULT_PASSWORD, name: 'Listed' });
+    const signedIn = await target.signIn.email({ email: signedUp.data!.user.email, password: DEFAULT_PASSWORD });
+    expect(signedIn.error).toBeNull();
+    // The session table may show new sessions a moment after the answer: the listing waits for it.
+    const listed = await root.admin.listUserSessions({ userId: signedUp.data!.user.id });
+    expect(listed.error).toBeNull();
+    expect(listed.data?.sessions.map((s) => s.userId)).toEqual([signedUp.data!.user.id, signedUp.data!.user.id]);
+    // The admin's listing shows each session by its token's hash.
+    expect(listed.data?.sessions.map((s) => s.token)).toContain(hashToken(signedIn.data!.token));
   });
 
   it('impersonates a user and stops, the admin session restored from admin_session', async () => {

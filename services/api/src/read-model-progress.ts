@@ -52,7 +52,7 @@ interface HeadSample {
 export interface ReadModelProgressOptions {
   readonly pool: DatabasePool;
   readonly databaseUrl: string;
-  readonly store: Pick<EventStore, 'eventIdAt'>;
+  readonly store: Pick<EventStore, 'eventIdAt' | 'headPosition'>;
   readonly redis: {
     readonly client: Redis;
     readonly url: string;
@@ -193,14 +193,16 @@ export class ReadModelProgress {
   }
 
   /**
-   * Resolves once the session table has applied what the session cache had, and the log's head, when this
-   * was called: the table then lists every session a client was told of, though a sign-in does not wait for
+   * Resolves once the session table has applied the log's head as read now: the table then lists every
+   * session a client was told of, on whichever api process it signed in, though a sign-in does not wait for
    * the table while the cache is served (`shownLateBesideSessionCache`). The projector is hurried for it; a
    * table still behind after `maxLagMs` (a stopped projector) is listed as it is.
    */
   async sessionTableCaughtUp(): Promise<void> {
     if (!this.readModels.includes(projectionNames.sessionCache)) return;
-    const position = Math.max(this.positions.get(projectionNames.sessionCache) ?? 0, this.logHead);
+    // Read now rather than taken from the last poll: a sign-in answered by another process a moment ago may
+    // be past both that poll and the session cache's notices this process has heard.
+    const position = await this.options.store.headPosition().catch(() => Math.max(this.positions.get(projectionNames.sessionCache) ?? 0, this.logHead));
     if (this.reached([projectionNames.sessions]) >= position) return;
     await this.hurry(projectionNames.sessions);
     if (!(await this.waitFor(position, [projectionNames.sessions], this.options.maxLagMs))) {
