@@ -117,7 +117,7 @@ export function projectionsConcernedWith(types: Iterable<string>, among: readonl
  * Events some read models may show late while the Redis session cache is served, because no answer then
  * reads them there first: a new session is found by get-session in the cache (which its append waits for),
  * else on the log, never in the session table. The table's readers (the session listings) wait for it to
- * reach the cache first. The projector gathers these into fewer writes (`ProjectionTarget.holdsBack`).
+ * reach the log's head first. The projector gathers these into fewer writes (`ProjectionTarget.holdsBack`).
  */
 export const shownLateBesideSessionCache: Partial<Record<ProjectionName, ReadonlySet<DomainEventType>>> = {
   sessions: new Set(['session.created.v1']),
