@@ -108,15 +108,15 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
 };
 
 /** The projections whose read models change with events of these types. */
-export function projectionsConcernedWith(types: Iterable<string>, among: readonly ProjectionName[]): ProjectionName[] {
+function projectionsConcernedWith(types: Iterable<string>, among: readonly ProjectionName[]): ProjectionName[] {
   const wanted = [...types] as DomainEventType[];
   return among.filter((name) => wanted.some((type) => projectionEventTypes[name].has(type)));
 }
 
 /**
- * Events some read models may show late while the Redis session cache is served, because no answer then
- * reads them there first: a new session is found by get-session in the cache (which its append waits for),
- * else on the log, never in the session table. The table's readers (the session listings) wait for it to
+ * Events some read models may show late while the Redis session cache is served, as no answer reads them
+ * there first: get-session finds a new session in the cache (which its append waits for), else on the log,
+ * never in the session table. The table's readers (the session listings) wait for it to
  * reach the log's head first. The projector gathers these into fewer writes (`ProjectionTarget.holdsBack`).
  */
 export const shownLateBesideSessionCache: Partial<Record<ProjectionName, ReadonlySet<DomainEventType>>> = {
