@@ -158,15 +158,21 @@ describe('better-auth adminClient against Portcullis', () => {
     const created = await root.admin.createUser({ email: uniqueEmail('no-password'), name: 'No Password', role: 'user' });
     expect(created.error).toBeNull();
     const userId = created.data!.user.id;
-    const accountsAsUser = async () => {
+    const asUser = async () => {
       const admin = await signedInRoot();
       expect((await admin.admin.impersonateUser({ userId })).error).toBeNull();
-      const listed = await admin.listAccounts();
+      return admin;
+    };
+    const accountsAsUser = async () => {
+      const listed = await (await asUser()).listAccounts();
       expect(listed.error).toBeNull();
       return listed.data;
     };
 
     expect(await accountsAsUser()).toEqual([]);
+    // Without any account, whatever unlink-account names is not one of the user's.
+    const unlinked = await (await asUser()).unlinkAccount({ accountId: 'no-such-account' });
+    expect(unlinked.error).toMatchObject({ code: 'ACCOUNT_NOT_FOUND', message: 'Account not found', status: 400 });
     expect((await root.admin.setUserPassword({ userId, newPassword: DEFAULT_PASSWORD })).error).toBeNull();
     expect(await accountsAsUser()).toEqual([expect.objectContaining({ providerId: 'credential', accountId: userId, userId })]);
   });

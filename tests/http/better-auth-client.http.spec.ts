@@ -141,6 +141,34 @@ describe('better-auth client against Portcullis', () => {
     expect(anonymous.error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
   });
 
+  it('refuses to unlink the last account, named either way better-auth has named it', async () => {
+    const { client } = authClient();
+    const up = await client.signUp.email({ email: uniqueEmail('client-unlink'), password: DEFAULT_PASSWORD, name: 'Unlink' });
+    expect(up.error).toBeNull();
+    const [account] = (await client.listAccounts()).data!;
+    const lastAccount = {
+      code: 'FAILED_TO_UNLINK_LAST_ACCOUNT',
+      message: "You can't unlink your last account",
+      status: errorCatalogue.FAILED_TO_UNLINK_LAST_ACCOUNT.status,
+    };
+    expect(lastAccount.status).toBe(400);
+
+    // better-auth 1.7 names the account by its own id; the spec's clients by provider.
+    const byId = await client.unlinkAccount({ accountId: account!.id });
+    expect(byId.data).toBeNull();
+    expect(byId.error).toMatchObject(lastAccount);
+    const byProvider = await client.$fetch('/unlink-account', { method: 'POST', body: { providerId: 'credential' } });
+    expect(byProvider.error).toMatchObject(lastAccount);
+    // Still there, still signing in.
+    expect((await client.listAccounts()).data).toHaveLength(1);
+    expect((await authClient().client.signIn.email({ email: up.data!.user.email, password: DEFAULT_PASSWORD })).error).toBeNull();
+
+    const unnamed = await client.$fetch('/unlink-account', { method: 'POST', body: {} });
+    expect(unnamed.error).toMatchObject({ status: 400 });
+    const anonymous = await authClient().client.unlinkAccount({ accountId: account!.id });
+    expect(anonymous.error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+  });
+
   it('reaches the misc endpoints through $fetch', async () => {
     const { client } = authClient();
     expect(await client.$fetch('/ok')).toEqual({ data: { ok: true }, error: null });

@@ -408,6 +408,8 @@ function sessionSuite(options: { redis: boolean }): void {
       expect(setCookieFor(await c.get('get-session'), cookieNames.sessionToken).attributes.get('max-age')).toBe('60');
       expectCatalogueError(await c.get('list-sessions'), 'SESSION_NOT_FRESH');
       expect(errorCatalogue.SESSION_NOT_FRESH.status).toBe(403);
+      // Unlinking an account asks the same freshness first, before it looks at the accounts.
+      expectCatalogueError(await c.post('unlink-account', { providerId: 'credential' }), 'SESSION_NOT_FRESH');
     });
   });
 

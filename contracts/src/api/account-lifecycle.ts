@@ -29,6 +29,17 @@ export const setPasswordBodySchema = z.object({
 
 export const changeEmailBodySchema = z.object({ newEmail: z.email().max(320), callbackURL: url.optional() });
 
+/**
+ * Both shapes better-auth has taken: `{providerId, accountId?}` (the spec's; accountId the provider's id of
+ * the account) and 1.7's `{accountId}` (the account's own id, as list-accounts answers it).
+ */
+export const unlinkAccountBodySchema = z
+  .object({
+    providerId: z.string().min(1).max(256).optional(),
+    accountId: z.string().min(1).max(256).optional(),
+  })
+  .refine((body) => body.providerId !== undefined || body.accountId !== undefined, { message: 'providerId or accountId is required' });
+
 export const deleteUserBodySchema = z.object({ callbackURL: url.optional(), password: password.optional(), token: token.optional() });
 export const deleteUserCallbackQuerySchema = z.object({ token, callbackURL: url.optional() });
 export const deleteUserAnswerSchema = z.object({
@@ -167,6 +178,16 @@ export const accountLifecycleEndpoints = {
     tag: 'Account',
     auth: 'session',
     answer: listAccountsAnswerSchema,
+  }),
+  unlinkAccount: endpoint({
+    operationId: 'unlinkAccount',
+    method: 'POST',
+    path: '/unlink-account',
+    summary: 'Unlinks one of the caller\'s accounts, never the last one (a fresh session is required)',
+    tag: 'Account',
+    auth: 'session',
+    body: unlinkAccountBodySchema,
+    answer: statusAnswerSchema,
   }),
   deleteUser: endpoint({
     operationId: 'deleteUser',

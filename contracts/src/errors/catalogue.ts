@@ -22,6 +22,8 @@ export const errorCatalogue = {
   SESSION_EXPIRED: { status: 400, message: 'Session expired. Re-authenticate to perform this action.' },
   SESSION_NOT_FRESH: { status: 403, message: 'Session is not fresh' },
   SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
+  FAILED_TO_UNLINK_LAST_ACCOUNT: { status: 400, message: "You can't unlink your last account" },
+  ACCOUNT_NOT_FOUND: { status: 400, message: 'Account not found' },
   EMAIL_CAN_NOT_BE_UPDATED: { status: 400, message: 'Email can not be updated' },
   NO_FIELDS_TO_UPDATE: { status: 400, message: 'No fields to update' },
   UNAUTHORIZED: { status: 401, message: 'Unauthorized' },

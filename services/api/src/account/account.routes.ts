@@ -4,6 +4,7 @@ import { changeEmailRoutes } from './change-email.routes.ts';
 import { deleteUserRoutes } from './delete-user.routes.ts';
 import { emailVerificationRoutes } from './email-verification.routes.ts';
 import { listAccountsRoutes } from './list-accounts.routes.ts';
+import { unlinkAccountRoutes } from './unlink-account.routes.ts';
 import { passwordRoutes } from './password.routes.ts';
 
 /**
@@ -17,5 +18,6 @@ export function accountRoutes(ctx: ApiContext) {
     await app.register(changeEmailRoutes(ctx));
     await app.register(deleteUserRoutes(ctx));
     await app.register(listAccountsRoutes(ctx));
+    await app.register(unlinkAccountRoutes(ctx));
   };
 }

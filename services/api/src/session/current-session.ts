@@ -179,3 +179,14 @@ export async function requireSession(ctx: ApiContext, request: FastifyRequest, r
   if (!current) throw new DomainError('UNAUTHORIZED');
   return current;
 }
+
+/**
+ * better-auth's freshness rule for sensitive requests: the session must have been created within freshAge
+ * (a refresh does not make it fresh again); a freshAge of 0 turns the check off.
+ */
+export function requireFreshSession(ctx: ApiContext, current: CurrentSession): void {
+  const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
+  if (freshAgeMs > 0 && ctx.clock().getTime() - Date.parse(current.session.createdAt) >= freshAgeMs) {
+    throw new DomainError('SESSION_NOT_FRESH');
+  }
+}

@@ -8,6 +8,7 @@ import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { parseQuery } from '../http/validation.ts';
 import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
 import {
+  requireFreshSession,
   requireSession,
   resolveSession,
   runSessionCommand,
@@ -34,17 +35,6 @@ async function endSessionByTokenHash(ctx: ApiContext, request: FastifyRequest, t
       if (legacy && legacy !== derived) await decideOnSession(unit, legacy, { type: 'revoke', byUserId, reason: 'revoked' });
     },
   );
-}
-
-/**
- * better-auth's freshness rule for sensitive reads: the session must have been created within freshAge
- * (a refresh does not make it fresh again); a freshAge of 0 turns the check off.
- */
-function requireFresh(ctx: ApiContext, current: CurrentSession): void {
-  const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
-  if (freshAgeMs > 0 && ctx.clock().getTime() - Date.parse(current.session.createdAt) >= freshAgeMs) {
-    throw new DomainError('SESSION_NOT_FRESH');
-  }
 }
 
 export function sessionRoutes(ctx: ApiContext) {
@@ -91,7 +81,7 @@ export function sessionRoutes(ctx: ApiContext) {
 
     route(app, endpoints.listSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
-      requireFresh(ctx, current);
+      requireFreshSession(ctx, current);
       const listed = await listUserSessions(ctx, current.user.id, ctx.clock());
       // Only the caller's own token is known to us (the rest are stored as hashes): other sessions carry
       // their hash in `token`, which revoke-session accepts in place of the token.
