@@ -11,7 +11,7 @@ import { deleteUserIn } from '../identity/user-deletion.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { route } from '../http/declared-route.ts';
-import { requireSession, resolveSession } from '../session/current-session.ts';
+import { requireSession, resolveSession, sessionIsFresh } from '../session/current-session.ts';
 import { decideVerificationToken, verificationTokenModel } from './verification-token.decider.ts';
 
 /** Spec section 9: 32 characters of lowercase letters and digits (better-auth's generateRandomString(32, '0-9', 'a-z')). */
@@ -75,11 +75,8 @@ export function deleteUserRoutes(ctx: ApiContext) {
         });
         return { success: true, message: 'Verification email sent' };
       }
-      // Spec section 5: the right password, or a fresh session (freshAge 0 turns the check off).
-      const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
-      if (!body.password && freshAgeMs > 0 && ctx.clock().getTime() - Date.parse(current.session.createdAt) >= freshAgeMs) {
-        throw new DomainError('SESSION_EXPIRED');
-      }
+      // Spec section 5: the right password, or a fresh session; better-auth refuses a stale one as expired.
+      if (!body.password && !sessionIsFresh(ctx, current)) throw new DomainError('SESSION_EXPIRED');
       await deleteUser(ctx, request, userId, password);
       clearSessionCookies(reply, ctx.cookies);
       return { success: true, message: 'User deleted' };

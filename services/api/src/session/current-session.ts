@@ -184,9 +184,12 @@ export async function requireSession(ctx: ApiContext, request: FastifyRequest, r
  * better-auth's freshness rule for sensitive requests: the session must have been created within freshAge
  * (a refresh does not make it fresh again); a freshAge of 0 turns the check off.
  */
-export function requireFreshSession(ctx: ApiContext, current: CurrentSession): void {
+export function sessionIsFresh(ctx: ApiContext, current: CurrentSession): boolean {
   const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
-  if (freshAgeMs > 0 && ctx.clock().getTime() - Date.parse(current.session.createdAt) >= freshAgeMs) {
-    throw new DomainError('SESSION_NOT_FRESH');
-  }
+  return freshAgeMs === 0 || ctx.clock().getTime() - Date.parse(current.session.createdAt) < freshAgeMs;
+}
+
+/** SESSION_NOT_FRESH unless the session is fresh (`sessionIsFresh`). */
+export function requireFreshSession(ctx: ApiContext, current: CurrentSession): void {
+  if (!sessionIsFresh(ctx, current)) throw new DomainError('SESSION_NOT_FRESH');
 }

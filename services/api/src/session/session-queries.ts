@@ -141,7 +141,7 @@ export interface ListedSession {
   readonly tokenHash: string;
 }
 
-/** A user's unexpired sessions, newest first, from the session table once it has caught up with the cache. */
+/** A user's unexpired sessions, newest first, from the session table once it has reached the log's head. */
 export async function listUserSessions(ctx: ApiContext, userId: string, now: Date): Promise<ListedSession[]> {
   await ctx.progress.sessionTableCaughtUp();
   const rows = (await ctx.pool.any(sql.unsafe`
