@@ -179,18 +179,19 @@ export class ProjectionRunner {
         const projected = projectedEvents(recorded, target.handles, (type) => this.reportUnknownType(type));
         const last = recorded[recorded.length - 1]!;
         const to = last.position;
-        // Nothing here for this projection: moving its checkpoint would be a write (and a wake-up for every
-        // api waiting on it) that changes no row. Hold it back, within bounds, so that a restart re-reads
-        // little and readers of the checkpoint see it trail by no more than a moment.
-        // Events it may hold back are held too, so one write takes several requests' worth.
-        const mayHold = projected.every((p) => holdsBack?.types.has(p.event.type) === true);
-        const holdBack = mayHold && to - stored < this.options.batchSize && (held.length === 0 && projected.length > 0 ? !this.hurried : deferRemainingMs() > 0);
-        if (holdBack) {
+        // Nothing here for this projection, or only events it may hold back: moving its checkpoint now would
+        // be a write (and a wake-up for every api waiting on it) that changes no row, or one write per
+        // request. Hold it back, within bounds, so that a restart re-reads little and readers of the
+        // checkpoint see it trail by no more than a moment.
+        const mayHold = to - stored < this.options.batchSize && projected.every((p) => holdsBack?.types.has(p.event.type) === true);
+        if (mayHold) {
           if (held.length === 0 && projected.length > 0) heldSince = Date.now();
           held.push(...projected);
+        }
+        if (mayHold && deferRemainingMs() > 0) {
           checkpoint = to;
           checkpointEventId = last.eventId;
-        } else await storeCheckpoint(projected, to, last.eventId);
+        } else await storeCheckpoint(mayHold ? [] : projected, to, last.eventId);
         // A short batch was the whole visible log: rather than read again to find it empty, wait for the
         // next append (at once if one came in since this read began, which the generation tells), or, with a
         // checkpoint held back, until it is due.
