@@ -139,4 +139,38 @@ describe('PostgresEventStore: the events an append notice carries', () => {
       await db.close();
     }
   });
+
+  it('tells a listener how many other appends the writer said it had under way, notice by notice', async () => {
+    const db = await createEventLogDatabase('event_store_under_way');
+    const notifications = new NotificationListener(db.url);
+    const follower = new PostgresEventStore({ databaseUrl: db.url, notifications });
+    await notifications.start();
+    // Another process's writer, as an api is to the projector.
+    const writer = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
+    try {
+      const append = (othersUnderWay?: number) =>
+        writer.append(
+          [{ streamId: 'test-under-way', expectedVersion: 'any', events: [{ type: 'test.happened.v1', data: {}, metadata: { occurredAt: new Date().toISOString() } }] }],
+          othersUnderWay === undefined ? undefined : { othersUnderWay },
+        );
+      expect(follower.appendNotices()).toEqual({ heard: 0, othersUnderWay: 0 });
+      await append(3);
+      await waitFor(() => follower.appendNotices().heard === 1, { timeoutMs: 10_000, message: 'the first notice' });
+      expect(follower.appendNotices().othersUnderWay).toBe(3);
+      await append();
+      await waitFor(() => follower.appendNotices().heard === 2, { timeoutMs: 10_000, message: 'the second notice' });
+      expect(follower.appendNotices().othersUnderWay).toBe(0);
+      // A notice too large to carry its events still counts as heard.
+      await writer.append([
+        { streamId: 'test-under-way', expectedVersion: 'any', events: [{ type: 'test.happened.v1', data: { text: 'x'.repeat(10_000) }, metadata: { occurredAt: new Date().toISOString() } }] },
+      ], { othersUnderWay: 2 });
+      await waitFor(() => follower.appendNotices().heard === 3, { timeoutMs: 10_000, message: 'the large notice' });
+      expect(writer.appendNotices().heard).toBe(0);
+    } finally {
+      await notifications.close();
+      await follower.close();
+      await writer.close();
+      await db.close();
+    }
+  });
 });

@@ -4,6 +4,7 @@ import {
   createDatabasePool,
   createRedisClient,
   isClusterUrl,
+  passwordWorkUnderWay,
   PostgresEventStore,
   protectPersonalData,
   sessionCacheEvictionProblem,
@@ -108,6 +109,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     clock,
     onSnapshotError: (err) => log.warn({ err }, 'a snapshot could not be kept; the next load folds further'),
     settle: (position, types, settlement) => progress.settle(position, types, settlement),
+    othersUnderWay: passwordWorkUnderWay,
     ...(options.commandAttempts !== undefined ? { maxAttempts: options.commandAttempts } : {}),
   });
   const ctx: ApiContext = {

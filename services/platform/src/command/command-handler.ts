@@ -75,6 +75,13 @@ export interface CommandHandlerOptions {
   /** Backoff after the n-th conflict: a random wait up to min(cap, base * 2^n) ms ("full jitter"). */
   readonly backoff?: { readonly baseMs: number; readonly capMs: number };
   readonly random?: () => number;
+  /**
+   * How many other commands of this process are sure to append soon, told with each append
+   * (`AppendOptions.othersUnderWay`) so the projector may project them together. Only commands held up by
+   * work that keeps the CPU busy anyway belong here (a password being hashed): making followers wait for a
+   * quick command only idles its clients.
+   */
+  readonly othersUnderWay?: () => number;
 }
 
 const DEFAULT_STATE_CACHE_SIZE = 50_000;
@@ -146,7 +153,7 @@ export class CommandHandler {
           if (unit.decidedOnKeptState) throw new DecideOnFreshReads();
           return { result, position: null };
         }
-        const appended = await this.options.store.append(writes);
+        const appended = await this.options.store.append(writes, { othersUnderWay: this.options.othersUnderWay?.() ?? 0 });
         unit.keepAppended(appended.versions);
         const settlement = options.settle ?? 'write';
         if (settlement !== 'none') await this.options.settle(appended.position, unit.appendedTypes(), settlement);

@@ -14,8 +14,8 @@ export const projectorSettings = section(
     PROJECTOR_BATCH_SIZE: setting(z.coerce.number().int().positive().default(500), 'events per projector batch'),
     PROJECTOR_POLL_INTERVAL_MS: setting(z.coerce.number().int().positive().default(1000), 'how often a follower re-reads the log without a notification'),
     PROJECTOR_LINGER_MS: setting(
-      z.coerce.number().int().min(0).max(1000).default(0),
-      'how long a busy projector waits to gather several appends into one batch (group commit); off by default, as appends that arrive while a batch is projected are batched anyway, at no added latency; a wait trades each write\'s latency for throughput under heavy load',
+      z.coerce.number().int().min(0).max(1000).default(50),
+      'at most how long the projector waits for the appends that the one waking it said were coming (its api\'s other commands whose passwords are being checked or hashed), to project them in one batch (group commit); other writes never wait; `0` turns it off',
     ),
     PROJECTOR_SESSION_TABLE_GATHER_MS: setting(
       z.coerce.number().int().min(0).max(250).default(100),

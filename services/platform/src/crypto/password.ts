@@ -23,6 +23,11 @@ export class HashingLanes {
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`hashing lanes: limit must be a positive integer, got ${limit}`);
   }
 
+  /** Computations running or waiting for a lane. */
+  get occupied(): number {
+    return this.running + this.queue.length;
+  }
+
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.limit) await new Promise<void>((admit) => this.queue.push(admit));
     else this.running += 1;
@@ -38,6 +43,15 @@ export class HashingLanes {
 }
 
 const lanes = new HashingLanes(os.availableParallelism());
+
+/**
+ * Password computations running or queued in this process. Each belongs to a command (a sign-in, a sign-up,
+ * a password change) that appends once it is done, so the projector may wait for them (see
+ * `CommandHandlerOptions.othersUnderWay`); a password change computes two at once and appends once.
+ */
+export function passwordWorkUnderWay(): number {
+  return lanes.occupied;
+}
 
 /**
  * A password as it is hashed and compared: Unicode NFKC, as NIST SP 800-63B (5.1.1.2) advises, so that one

@@ -52,6 +52,22 @@ export interface EventFields {
   readonly metadata?: readonly string[];
 }
 
+export interface AppendOptions {
+  /**
+   * How many other appends the writer already has under way (commands started and not yet appended), told
+   * to followers with this append: one woken by it may wait for those and project them together. A hint: a
+   * count too high costs a follower a bounded wait, never a wrong read.
+   */
+  readonly othersUnderWay?: number;
+}
+
+export interface AppendNotices {
+  /** Appends heard of through the log's notices (this process's own too), counted from its start. */
+  readonly heard: number;
+  /** What the latest of them said its writer had under way besides it. */
+  readonly othersUnderWay: number;
+}
+
 export interface StreamWrite {
   readonly streamId: string;
   readonly expectedVersion: ExpectedVersion;
@@ -120,7 +136,7 @@ export interface EventStore {
    * event that readers of the whole log see in commit order (no later-committed event below an earlier
    * one). Event ids are unique: an append repeating a stored id is refused, so a retry never doubles.
    */
-  append(writes: readonly StreamWrite[]): Promise<AppendResult>;
+  append(writes: readonly StreamWrite[], options?: AppendOptions): Promise<AppendResult>;
   /** One stream, whole, in order, with its version. Needs: a read of a stream by name from its start. */
   readStream(streamId: string): Promise<StreamRead>;
   /** Several streams in one read, each as `readStream` would answer it (a missing one is version 0). */
@@ -156,6 +172,11 @@ export interface EventStore {
    * `waitForAppend(generation, …)` returns at once if an append came in between, so no wake-up is missed.
    */
   appendGeneration(): number;
+  /**
+   * The appends heard of so far, and how many others the writer of the latest one said
+   * it had under way (`AppendOptions.othersUnderWay`). Zeros from an engine that cannot carry the count.
+   */
+  appendNotices(): AppendNotices;
   /** Resolves when the generation has moved past `generation`, or after `timeoutMs`. */
   waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void>;
   subscribe(options: SubscribeOptions): Subscription;

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { runner } from 'node-pg-migrate';
@@ -134,11 +134,14 @@ describe('the hash chain of the log', () => {
     try {
       // Every migration before the chain's.
       await runner({ databaseUrl: test.url, dir: migrationsDir, direction: 'up', migrationsTable: 'schema_migrations', count: 9, log: () => {}, singleTransaction: true, checkOrder: true, verbose: false });
-      const old = new PostgresEventStore({ databaseUrl: test.url });
-      await old.append([write('spec-old', ['o1', 'o2', 'o3'])]);
-      await old.close();
-      await migrate(test.url);
+      // Appended as the adapter of that time did: its function took no count of appends under way (130).
       const pool = await createDatabasePool(test.url, { maximumPoolSize: 2 });
+      const old = write('spec-old', ['o1', 'o2', 'o3']);
+      const events = old.events.map((e) => ({ event_id: randomUUID(), stream_id: old.streamId, type: e.type, data: e.data, metadata: e.metadata }));
+      await pool.query(
+        sql.unsafe`SELECT portcullis_append(${JSON.stringify([{ stream_id: old.streamId, expected: 'any' }])}::jsonb, ${JSON.stringify(events)}::jsonb)`,
+      );
+      await migrate(test.url);
       const store = new PostgresEventStore({ databaseUrl: test.url });
       await store.append([write('spec-old', ['o4'])]);
       expect(await verifyChain(pool)).toMatchObject({ ok: true, checked: 4 });

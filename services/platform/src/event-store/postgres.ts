@@ -5,6 +5,8 @@ import { NotificationListener } from '../database/notification-listener.ts';
 import { AppendSignal } from './append-signal.ts';
 import {
   WrongExpectedVersionError,
+  type AppendNotices,
+  type AppendOptions,
   type AppendResult,
   type EventFields,
   type EventStore,
@@ -62,6 +64,8 @@ const NOTICED_TAIL_SIZE = 4096;
 /** An append's notice: `<head>`, or `<head> <json>` with the events when they fit (see migration 120). */
 interface AppendNotice {
   readonly recordedAtUs: number;
+  /** Since migration 130: other appends the writer had under way (`AppendOptions.othersUnderWay`). */
+  readonly underWay?: number;
   readonly events: ReadonlyArray<[string | number, string, string, number, string, unknown, unknown]>;
 }
 
@@ -81,19 +85,22 @@ class NoticedTail {
     this.knownHead = Math.max(this.knownHead, position);
   }
 
-  heard(payload: string): void {
+  /** Takes a notice in; answers how many other appends its writer said it had under way. */
+  heard(payload: string): number {
     const space = payload.indexOf(' ');
     const head = Number(space < 0 ? payload : payload.slice(0, space));
     if (Number.isSafeInteger(head)) this.knownHead = Math.max(this.knownHead, head);
-    const noticed = space < 0 ? null : parseNotice(payload.slice(space + 1));
+    const notice = space < 0 ? null : parseNotice(payload.slice(space + 1));
+    const noticed = notice?.events;
     if (!noticed || noticed.length === 0) {
       this.clear();
-      return;
+      return notice?.underWay ?? 0;
     }
     const last = this.events.at(-1);
     if (!last || last.position + 1 !== noticed[0]!.position) this.events = [];
     this.events.push(...noticed);
     if (this.events.length > NOTICED_TAIL_SIZE) this.events.splice(0, this.events.length - NOTICED_TAIL_SIZE);
+    return notice.underWay;
   }
 
   clear(): void {
@@ -113,14 +120,16 @@ class NoticedTail {
   }
 }
 
-function parseNotice(json: string): RecordedEvent[] | null {
+function parseNotice(json: string): { events: RecordedEvent[]; underWay: number } | null {
   try {
     const notice = JSON.parse(json) as AppendNotice;
     // As pg hands a timestamptz over: a Date, its microseconds cut to milliseconds.
     const recordedAt = new Date(Math.floor(notice.recordedAtUs / 1000));
-    return notice.events.map(([position, eventId, streamId, streamVersion, type, data, metadata]) =>
+    const underWay = Number.isSafeInteger(notice.underWay) ? Math.max(0, notice.underWay!) : 0;
+    const events = notice.events.map(([position, eventId, streamId, streamVersion, type, data, metadata]) =>
       toRecordedEvent({ position: String(position), event_id: eventId, stream_id: streamId, stream_version: streamVersion, type, data, metadata, recorded_at: recordedAt }),
     );
+    return { events, underWay };
   } catch {
     return null;
   }
@@ -203,7 +212,7 @@ function readAllStatements(fields: EventFields | undefined): ReadAllStatements {
  * of these, so Postgres parses and plans each once instead of on every call.
  */
 const STATEMENTS = {
-  append: { name: 'portcullis_append', text: 'SELECT portcullis_append($1::jsonb, $2::jsonb) AS appended' },
+  append: { name: 'portcullis_append', text: 'SELECT portcullis_append($1::jsonb, $2::jsonb, $3::integer) AS appended' },
   readStream: {
     name: 'portcullis_read_stream',
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version`,
@@ -266,6 +275,7 @@ export class PostgresEventStore implements EventStore {
   private readonly signal = new AppendSignal();
   /** The latest appends as their notices carried them: what a caught-up follower reads next. */
   private readonly tail = new NoticedTail();
+  private notices: AppendNotices = { heard: 0, othersUnderWay: 0 };
   /** The read statements by the narrowing they were made for ('' for whole events). */
   private readonly readAllStatements = new Map<string, ReadAllStatements>();
 
@@ -283,13 +293,14 @@ export class PostgresEventStore implements EventStore {
     this.pool.on('error', (error) => log('event store connection lost', error));
     void options.notifications?.listen(EVENT_LOG_CHANNEL, {
       onNotification: (payload) => {
-        this.tail.heard(payload);
+        this.notices = { heard: this.notices.heard + 1, othersUnderWay: this.tail.heard(payload) };
         this.signal.notify();
       },
       onLost: (error) => {
         log('event log listener lost; polling until it reconnects', error);
         // What was missed is not in the tail: it must not be vouched for as complete.
         this.tail.clear();
+        this.notices = { heard: this.notices.heard, othersUnderWay: 0 };
         // Wake followers so they re-read rather than sleep through what was missed.
         this.signal.notify();
       },
@@ -300,7 +311,7 @@ export class PostgresEventStore implements EventStore {
     return (await this.pool.query<Row>({ ...statement, values })).rows;
   }
 
-  async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
+  async append(writes: readonly StreamWrite[], options: AppendOptions = {}): Promise<AppendResult> {
     const rows = writes.flatMap((w) => w.events.map((e) => ({ streamId: w.streamId, event: e })));
     if (rows.length === 0) throw new Error('append needs at least one event');
     const streamIds = [...new Set(writes.map((w) => w.streamId))];
@@ -320,6 +331,7 @@ export class PostgresEventStore implements EventStore {
       const [row] = await this.rows<{ appended: { position: number; versions: Record<string, number> } }>(STATEMENTS.append, [
         JSON.stringify(expected),
         JSON.stringify(events),
+        Math.max(0, Math.floor(options.othersUnderWay ?? 0)),
       ]);
       const { appended } = row!;
       result = { position: Number(appended.position), versions: appended.versions };
@@ -420,6 +432,10 @@ export class PostgresEventStore implements EventStore {
 
   appendGeneration(): number {
     return this.signal.current;
+  }
+
+  appendNotices(): AppendNotices {
+    return this.notices;
   }
 
   waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {

@@ -1,6 +1,8 @@
 import type { PersonalData } from '../personal-data/personal-data.ts';
 import {
   WrongExpectedVersionError,
+  type AppendNotices,
+  type AppendOptions,
   type AppendResult,
   type ReadAllOptions,
   type EventStore,
@@ -42,14 +44,14 @@ export class ProtectedEventStore implements EventStore {
     });
   }
 
-  async append(writes: readonly StreamWrite[]): Promise<AppendResult> {
+  async append(writes: readonly StreamWrite[], options?: AppendOptions): Promise<AppendResult> {
     const names = new Map(writes.map((w) => [this.stored(w.streamId), w.streamId]));
     const events = await this.personalData.encodeAll(writes.flatMap((w) => w.events));
     let next = 0;
     const encoded = writes.map((w) => ({ streamId: this.stored(w.streamId), expectedVersion: w.expectedVersion, events: events.slice(next, (next += w.events.length)) }));
     let result: AppendResult;
     try {
-      result = await this.inner.append(encoded);
+      result = await this.inner.append(encoded, options);
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         throw new WrongExpectedVersionError(names.get(error.streamId) ?? error.streamId, error.expected, error.actual);
@@ -110,6 +112,10 @@ export class ProtectedEventStore implements EventStore {
 
   appendGeneration(): number {
     return this.inner.appendGeneration();
+  }
+
+  appendNotices(): AppendNotices {
+    return this.inner.appendNotices();
   }
 
   waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {

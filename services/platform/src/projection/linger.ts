@@ -1,38 +1,26 @@
-/** After a linger that gathered nothing, how long before lingering may start again. */
-const PAUSE_AFTER_FRUITLESS_MS = 1000;
+import type { EventStore } from '../event-store/event-store.ts';
+
+type NoticedLog = Pick<EventStore, 'appendGeneration' | 'waitForAppend' | 'appendNotices'>;
 
 /**
- * Whether a caught-up runner, woken by an append, waits a moment before reading it, so that appends arriving
- * close together are projected as one batch: one transaction, one checkpoint move, one notice to every api
- * waiting, instead of one each. That is group commit, and like it, it trades a little latency under load for
- * throughput, so it lingers only while it pays:
- *
- * - it lingers when an append comes in less than `lingerMs` after the previous read, so the log is busy
- *   enough that a wait gathers more;
- * - a linger that gathered nothing turns lingering off for a second. That is the lone client whose next
- *   write waits on this one's projection (read-your-writes): nothing can arrive while it waits, so waiting
- *   would only slow that client down.
+ * Group commit for a caught-up runner woken by an append: when that append's writer said it had other
+ * appends under way (commands deciding, a sign-in's password being checked), wait until that many more are
+ * heard of, for no longer than `lingerMs`, and project them in one batch: one transaction, one checkpoint
+ * move, one notice to every api waiting, instead of one each. As Postgres' commit_delay waits only while
+ * commit_siblings are active, it waits only for appends known to be coming: a lone client's write has none
+ * under way (its next one waits for this one's projection), so it never waits, and a writer whose others
+ * are about to append waits only for them. Answers how many appends were heard while waiting.
  */
-export class LingerPolicy {
-  private lastReadAt = Number.NEGATIVE_INFINITY;
-  private pausedUntil = Number.NEGATIVE_INFINITY;
-
-  constructor(
-    private readonly lingerMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Called when an append wakes the caught-up runner, before it reads: how long to wait first (0: not). */
-  beforeRead(): number {
-    const at = this.now();
-    const busy = at - this.lastReadAt < this.lingerMs;
-    const wait = this.lingerMs > 0 && at >= this.pausedUntil && busy ? this.lingerMs : 0;
-    this.lastReadAt = at + wait;
-    return wait;
+export async function gatherAppendsUnderWay(log: NoticedLog, lingerMs: number, signal: AbortSignal, now: () => number = Date.now): Promise<number> {
+  const start = log.appendNotices();
+  if (lingerMs <= 0 || start.othersUnderWay <= 0) return 0;
+  const until = now() + lingerMs;
+  let heard = 0;
+  while (heard < start.othersUnderWay && !signal.aborted) {
+    const left = until - now();
+    if (left <= 0) break;
+    await log.waitForAppend(log.appendGeneration(), left, signal);
+    heard = log.appendNotices().heard - start.heard;
   }
-
-  /** After a linger: how many appends came in while waiting. */
-  onLingered(gathered: number): void {
-    if (gathered === 0) this.pausedUntil = this.now() + PAUSE_AFTER_FRUITLESS_MS;
-  }
+  return heard;
 }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { SignInFailed, streams, UsernameSignInFailed } from '@portcullis/contracts';
 import { createEventLogDatabase, domainWrite, metadataAt, toProjected, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
+import { PostgresEventStore } from '../event-store/postgres.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { hurryRequest, PROJECTION_CONTROL_CHANNEL } from './control.ts';
 import { CHECKPOINT_CHANNEL, checkpointNotice, PostgresProjectionTarget } from './postgres-target.ts';
@@ -511,6 +512,7 @@ describe('ProjectionRunner: only the events a projection is built from', () => {
         },
         appendGeneration: () => db.store.appendGeneration(),
         waitForAppend: (generation, timeoutMs, signal) => db.store.waitForAppend(generation, timeoutMs, signal),
+        appendNotices: () => db.store.appendNotices(),
       },
       target: new PostgresProjectionTarget(db.pool, projection),
       databaseUrl: db.url,
@@ -613,29 +615,25 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
   });
 });
 
-describe('ProjectionRunner: lingering under a burst of appends', () => {
+describe('ProjectionRunner: waiting for appends said to be under way', () => {
   let db: EventLogDatabase;
   let runner: ProjectionRunner | null = null;
+  /** Another process's writer (an api), which the runner hears only through the log's notices. */
+  let writer: PostgresEventStore;
+  const batchSizes: number[] = [];
+  let inner: PostgresProjectionTarget;
 
   beforeAll(async () => {
     db = await createEventLogDatabase('projection_linger');
     await db.pool.query(sql.unsafe`CREATE TABLE linger_applied (position bigint NOT NULL)`);
-  });
-
-  afterAll(async () => {
-    await runner?.stop();
-    await db?.close();
-  });
-
-  it('projects appends that come in close together in a few batches, every one of them once', async () => {
-    const inner = new PostgresProjectionTarget(db.pool, {
+    writer = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
+    inner = new PostgresProjectionTarget(db.pool, {
       name: 'linger',
       tables: ['linger_applied'],
       async apply(tx, { recorded }) {
         await tx.query(sql.unsafe`INSERT INTO linger_applied (position) VALUES (${recorded.position})`);
       },
     });
-    const batchSizes: number[] = [];
     const counting: ProjectionTarget = {
       name: inner.name,
       handles: inner.handles,
@@ -646,24 +644,56 @@ describe('ProjectionRunner: lingering under a burst of appends', () => {
         if (events.length > 0) batchSizes.push(events.length);
       },
     };
-    // Long enough that the whole burst below comes in within one wait, however slow the machine.
-    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, lingerMs: 1000, log: quietLog });
+    // Far longer than any wait below may take: a runner that waited out its bound would fail them.
+    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, lingerMs: 60_000, log: quietLog });
     runner.start();
     await waitFor(() => runner!.isHolder, { timeoutMs: 10_000, message: 'the runner to take the lock' });
+  });
 
-    const email = 'burst@example.test';
+  afterAll(async () => {
+    await runner?.stop();
+    await writer?.close();
+    await db?.close();
+  });
+
+  const email = 'burst@example.test';
+  const append = async (othersUnderWay: number): Promise<number> =>
+    (await writer.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))], { othersUnderWay }))
+      .position;
+  const projected = (head: number) => waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the appends to be projected' });
+
+  it('projects a lone writer\'s appends one by one, at once', async () => {
+    batchSizes.length = 0;
+    for (let i = 0; i < 3; i += 1) await projected(await append(0));
+    expect(batchSizes).toEqual([1, 1, 1]);
+  });
+
+  it('waits for the appends the waking one said were under way, and projects them in one batch, each once', async () => {
+    batchSizes.length = 0;
+    // As sign-ins whose passwords are being checked: each says how many of the others are still to come.
     let head = 0;
-    // One append at a time, as separate requests would come in: the first is read at once, the second
-    // finds the log busy and waits, and the rest join its batch.
-    for (let i = 0; i < 30; i += 1) {
-      head = (await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))])).position;
-    }
-    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
+    for (let i = 4; i >= 0; i -= 1) head = await append(i);
+    await projected(head);
+    expect(batchSizes).toEqual([5]);
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT position) FROM linger_applied`))).toBe(8);
+    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM linger_applied`))).toBe(8);
+  });
+});
 
-    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT position) FROM linger_applied`))).toBe(30);
-    expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM linger_applied`))).toBe(30);
-    expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(30);
-    expect(batchSizes.length).toBeLessThanOrEqual(3);
+describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
+  let db: EventLogDatabase;
+  let runner: ProjectionRunner | null = null;
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('projection_gather');
+    // A log with something in it already, for the runner to read before the burst.
+    const email = 'earlier@example.test';
+    await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))]);
+  });
+
+  afterAll(async () => {
+    await runner?.stop();
+    await db?.close();
   });
 
   it('gathers a busy log into one batch per interval for a projection nobody waits on', async () => {
@@ -752,6 +782,7 @@ describe('ProjectionRunner: holding back events no reader waits for', () => {
     const store = {
       appendGeneration: () => db.store.appendGeneration(),
       waitForAppend: (generation: number, timeoutMs: number, signal?: AbortSignal) => db.store.waitForAppend(generation, timeoutMs, signal),
+      appendNotices: () => db.store.appendNotices(),
       readAll: async (options: Parameters<typeof db.store.readAll>[0]) => {
         const read = await db.store.readAll(options);
         progress.readTo = Math.max(progress.readTo, read.at(-1)?.position ?? 0);

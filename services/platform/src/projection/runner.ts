@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { EventStore } from '../event-store/event-store.ts';
 import type { ProjectionControl } from './control.ts';
-import { LingerPolicy } from './linger.ts';
+import { gatherAppendsUnderWay } from './linger.ts';
 import { projectedEvents } from './projected-events.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
@@ -12,7 +12,7 @@ export interface RunnerLogger {
 }
 
 export interface ProjectionRunnerOptions {
-  readonly store: Pick<EventStore, 'readAll' | 'appendGeneration' | 'waitForAppend'>;
+  readonly store: Pick<EventStore, 'readAll' | 'appendGeneration' | 'waitForAppend' | 'appendNotices'>;
   readonly target: ProjectionTarget;
   readonly databaseUrl: string;
   readonly batchSize: number;
@@ -24,7 +24,7 @@ export interface ProjectionRunnerOptions {
   readonly checkpointDeferMs?: number;
   /** Where the process hears rebuild requests (one listener for all its runners). */
   readonly control: ProjectionControl;
-  /** How long a caught-up runner may wait to batch appends arriving close together (see LingerPolicy); 0: never. */
+  /** How long a caught-up runner may wait for appends its waking append said were under way (see `gatherAppendsUnderWay`); 0: never. */
   readonly lingerMs?: number;
   /**
    * How long the holder's lock outlives its last heartbeat: Postgres ends a lock connection idle that long
@@ -124,7 +124,6 @@ export class ProjectionRunner {
     };
     /** How long to wait for the next append: no longer than a held-back checkpoint may stay unwritten. */
     const idleWaitMs = (): number => (checkpoint > stored ? Math.max(0, deferRemainingMs()) : this.options.pollIntervalMs);
-    const linger = new LingerPolicy(this.options.lingerMs ?? 0);
     const gatherMs = target.gatherMs ?? 0;
     let lastReadAt = Number.NEGATIVE_INFINITY;
     let wokenByAppend = false;
@@ -156,12 +155,8 @@ export class ProjectionRunner {
           if (wait > 0) await sleep(wait, this.abort.signal);
         } else if (wokenByAppend) {
           wokenByAppend = false;
-          const wait = linger.beforeRead();
-          if (wait > 0) {
-            const before = store.appendGeneration();
-            await sleep(wait, this.abort.signal);
-            linger.onLingered(store.appendGeneration() - before);
-          }
+          // A hurry or a stop ends the wait: both abort `wake`.
+          await gatherAppendsUnderWay(store, this.options.lingerMs ?? 0, this.wake.signal);
         }
         const generation = store.appendGeneration();
         lastReadAt = Date.now();

@@ -1,9 +1,9 @@
-import type { EventStore, ReadAllOptions, RecordedEvent } from '../event-store/event-store.ts';
+import type { AppendNotices, EventStore, ReadAllOptions, RecordedEvent } from '../event-store/event-store.ts';
 
 /** One per projection a process runs is enough for them to share a wake-up's read. */
 const MAX_SHARED_READS = 8;
 
-type LogReader = Pick<EventStore, 'readAll' | 'appendGeneration' | 'waitForAppend'>;
+type LogReader = Pick<EventStore, 'readAll' | 'appendGeneration' | 'waitForAppend' | 'appendNotices'>;
 
 /**
  * One projector process runs several projections that, once caught up, all wake on the same append and ask
@@ -22,6 +22,10 @@ export class SharedLogReader implements LogReader {
 
   waitForAppend(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return this.store.waitForAppend(generation, timeoutMs, signal);
+  }
+
+  appendNotices(): AppendNotices {
+    return this.store.appendNotices();
   }
 
   readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
