@@ -1,7 +1,7 @@
 -- Up Migration
 
--- As 1732230000121, and the notice also says how many other appends its writer already has under way
--- (commands started and not yet appended): a follower woken by it may wait for those to project them in one
+-- As 1732230000121, and the notice also says how many other appends its writer has coming soon (an api's
+-- commands whose passwords are being checked or hashed): a follower woken by it may wait for those, in one
 -- batch, as Postgres' commit_delay waits only while commit_siblings are active. The count defaults to 0, so
 -- a caller of the two-argument form (an api not yet upgraded) still appends through this function.
 DROP FUNCTION portcullis_append(jsonb, jsonb);

@@ -54,9 +54,9 @@ export interface EventFields {
 
 export interface AppendOptions {
   /**
-   * How many other appends the writer already has under way (commands started and not yet appended), told
-   * to followers with this append: one woken by it may wait for those and project them together. A hint: a
-   * count too high costs a follower a bounded wait, never a wrong read.
+   * How many other appends the writer has coming soon (the api: its commands whose passwords are being
+   * checked or hashed), told to followers with this append: one woken by it may wait for those and project
+   * them together. A hint: a count too high costs a follower a bounded wait, never a wrong read.
    */
   readonly othersUnderWay?: number;
 }

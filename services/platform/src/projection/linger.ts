@@ -4,12 +4,12 @@ type NoticedLog = Pick<EventStore, 'appendGeneration' | 'waitForAppend' | 'appen
 
 /**
  * Group commit for a caught-up runner woken by an append: when that append's writer said it had other
- * appends under way (commands deciding, a sign-in's password being checked), wait until that many more are
+ * appends coming (an api's sign-ins whose passwords are being checked), wait until that many more are
  * heard of, for no longer than `lingerMs`, and project them in one batch: one transaction, one checkpoint
  * move, one notice to every api waiting, instead of one each. As Postgres' commit_delay waits only while
- * commit_siblings are active, it waits only for appends known to be coming: a lone client's write has none
- * under way (its next one waits for this one's projection), so it never waits, and a writer whose others
- * are about to append waits only for them. Answers how many appends were heard while waiting.
+ * commit_siblings are active, it waits only for appends known to be coming: a lone client's write says
+ * none (its next one waits for this one's projection), and so does every write while no password is being
+ * checked, so those never wait. Answers how many appends were heard while waiting.
  */
 export async function gatherAppendsUnderWay(log: NoticedLog, lingerMs: number, signal: AbortSignal, now: () => number = Date.now): Promise<number> {
   const start = log.appendNotices();
