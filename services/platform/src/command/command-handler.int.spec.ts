@@ -71,6 +71,21 @@ describe('CommandHandler (real Postgres)', () => {
     expect(reads.streams).toBe(1);
   });
 
+  it('tells the store how many appends are coming with each one, but never with a revocation', async () => {
+    const told: (number | undefined)[] = [];
+    const store: EventStore = Object.create(db.store) as EventStore;
+    store.append = (writes, options) => {
+      told.push(options?.othersUnderWay);
+      return db.store.append(writes, options);
+    };
+    const handler = new CommandHandler({ store, clock: () => new Date(), settle: async () => {}, othersUnderWay: () => 3 });
+    const userId = randomUUID();
+    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    await handler.handle({ request: systemRequest, actorId: null, settle: 'revocation' }, join(userId, 'b'));
+    await handler.handle({ request: systemRequest, actorId: null, settle: 'none' }, join(userId, 'c'));
+    expect(told).toEqual([3, 0, 3]);
+  });
+
   it('decides again on a fresh read when another process moved the stream, and lands the right events', async () => {
     const userId = randomUUID();
     const mine = handlerOn(db.store);

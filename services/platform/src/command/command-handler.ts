@@ -153,9 +153,11 @@ export class CommandHandler {
           if (unit.decidedOnKeptState) throw new DecideOnFreshReads();
           return { result, position: null };
         }
-        const appended = await this.options.store.append(writes, { othersUnderWay: this.options.othersUnderWay?.() ?? 0 });
-        unit.keepAppended(appended.versions);
         const settlement = options.settle ?? 'write';
+        // A revocation is never held back for a batch: its answer waits for it to take effect everywhere.
+        const othersUnderWay = settlement === 'revocation' ? 0 : (this.options.othersUnderWay?.() ?? 0);
+        const appended = await this.options.store.append(writes, { othersUnderWay });
+        unit.keepAppended(appended.versions);
         if (settlement !== 'none') await this.options.settle(appended.position, unit.appendedTypes(), settlement);
         return { result, position: appended.position };
       } catch (error) {
