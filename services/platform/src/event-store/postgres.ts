@@ -125,7 +125,8 @@ function parseNotice(json: string): { events: RecordedEvent[]; underWay: number 
     const notice = JSON.parse(json) as AppendNotice;
     // As pg hands a timestamptz over: a Date, its microseconds cut to milliseconds.
     const recordedAt = new Date(Math.floor(notice.recordedAtUs / 1000));
-    const underWay = Number.isSafeInteger(notice.underWay) ? Math.max(0, notice.underWay!) : 0;
+    // Notices from before migration 130 carry no count; the function never sends a negative one.
+    const underWay = Number.isSafeInteger(notice.underWay) ? notice.underWay! : 0;
     const events = notice.events.map(([position, eventId, streamId, streamVersion, type, data, metadata]) =>
       toRecordedEvent({ position: String(position), event_id: eventId, stream_id: streamId, stream_version: streamVersion, type, data, metadata, recorded_at: recordedAt }),
     );

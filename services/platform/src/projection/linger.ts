@@ -11,13 +11,13 @@ type NoticedLog = Pick<EventStore, 'appendGeneration' | 'waitForAppend' | 'appen
  * none (its next one waits for this one's projection), and so does every write while no password is being
  * checked, so those never wait. Answers how many appends were heard while waiting.
  */
-export async function gatherAppendsUnderWay(log: NoticedLog, lingerMs: number, signal: AbortSignal, now: () => number = Date.now): Promise<number> {
+export async function gatherAppendsUnderWay(log: NoticedLog, lingerMs: number, signal: AbortSignal): Promise<number> {
   const start = log.appendNotices();
   if (lingerMs <= 0 || start.othersUnderWay <= 0) return 0;
-  const until = now() + lingerMs;
+  const until = Date.now() + lingerMs;
   let heard = 0;
   while (heard < start.othersUnderWay && !signal.aborted) {
-    const left = until - now();
+    const left = until - Date.now();
     if (left <= 0) break;
     await log.waitForAppend(log.appendGeneration(), left, signal);
     heard = log.appendNotices().heard - start.heard;
