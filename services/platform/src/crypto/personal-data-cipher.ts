@@ -87,7 +87,8 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
   // Fixed HKDF inputs: changing one makes every stored key (or every keyed stream name) unreadable.
   const wrappingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/data-key', 'aes-256-gcm key-wrapping key v1', KEY_BYTES));
   const namingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/address-name', 'hmac-sha256 key v1', KEY_BYTES));
-  const addressDigest = (address: string): string => createHmac('sha256', namingKey).update(address.toLowerCase(), 'utf8').digest('hex');
+  // Memoised: a sign-in names its address's streams several times (read, kept, appended).
+  const addressDigest = memo((address: string): string => createHmac('sha256', namingKey).update(address.toLowerCase(), 'utf8').digest('hex'));
   const opener = new SealedValueOpener(nodeCrypto);
   const subjectOf = (value: string): string | null => {
     if (!value.startsWith(PREFIX)) return null;
@@ -113,27 +114,33 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
       const keyOf: number[] = [];
       const sealed: string[] = [];
       const associatedData: string[] = [];
-      // A value that is not one of ours is not sent: it does not open.
-      const sent: number[] = [];
+      // Where each value's plaintext is among those sent; -1 for a value that is not one of ours (it does
+      // not open). A value met again (an append seals a request's address once for all its events) is sent
+      // once: the same sealed text under the same key opens to the same plaintext.
+      const sentAt = new Array<number>(values.length).fill(-1);
+      const sentOf = new Map<string, number>();
       values.forEach((value, index) => {
         const subjectId = subjectOf(value);
         if (subjectId === null) return;
         const key = dataKeys[index]!;
         let slot = keyIndex.get(key);
         if (slot === undefined) keyIndex.set(key, (slot = keyIndex.size));
+        const seen = sentOf.get(value);
+        if (seen !== undefined && keyOf[seen] === slot) {
+          sentAt[index] = seen;
+          return;
+        }
+        sentOf.set(value, (sentAt[index] = sealed.length));
         keyOf.push(slot);
         sealed.push(sealedPart(value));
         associatedData.push(subjectId);
-        sent.push(index);
       });
       const keys = [...keyIndex.keys()];
       const opened =
-        sent.length < WORKER_BATCH
+        sealed.length < WORKER_BATCH
           ? (openSealedBatch(nodeCrypto, { keys: keys.map(keyObjectOf), sealed, associatedData, keyOf }, 'text') as Array<string | null>)
           : await opener.open({ keys: sharingOneBuffer(keys), sealed, associatedData, keyOf });
-      const answers = new Array<string | null>(values.length).fill(null);
-      sent.forEach((index, at) => (answers[index] = opened[at]!));
-      return answers;
+      return sentAt.map((at) => (at < 0 ? null : opened[at]!));
     },
     close: () => opener.close(),
   };

@@ -148,11 +148,19 @@ export class PersonalData {
     const wanted = slotsOf.flat().map((slot) => slot.subjectId);
     if (wanted.length === 0) return [...events];
     const keys = await this.keys.keysForWriting(wanted);
+    // A value sealed once for the whole append: its events carry the request's address and agent, in their
+    // metadata and often in their data too. The copies then read as equal, which they are known to be (one
+    // request's), and a reader opens one value for all of them.
+    const sealedOf = new Map<string, string>();
     return events.map((event, index) =>
       rewritten(event, slotsOf[index]!, ({ subjectId, value }) => {
         const key = keys.get(subjectId) ?? null;
         // A user already erased gets no new key: what an append would say of them is erased as it is written.
-        return key ? this.cipher.encrypt(subjectId, key, value) : ERASED;
+        if (!key) return ERASED;
+        const known = `${subjectId}\u0000${value}`;
+        let sealed = sealedOf.get(known);
+        if (sealed === undefined) sealedOf.set(known, (sealed = this.cipher.encrypt(subjectId, key, value)));
+        return sealed;
       }),
     );
   }

@@ -119,6 +119,17 @@ describe('personal data in events (crypto-shredding)', () => {
     expect(await personalData.decode(stored)).toEqual([registered, second]);
   });
 
+  it('seals a value once for an append, every copy opening, and afresh in the next append', async () => {
+    const { personalData } = codec();
+    const renamed: EventBody = { ...registered, type: 'user.updated.v1', data: { userId: 'u1', name: 'Alicia' } };
+    const [first, second] = await personalData.encodeAll([registered, renamed]);
+    expect(second!.metadata.ipAddress).toBe(first!.metadata.ipAddress);
+    expect(second!.metadata.userAgent).toBe(first!.metadata.userAgent);
+    const [again] = await personalData.encodeAll([registered]);
+    expect(again!.metadata.ipAddress).not.toBe(first!.metadata.ipAddress);
+    expect(await personalData.decode([first!, second!, again!])).toEqual([registered, renamed, registered]);
+  });
+
   it('writes the marker, not plaintext, for a user whose key is already gone', async () => {
     const { personalData, keys } = codec();
     keys.keys.set('u:u1', null);
