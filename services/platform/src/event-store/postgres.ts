@@ -332,7 +332,8 @@ export class PostgresEventStore implements EventStore {
       const [row] = await this.rows<{ appended: { position: number; versions: Record<string, number> } }>(STATEMENTS.append, [
         JSON.stringify(expected),
         JSON.stringify(events),
-        Math.max(0, Math.floor(options.othersUnderWay ?? 0)),
+        // An integer parameter; below 0 the function itself counts it as none.
+        Math.floor(options.othersUnderWay ?? 0),
       ]);
       const { appended } = row!;
       result = { position: Number(appended.position), versions: appended.versions };
