@@ -96,15 +96,32 @@ describe('PostgresEventStore: its connections', () => {
   });
 });
 
+/**
+ * The adapter itself, listening as the projector's does (the spec database's store is behind the
+ * personal-data boundary), and a second one that does not listen: another process's writer, or a reader of
+ * the table alone.
+ */
+async function listeningAndNot(prefix: string) {
+  const db = await createEventLogDatabase(prefix);
+  const notifications = new NotificationListener(db.url);
+  const listening = new PostgresEventStore({ databaseUrl: db.url, notifications });
+  await notifications.start();
+  const other = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
+  return {
+    listening,
+    other,
+    close: async () => {
+      await notifications.close();
+      await listening.close();
+      await other.close();
+      await db.close();
+    },
+  };
+}
+
 describe('PostgresEventStore: the events an append notice carries', () => {
   it('hands a caught-up follower the noticed events exactly as the table holds them, without reading them back', async () => {
-    const db = await createEventLogDatabase('event_store_noticed');
-    // The adapter itself, listening as the projector's does (the spec database's store is behind the
-    // personal-data boundary), and a second one that only reads the table.
-    const notifications = new NotificationListener(db.url);
-    const store = new PostgresEventStore({ databaseUrl: db.url, notifications });
-    await notifications.start();
-    const reader = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
+    const { listening: store, other: reader, close } = await listeningAndNot('event_store_noticed');
     try {
       const occurredAt = new Date().toISOString();
       const append = (streamId: string, data: unknown) =>
@@ -133,20 +150,13 @@ describe('PostgresEventStore: the events an append notice carries', () => {
       expect(afterLarge).toEqual(await reader.readAll({ after: third.position, limit: 10 }));
       expect(afterLarge[0]!.position).toBe(large.position);
     } finally {
-      await notifications.close();
-      await store.close();
-      await reader.close();
-      await db.close();
+      await close();
     }
   });
 
   it('tells a listener how many other appends the writer said it had under way, notice by notice', async () => {
-    const db = await createEventLogDatabase('event_store_under_way');
-    const notifications = new NotificationListener(db.url);
-    const follower = new PostgresEventStore({ databaseUrl: db.url, notifications });
-    await notifications.start();
-    // Another process's writer, as an api is to the projector.
-    const writer = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
+    // The writer as an api is to the projector: another process.
+    const { listening: follower, other: writer, close } = await listeningAndNot('event_store_under_way');
     try {
       const append = (othersUnderWay?: number) =>
         writer.append(
@@ -167,10 +177,7 @@ describe('PostgresEventStore: the events an append notice carries', () => {
       await waitFor(() => follower.appendNotices().heard === 3, { timeoutMs: 10_000, message: 'the large notice' });
       expect(writer.appendNotices().heard).toBe(0);
     } finally {
-      await notifications.close();
-      await follower.close();
-      await writer.close();
-      await db.close();
+      await close();
     }
   });
 });
