@@ -621,6 +621,8 @@ describe('ProjectionRunner: waiting for appends said to be under way', () => {
   /** Another process's writer (an api), which the runner hears only through the log's notices. */
   let writer: PostgresEventStore;
   const batchSizes: number[] = [];
+  /** Where the last batch counted ended: its checkpoint is stored before it is counted. */
+  let countedTo = 0;
   let inner: PostgresProjectionTarget;
 
   beforeAll(async () => {
@@ -642,6 +644,7 @@ describe('ProjectionRunner: waiting for appends said to be under way', () => {
       applyBatch: async (events, from, to) => {
         await inner.applyBatch(events, from, to);
         if (events.length > 0) batchSizes.push(events.length);
+        countedTo = to;
       },
     };
     // Far longer than any wait below may take: a runner that waited out its bound would fail them.
@@ -660,7 +663,8 @@ describe('ProjectionRunner: waiting for appends said to be under way', () => {
   const append = async (othersUnderWay: number): Promise<number> =>
     (await writer.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))], { othersUnderWay }))
       .position;
-  const projected = (head: number) => waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the appends to be projected' });
+  // On the count, not the stored checkpoint: a batch is counted only once its write has returned.
+  const projected = (head: number) => waitFor(() => countedTo === head, { timeoutMs: 20_000, message: 'the appends to be projected' });
 
   it('projects a lone writer\'s appends one by one, at once', async () => {
     batchSizes.length = 0;
@@ -700,6 +704,7 @@ describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
     await runner?.stop();
     await db.pool.query(sql.unsafe`CREATE TABLE gathered (position bigint NOT NULL)`);
     const batchSizes: number[] = [];
+    let countedTo = 0;
     const inner = new PostgresProjectionTarget(db.pool, {
       name: 'gathered',
       tables: ['gathered'],
@@ -716,11 +721,12 @@ describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
       applyBatch: async (events, from, to) => {
         await inner.applyBatch(events, from, to);
         if (events.length > 0) batchSizes.push(events.length);
+        countedTo = to;
       },
     };
     runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log: quietLog });
     runner.start();
-    await waitFor(async () => (await inner.readCheckpoint()) > 0, { timeoutMs: 10_000, message: 'the runner to read the log so far' });
+    await waitFor(() => countedTo > 0, { timeoutMs: 10_000, message: 'the runner to read the log so far' });
     batchSizes.length = 0;
 
     const email = 'gathered@example.test';
@@ -728,7 +734,8 @@ describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
     for (let i = 0; i < 20; i += 1) {
       head = (await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))])).position;
     }
-    await waitFor(async () => (await inner.readCheckpoint()) === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
+    // On the count, not the stored checkpoint: a batch is counted only once its write has returned.
+    await waitFor(() => countedTo === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
 
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM gathered WHERE position > ${head - 20}`))).toBe(20);
     expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(20);
