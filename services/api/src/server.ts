@@ -1,4 +1,4 @@
-import { createLogger, startTelemetry, loadConfigOrExit, migrate } from '@portcullis/platform';
+import { createLogger, startTelemetry, loadConfigOrExit, migrate, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 
@@ -21,14 +21,13 @@ const address = await app.listen({ host: config.host, port: config.port }).catch
 log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
 
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'api stopping');
+  log.info({ reason }, 'api stopping');
   await app.close();
   await running.close();
   await telemetry.shutdown();
   process.exit(0);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+onStopRequest((reason) => void shutdown(reason));

@@ -8,6 +8,7 @@ import {
   KafkaMailBus,
   loadConfigOrExit,
   migrate,
+  onStopRequest,
   NotificationListener,
   PostgresEventStore,
   protectPersonalData,
@@ -78,10 +79,10 @@ worker.start();
 log.info({ bus: bus.name, transport: transport.name, group }, 'mailer started');
 
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'mailer stopping');
+  log.info({ reason }, 'mailer stopping');
   await consumer.stop();
   await worker.stop();
   await bus.close();
@@ -93,5 +94,4 @@ async function shutdown(signal: string): Promise<void> {
   await telemetry.shutdown();
   process.exit(0);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+onStopRequest((reason) => void shutdown(reason));

