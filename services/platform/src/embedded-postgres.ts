@@ -269,7 +269,8 @@ function stopWhenOwnerGone(serverPid: number): ChildProcess | null {
   if (process.platform === 'win32') return null;
   const watch = `
     while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
-    case "$(ps -p "$2" -o comm= 2>/dev/null)" in *postgres) kill -INT "$2" ;; esac`;
+    comm=$(cat "/proc/$2/comm" 2>/dev/null || ps -p "$2" -o comm= 2>/dev/null)
+    case "$comm" in *postgres) kill -INT "$2" ;; esac`;
   const watcher = spawn('/bin/sh', ['-c', watch, 'portcullis-postgres-watch', String(process.pid), String(serverPid)], {
     detached: true,
     stdio: 'ignore',
