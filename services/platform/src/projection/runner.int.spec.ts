@@ -615,40 +615,50 @@ describe('ProjectionControl: one listener for the runners of a process', () => {
   });
 });
 
+/**
+ * `inner` as the runner's target, with each batch it applies counted: the sizes of those that held events,
+ * and where the last one ended. A batch is counted once its write has returned, and its checkpoint is stored
+ * before that, so a spec waits on `to`, not on the stored checkpoint, before it looks at `sizes`.
+ */
+function countingBatches(inner: PostgresProjectionTarget, options: Pick<ProjectionTarget, 'gatherMs' | 'holdsBack'> = {}) {
+  const counted = { sizes: [] as number[], to: 0 };
+  const target: ProjectionTarget = {
+    name: inner.name,
+    handles: inner.handles,
+    ...options,
+    readCheckpoint: () => inner.readCheckpoint(),
+    reset: () => inner.reset(),
+    applyBatch: async (events, from, to) => {
+      await inner.applyBatch(events, from, to);
+      if (events.length > 0) counted.sizes.push(events.length);
+      counted.to = to;
+    },
+  };
+  return { target, counted };
+}
+
 describe('ProjectionRunner: waiting for appends said to be under way', () => {
   let db: EventLogDatabase;
   let runner: ProjectionRunner | null = null;
   /** Another process's writer (an api), which the runner hears only through the log's notices. */
   let writer: PostgresEventStore;
-  const batchSizes: number[] = [];
-  /** Where the last batch counted ended: its checkpoint is stored before it is counted. */
-  let countedTo = 0;
-  let inner: PostgresProjectionTarget;
+  let counted: { sizes: number[]; to: number };
 
   beforeAll(async () => {
     db = await createEventLogDatabase('projection_linger');
     await db.pool.query(sql.unsafe`CREATE TABLE linger_applied (position bigint NOT NULL)`);
     writer = new PostgresEventStore({ databaseUrl: db.url, maximumPoolSize: 1 });
-    inner = new PostgresProjectionTarget(db.pool, {
+    const inner = new PostgresProjectionTarget(db.pool, {
       name: 'linger',
       tables: ['linger_applied'],
       async apply(tx, { recorded }) {
         await tx.query(sql.unsafe`INSERT INTO linger_applied (position) VALUES (${recorded.position})`);
       },
     });
-    const counting: ProjectionTarget = {
-      name: inner.name,
-      handles: inner.handles,
-      readCheckpoint: () => inner.readCheckpoint(),
-      reset: () => inner.reset(),
-      applyBatch: async (events, from, to) => {
-        await inner.applyBatch(events, from, to);
-        if (events.length > 0) batchSizes.push(events.length);
-        countedTo = to;
-      },
-    };
+    const counting = countingBatches(inner);
+    counted = counting.counted;
     // Far longer than any wait below may take: a runner that waited out its bound would fail them.
-    runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, lingerMs: 60_000, log: quietLog });
+    runner = new ProjectionRunner({ store: db.store, target: counting.target, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, lingerMs: 60_000, log: quietLog });
     runner.start();
     await waitFor(() => runner!.isHolder, { timeoutMs: 10_000, message: 'the runner to take the lock' });
   });
@@ -663,22 +673,21 @@ describe('ProjectionRunner: waiting for appends said to be under way', () => {
   const append = async (othersUnderWay: number): Promise<number> =>
     (await writer.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))], { othersUnderWay }))
       .position;
-  // On the count, not the stored checkpoint: a batch is counted only once its write has returned.
-  const projected = (head: number) => waitFor(() => countedTo === head, { timeoutMs: 20_000, message: 'the appends to be projected' });
+  const projected = (head: number) => waitFor(() => counted.to === head, { timeoutMs: 20_000, message: 'the appends to be projected' });
 
   it('projects a lone writer\'s appends one by one, at once', async () => {
-    batchSizes.length = 0;
+    counted.sizes.length = 0;
     for (let i = 0; i < 3; i += 1) await projected(await append(0));
-    expect(batchSizes).toEqual([1, 1, 1]);
+    expect(counted.sizes).toEqual([1, 1, 1]);
   });
 
   it('waits for the appends the waking one said were under way, and projects them in one batch, each once', async () => {
-    batchSizes.length = 0;
+    counted.sizes.length = 0;
     // As sign-ins whose passwords are being checked: each says how many of the others are still to come.
     let head = 0;
     for (let i = 4; i >= 0; i -= 1) head = await append(i);
     await projected(head);
-    expect(batchSizes).toEqual([5]);
+    expect(counted.sizes).toEqual([5]);
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(DISTINCT position) FROM linger_applied`))).toBe(8);
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM linger_applied`))).toBe(8);
   });
@@ -703,8 +712,6 @@ describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
   it('gathers a busy log into one batch per interval for a projection nobody waits on', async () => {
     await runner?.stop();
     await db.pool.query(sql.unsafe`CREATE TABLE gathered (position bigint NOT NULL)`);
-    const batchSizes: number[] = [];
-    let countedTo = 0;
     const inner = new PostgresProjectionTarget(db.pool, {
       name: 'gathered',
       tables: ['gathered'],
@@ -712,35 +719,24 @@ describe('ProjectionRunner: gathering for a projection nobody waits on', () => {
         await tx.query(sql.unsafe`INSERT INTO gathered (position) VALUES (${recorded.position})`);
       },
     });
-    const counting: ProjectionTarget = {
-      name: inner.name,
-      handles: inner.handles,
-      // Longer than the burst below takes, however slow the machine.
-      gatherMs: 5_000,
-      readCheckpoint: () => inner.readCheckpoint(),
-      applyBatch: async (events, from, to) => {
-        await inner.applyBatch(events, from, to);
-        if (events.length > 0) batchSizes.push(events.length);
-        countedTo = to;
-      },
-    };
+    // Longer than the burst below takes, however slow the machine.
+    const { target: counting, counted } = countingBatches(inner, { gatherMs: 5_000 });
     runner = new ProjectionRunner({ store: db.store, target: counting, databaseUrl: db.url, control: db.control, batchSize: 500, pollIntervalMs: 200, log: quietLog });
     runner.start();
-    await waitFor(() => countedTo > 0, { timeoutMs: 10_000, message: 'the runner to read the log so far' });
-    batchSizes.length = 0;
+    await waitFor(() => counted.to > 0, { timeoutMs: 10_000, message: 'the runner to read the log so far' });
+    counted.sizes.length = 0;
 
     const email = 'gathered@example.test';
     let head = 0;
     for (let i = 0; i < 20; i += 1) {
       head = (await db.store.append([domainWrite(streams.signIn(email), 'any', [SignInFailed({ email, userId: null, reason: 'user_not_found' })], metadataAt(new Date()))])).position;
     }
-    // On the count, not the stored checkpoint: a batch is counted only once its write has returned.
-    await waitFor(() => countedTo === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
+    await waitFor(() => counted.to === head, { timeoutMs: 20_000, message: 'the burst to be projected' });
 
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM gathered WHERE position > ${head - 20}`))).toBe(20);
-    expect(batchSizes.reduce((sum, size) => sum + size, 0)).toBe(20);
+    expect(counted.sizes.reduce((sum, size) => sum + size, 0)).toBe(20);
     // The first append may be read at once; every later one waits for the interval and comes in together.
-    expect(batchSizes.length).toBeLessThanOrEqual(2);
+    expect(counted.sizes.length).toBeLessThanOrEqual(2);
   });
 });
 
@@ -775,20 +771,9 @@ describe('ProjectionRunner: holding back events no reader waits for', () => {
         await tx.query(sql.unsafe`INSERT INTO ${sql.identifier([name])} (position) VALUES (${recorded.position})`);
       },
     });
-    const batches: number[] = [];
-    /** Where the last batch counted ended: its checkpoint is stored before it is counted. */
-    let countedTo = 0;
     const progress = { readTo: 0 };
-    const target: ProjectionTarget = {
-      name,
-      holdsBack: { types: new Set([heldType]), ms },
-      readCheckpoint: () => inner.readCheckpoint(),
-      applyBatch: async (events, from, to) => {
-        await inner.applyBatch(events, from, to);
-        if (events.length > 0) batches.push(events.length);
-        countedTo = to;
-      },
-    };
+    const { target, counted } = countingBatches(inner, { holdsBack: { types: new Set([heldType]), ms } });
+    const batches = counted.sizes;
     const store = {
       appendGeneration: () => db.store.appendGeneration(),
       waitForAppend: (generation: number, timeoutMs: number, signal?: AbortSignal) => db.store.waitForAppend(generation, timeoutMs, signal),
@@ -804,13 +789,13 @@ describe('ProjectionRunner: holding back events no reader waits for', () => {
     runner.start();
     // What the log holds already, up to an event it does not hold back, is applied before the spec begins.
     const start = await appendOther();
-    await waitFor(() => countedTo === start, { timeoutMs: 10_000, message: 'the runner to catch up' });
+    await waitFor(() => counted.to === start, { timeoutMs: 10_000, message: 'the runner to catch up' });
     batches.length = 0;
     const rows = async (): Promise<number> =>
       Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM ${sql.identifier([name])} WHERE position > ${start}`));
     const untilRead = (position: number) => waitFor(() => progress.readTo >= position, { timeoutMs: 10_000, message: 'the runner to read the held events' });
     const untilApplied = (position: number, message: string) =>
-      waitFor(() => countedTo === position, { timeoutMs: 10_000, message });
+      waitFor(() => counted.to === position, { timeoutMs: 10_000, message });
     return { runner, inner, batches, rows, name, untilRead, untilApplied };
   }
 
