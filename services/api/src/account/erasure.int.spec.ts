@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmailReserved, ERASED, streams, UserRegistered, type AuditEvent } from '@portcullis/contracts';
-import { createLogger, createRedisClient, PostgresEventStore, sql, verifyChain } from '@portcullis/platform';
+import { createLogger, createRedisClient, PostgresEventStore, SNAPSHOT_INTERVAL, sql, verifyChain } from '@portcullis/platform';
 import { domainWrite, metadataAt } from '../../../../tests/support/event-log.ts';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
 import { waitFor } from '../../../../tests/support/processes.ts';
@@ -239,6 +239,30 @@ describe('erasure (crypto-shredding)', () => {
     const [registered] = (await api.db.store.readStream(streams.user(daveId))).events;
     expect(registered!.data).toMatchObject({ userId: daveId, email: ERASED, name: ERASED });
     expect(await tablesHolding(`dave-${tag}`)).toEqual({});
+  });
+
+  it('drops the kept folds that hold a deleted user\'s address without their id: an invitation they never answered', async () => {
+    const fayEmail = `fay-${tag}@example.com`;
+    const fay = await ok(call('POST', '/sign-up/email', { name: 'Fay', email: fayEmail, password: PASSWORD }, { as: 'bob' }));
+    const owner = await ok(call('POST', '/sign-up/email', { name: 'Owen', email: `owen-${tag}@example.com`, password: PASSWORD }, { as: 'bob' }));
+    const ownerToken = owner.token as string;
+    const organization = await ok(call('POST', '/organization/create', { name: 'Invites', slug: `invites-${tag}` }, { token: ownerToken, as: 'bob' }));
+    await ok(call('POST', '/organization/invite-member', { email: fayEmail, role: 'member', organizationId: organization.id }, { token: ownerToken, as: 'bob' }));
+    // Enough changes for the organization's fold to be kept as a snapshot, Fay's pending invitation in it.
+    const organizationStream = streams.organization(organization.id as string);
+    for (let i = 0; i < SNAPSHOT_INTERVAL; i += 1) {
+      await ok(call('POST', '/organization/update', { organizationId: organization.id, data: { name: `Invites ${i}` } }, { token: ownerToken, as: 'bob' }));
+    }
+    await waitFor(
+      async () => Number(await api.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM snapshots WHERE stream_id = ${organizationStream} AND state::text LIKE ${`%${fayEmail}%`}`)) > 0,
+      { timeoutMs: 10_000, message: 'a snapshot of the organization holding the invitation' },
+    );
+
+    expect(await ok(call('POST', '/delete-user', { password: PASSWORD }, { token: fay.token as string }))).toEqual({ success: true, message: 'User deleted' });
+    await projectionsCaughtUp();
+    expect(await tablesHolding(fayEmail)).toEqual({});
+    // The organization itself goes on: its next change folds from the log, where the address is sealed.
+    await ok(call('POST', '/organization/update', { organizationId: organization.id, data: { name: 'Invites again' } }, { token: ownerToken, as: 'bob' }));
   });
 
   it('erases the addresses a user held before an email change, but not one another user has taken since', async () => {

@@ -44,8 +44,12 @@ export class Eraser {
     const recipients = sql.array(current === null ? previous : [current, ...previous], 'text');
     await this.pool.transaction(async (tx) => {
       // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
-      // plaintext; a snapshot is only a cache of the log, so the next load folds from the events instead.
-      await tx.query(sql.unsafe`DELETE FROM snapshots WHERE strpos(state::text, ${data.userId}) > 0`);
+      // plaintext, and so do folds that hold only an address of theirs (an organization's invitation they
+      // never answered); a snapshot is only a cache of the log, so the next load folds from the events.
+      await tx.query(sql.unsafe`
+        DELETE FROM snapshots
+        WHERE strpos(state::text, ${data.userId}) > 0
+          OR EXISTS (SELECT 1 FROM unnest(${recipients}) AS address WHERE strpos(lower(state::text), address) > 0)`);
       await tx.query(auditAddressesErasure(sql.array([data.userId], 'text')));
       await tx.query(sql.unsafe`
         UPDATE mail_delivery SET recipient = ${ERASED},
