@@ -41,15 +41,18 @@ export class Eraser {
     // sign-ins that named one, kept under that address's key, go with it (the current one's is in `erased`).
     const previous = await this.previousAddresses(data.userId, current);
     const subjectIds = [...erased, ...previous.map((address) => this.personalData.cipher.subjectId({ address }))];
-    const recipients = sql.array(current === null ? previous : [current, ...previous], 'text');
+    const addresses = current === null ? previous : [current, ...previous];
+    const recipients = sql.array(addresses, 'text');
+    // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
+    // plaintext, and so do folds that hold only an address of theirs (an organization's invitation they
+    // never answered). Each state is read as text once, against every needle; `%` and `_` in a needle only
+    // widen the match, and a snapshot is only a cache of the log: the next load folds from the events.
+    const snapshotNeedles = sql.array(
+      [data.userId, ...addresses].map((needle) => `%${needle.toLowerCase().replaceAll('\\', '\\\\')}%`),
+      'text',
+    );
     await this.pool.transaction(async (tx) => {
-      // Kept folds of the user's streams (and of the reservations and guards that name the user) hold
-      // plaintext, and so do folds that hold only an address of theirs (an organization's invitation they
-      // never answered); a snapshot is only a cache of the log, so the next load folds from the events.
-      await tx.query(sql.unsafe`
-        DELETE FROM snapshots
-        WHERE strpos(state::text, ${data.userId}) > 0
-          OR EXISTS (SELECT 1 FROM unnest(${recipients}) AS address WHERE strpos(lower(state::text), address) > 0)`);
+      await tx.query(sql.unsafe`DELETE FROM snapshots WHERE lower(state::text) LIKE ANY (${snapshotNeedles})`);
       await tx.query(auditAddressesErasure(sql.array([data.userId], 'text')));
       await tx.query(sql.unsafe`
         UPDATE mail_delivery SET recipient = ${ERASED},
