@@ -175,6 +175,17 @@ process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 // The terminal closed: nobody is left to press Ctrl-C.
 process.on('SIGHUP', () => void shutdown(0));
+// npm passes a SIGTERM (an orchestrator's stop, a `kill` of its pid) only to the shell it runs this script
+// in, which dies without passing it on: this process is then adopted by another, and stops as if signalled.
+// Watched only under npm: run directly under `nohup`, losing the shell that started it means nothing.
+if (env.npm_lifecycle_event === 'start') {
+  const startedBy = process.ppid;
+  setInterval(() => {
+    if (process.ppid === startedBy) return;
+    say('npm start is gone');
+    void shutdown(0);
+  }, 1000).unref();
+}
 
 for (const service of services) launch(service);
 say('starting the projector, the api and the mailer');

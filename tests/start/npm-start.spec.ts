@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { freePort, repoRoot, spawnService, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { removeStagedPostgresData, stagedPostgresData } from '../support/staged-postgres.ts';
 
 /**
@@ -20,8 +20,9 @@ describe('npm start (embedded default)', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function start(port: number, pgPort: number): Promise<ServiceProcess> {
-    const env: Record<string, string> = {
+  /** Nothing configured: the embedded default, in this suite's data folder. */
+  function startEnvironment(port: number, pgPort: number): Record<string, string> {
+    return {
       PORT: String(port),
       PORTCULLIS_DATA_DIR: dataDir,
       PORTCULLIS_EMBEDDED_PG_PORT: String(pgPort),
@@ -31,7 +32,10 @@ describe('npm start (embedded default)', () => {
       AUTH_SECRET: '',
       NODE_ENV: 'development',
     };
-    const service = spawnService({ name: 'npm-start', entry: 'scripts/start.ts', env });
+  }
+
+  async function start(port: number, pgPort: number): Promise<ServiceProcess> {
+    const service = spawnService({ name: 'npm-start', entry: 'scripts/start.ts', env: startEnvironment(port, pgPort) });
     await service.waitForOutput(/ready: http:\/\/localhost:\d+\/api\/auth/, 120_000);
     return service;
   }
@@ -91,7 +95,7 @@ describe('npm start (embedded default)', () => {
     const started = await start(port, await freePort());
     running = started;
     // What it started: the services, Postgres (a process group of its own) and the watcher beside it.
-    const children = (await readFile(`/proc/${started.pid}/task/${started.pid}/children`, 'utf8')).trim().split(/\s+/).map(Number);
+    const children = await childrenOf(started.pid);
     const postgresData = (await stagedPostgresData(dataDir)) ?? path.join(dataDir, 'postgres');
     const postgres = Number.parseInt((await readFile(path.join(postgresData, 'postmaster.pid'), 'utf8')).split('\n')[0]!, 10);
     expect(children).toContain(postgres);
@@ -100,15 +104,56 @@ describe('npm start (embedded default)', () => {
     started.kill('SIGKILL');
     expect((await started.exited).signal).toBe('SIGKILL');
     running = null;
-    // Ended once gone or a zombie (an orphan waits to be reaped by whatever adopted it).
-    const ended = async (pid: number): Promise<boolean> => {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-      return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-    };
     await waitFor(async () => (await Promise.all(children.map(ended))).every(Boolean), {
       timeoutMs: 30_000,
       message: `every process npm start started (${children.join(', ')}) to end`,
     });
     await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
   });
+
+  it('stops everything when only npm is sent SIGTERM, as an orchestrator stops it', async () => {
+    await running?.stop();
+    dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      // npm's own variables describe the test run's npm, and Vite's BASE_URL is not the api's.
+      if (/^npm_/i.test(name) || ['BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR'].includes(name)) continue;
+      env[name] = value;
+    }
+    Object.assign(env, startEnvironment(port, await freePort()));
+    // `exec`: the command's process is npm itself, so a signal to its pid reaches npm alone.
+    const npm = spawnShellCommand({ name: 'npm-start-term', command: 'exec npm start', cwd: repoRoot, env });
+    running = npm;
+    await npm.waitForOutput(/ready: http:\/\/localhost:\d+\/api\/auth/, 120_000);
+    // npm's shell, the start script, the services, Postgres and its watcher.
+    const started = await descendantsOf(npm.pid);
+    expect(started.length).toBeGreaterThanOrEqual(6);
+
+    process.kill(npm.pid, 'SIGTERM');
+    await npm.exited;
+    running = null;
+    await waitFor(async () => (await Promise.all(started.map(ended))).every(Boolean), {
+      timeoutMs: 30_000,
+      message: `every process npm start started (${started.join(', ')}) to end`,
+    });
+    await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
+  });
 });
+
+async function childrenOf(pid: number): Promise<number[]> {
+  const listed = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).trim();
+  return listed === '' ? [] : listed.split(/\s+/).map(Number);
+}
+
+async function descendantsOf(pid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const child of await childrenOf(pid)) found.push(child, ...(await descendantsOf(child)));
+  return found;
+}
+
+/** Ended once gone or a zombie (an orphan waits to be reaped by whatever adopted it). */
+async function ended(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
