@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, repoRoot, spawnService, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { freePort, inheritedEnv, repoRoot, spawnService, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { removeStagedPostgresData, stagedPostgresData } from '../support/staged-postgres.ts';
 
 /**
@@ -115,12 +115,8 @@ describe('npm start (embedded default)', () => {
     await running?.stop();
     dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
     const port = await freePort();
-    const env: NodeJS.ProcessEnv = {};
-    for (const [name, value] of Object.entries(process.env)) {
-      // npm's own variables describe the test run's npm, and Vite's BASE_URL is not the api's.
-      if (/^npm_/i.test(name) || ['BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR'].includes(name)) continue;
-      env[name] = value;
-    }
+    // npm's own variables describe the npm running the tests.
+    const env = Object.fromEntries(Object.entries(inheritedEnv()).filter(([name]) => !/^npm_/i.test(name)));
     Object.assign(env, startEnvironment(port, await freePort()));
     // `exec`: the command's process is npm itself, so a signal to its pid reaches npm alone.
     const npm = spawnShellCommand({ name: 'npm-start-term', command: 'exec npm start', cwd: repoRoot, env });

@@ -40,7 +40,7 @@ const STOP_GRACE_MS = 5_000;
  * The test runner's environment minus what Vite injects into it (BASE_URL='/', MODE, DEV, PROD, SSR): a
  * service reads BASE_URL as its public URL and must not inherit the test runner's meaning of it.
  */
-function inheritedEnv(): NodeJS.ProcessEnv {
+export function inheritedEnv(): NodeJS.ProcessEnv {
   const { BASE_URL: _base, MODE: _mode, DEV: _dev, PROD: _prod, SSR: _ssr, ...rest } = process.env;
   return rest;
 }
