@@ -104,11 +104,7 @@ describe('npm start (embedded default)', () => {
     started.kill('SIGKILL');
     expect((await started.exited).signal).toBe('SIGKILL');
     running = null;
-    await waitFor(async () => (await Promise.all(children.map(ended))).every(Boolean), {
-      timeoutMs: 30_000,
-      message: `every process npm start started (${children.join(', ')}) to end`,
-    });
-    await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
+    await everyProcessEnded(children, port);
   });
 
   it('stops everything when only npm is sent SIGTERM, as an orchestrator stops it', async () => {
@@ -129,11 +125,7 @@ describe('npm start (embedded default)', () => {
     process.kill(npm.pid, 'SIGTERM');
     await npm.exited;
     running = null;
-    await waitFor(async () => (await Promise.all(started.map(ended))).every(Boolean), {
-      timeoutMs: 30_000,
-      message: `every process npm start started (${started.join(', ')}) to end`,
-    });
-    await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
+    await everyProcessEnded(started, port);
   });
 });
 
@@ -152,4 +144,13 @@ async function descendantsOf(pid: number): Promise<number[]> {
 async function ended(pid: number): Promise<boolean> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
   return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
+
+/** Waits for every process `npm start` started to end, and checks nothing answers on its port any more. */
+async function everyProcessEnded(pids: readonly number[], port: number): Promise<void> {
+  await waitFor(async () => (await Promise.all(pids.map(ended))).every(Boolean), {
+    timeoutMs: 30_000,
+    message: `every process npm start started (${pids.join(', ')}) to end`,
+  });
+  await expect(fetch(`http://127.0.0.1:${port}/api/auth/ok`)).rejects.toThrow();
 }
