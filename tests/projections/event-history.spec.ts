@@ -156,6 +156,12 @@ describe('replaying every historical version of every event', () => {
       data: { sessionId: impersonation, userId, tokenHash: tokenHash(impersonation), expiresAt, ipAddress: null, userAgent: null, impersonatedBy: adminId },
     },
     {
+      stream: streams.impersonations(adminId),
+      type: 'impersonation_index.session_opened.v1',
+      data: { adminId, userId, sessionId: impersonation, tokenHash: tokenHash(impersonation), expiresAt },
+    },
+    { stream: streams.impersonations(adminId), type: 'impersonation_index.sessions_closed.v1', data: { adminId, sessionIds: [impersonation] } },
+    {
       stream: streams.user(userId),
       type: 'user.email_changed.v1',
       data: { userId, previousEmail: email, email: `moved-${email}`, emailVerified: false },

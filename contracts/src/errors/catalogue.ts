@@ -170,6 +170,11 @@ export const errorCatalogue = {
   YOU_CANNOT_BAN_YOURSELF: { status: 400, message: 'You cannot ban yourself' },
   YOU_CANNOT_REMOVE_YOURSELF: { status: 400, message: 'You cannot remove yourself' },
   YOU_CANNOT_IMPERSONATE_ADMINS: { status: 403, message: 'You cannot impersonate admins' },
+  // Ours: admins acting on admins (README, "Admins and admins"): only an ADMIN_USER_IDS admin acts on another admin,
+  // nobody takes their own admin rights away, and an impersonation session carries no admin writes.
+  YOU_CANNOT_ACT_ON_ADMINS: { status: 403, message: 'You cannot act on admins' },
+  YOU_CANNOT_REMOVE_YOUR_OWN_ADMIN_ROLE: { status: 400, message: 'You cannot remove your own admin role' },
+  YOU_CANNOT_ACT_AS_ADMIN_WHILE_IMPERSONATING: { status: 403, message: 'You cannot use admin actions while impersonating. Stop impersonating first' },
   YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE: { status: 403, message: 'You are not allowed to change users role' },
   YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS: { status: 403, message: 'You are not allowed to create users' },
   YOU_ARE_NOT_ALLOWED_TO_LIST_USERS: { status: 403, message: 'You are not allowed to list users' },

@@ -39,3 +39,25 @@ export const ImpersonationStarted = defineEvent(
     impersonatedBy: z.string(),
   }),
 );
+
+const sessionIndexEntry = {
+  adminId: z.string(),
+  userId: z.string(),
+  sessionId: z.string(),
+  tokenHash: z.string().regex(/^[0-9a-f]{64}$/),
+  expiresAt: z.string(),
+};
+
+/**
+ * Stream `impersonations-<adminId>`: the sessions an admin opened by impersonating someone, appended in the
+ * same atomic write as the session's own opening. Ending every session of the admin (a ban, a removal, a
+ * password reset) is decided on this stream too, so an impersonation session never outlives its opener's
+ * fall; the append requires the version read, so one opened meanwhile makes that command decide again.
+ */
+export const ImpersonationOpened = defineEvent('impersonation_index.session_opened.v1', z.object(sessionIndexEntry));
+
+/** Stream `impersonations-<adminId>`: these impersonation sessions are over (each ended on its own stream). */
+export const ImpersonationsClosed = defineEvent(
+  'impersonation_index.sessions_closed.v1',
+  z.object({ adminId: z.string(), sessionIds: z.array(z.string()).min(1) }),
+);

@@ -33,7 +33,7 @@ import {
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
 import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
-import { ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
+import { ImpersonationOpened, ImpersonationsClosed, ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
 import {
   InvitationAccepted,
   InvitationCanceled,
@@ -130,6 +130,8 @@ export const eventDefinitions = [
   UserBanned,
   UserUnbanned,
   ImpersonationStarted,
+  ImpersonationOpened,
+  ImpersonationsClosed,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -193,6 +195,8 @@ export const streams = {
   session: (sessionId: string) => `session-${sessionId}`,
   /** The sessions a user opened (see `SessionOpened`). */
   userSessions: (userId: string) => `user-sessions-${userId}`,
+  /** The sessions an admin opened by impersonation (see `ImpersonationOpened`). */
+  impersonations: (adminId: string) => `impersonations-${adminId}`,
   username: (username: string) => `username-${username}`,
   /** Usernames cannot hold '@', so these never meet an email's `sign-in-<email>` stream. */
   usernameSignIn: (username: string) => `sign-in-username-${username}`,

@@ -12,7 +12,7 @@ import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
-import { endAllSessions, openSession } from '../session/session-lifecycle.ts';
+import { endAllSessions, endImpersonationsOpenedBy, openSession } from '../session/session-lifecycle.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 import { accountByEmailIn, accountIn, activeAccountIn, readAccount } from '../identity/account-model.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
@@ -112,7 +112,8 @@ export function passwordRoutes(ctx: ApiContext) {
       const passwordHash = await hashPassword(body.newPassword);
       const revokeSessions = ctx.config.resetPassword.revokeSessions;
       await ctx.commands.handle(
-        { request: requestMetadataOf(request), actorId: null, settle: revokeSessions ? 'revocation' : 'write' },
+        // Revocation at least of the impersonation sessions the user opened, if an admin: answered once they are over.
+        { name: 'reset-password', request: requestMetadataOf(request), actorId: null, settle: 'revocation' },
         async (unit) => {
           // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
           const tokenStream = await unit.load(streams.verification(tokenHash), verificationTokenModel);
@@ -124,7 +125,10 @@ export function passwordRoutes(ctx: ApiContext) {
           unit.append(tokenStream.streamId, consumed);
           const account = await accountIn(unit, userId);
           unit.append(account.streamId, decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state));
+          // Whoever knew the old password could have opened impersonation sessions as this user, if an admin:
+          // those end with it, whether or not the user's own sessions do.
           if (revokeSessions) await endAllSessions(unit, userId, 'password_reset');
+          else await endImpersonationsOpenedBy(unit, userId, 'password_reset');
         },
       );
       return { status: true };

@@ -1,3 +1,5 @@
+import { DomainError } from '@portcullis/contracts';
+
 /**
  * better-auth 1.7's admin access control (`plugins/admin/access/statement.ts`): what each role may do on the
  * `user` and `session` resources. `impersonate-admins` is a statement no default role holds, so a role-based
@@ -55,7 +57,36 @@ export function hasAdminPermission(check: PermissionCheck): boolean {
   });
 }
 
-/** Whether a user counts as an admin when someone asks to impersonate them. */
+/** Whether a user counts as an admin: holding an admin role, or listed in ADMIN_USER_IDS. */
 export function isAdminUser(user: { readonly id: string; readonly role: string | null | undefined }, adminUserIds: readonly string[]): boolean {
   return rolesOf(user.role).some((role) => ADMIN_ROLES.includes(role.trim())) || adminUserIds.includes(user.id);
+}
+
+/** The admin a command acts for, with what decides their reach: the ADMIN_USER_IDS list of this deployment. */
+export interface AdminAuthority {
+  readonly userId: string;
+  readonly adminUserIds: readonly string[];
+}
+
+/** The user an admin action changes, as the user's stream holds it. */
+export interface AdminTarget {
+  readonly userId: string;
+  readonly role: string | null | undefined;
+}
+
+/**
+ * The one rule for an admin acting on a user (set a password, ban or unban, remove, set a role, revoke
+ * sessions, update, impersonate): a role admin acts on non-admins only, and only an ADMIN_USER_IDS admin
+ * acts on admins; anyone may act on themself, but for what would lock them out (each command refuses that
+ * itself: banning or removing yourself, dropping your own admin role). better-auth guards impersonation
+ * alone (`impersonate-admins`), so a role admin could set another admin's password and sign in as them.
+ */
+export function decideActingOn(by: AdminAuthority, target: AdminTarget, refusal: 'YOU_CANNOT_ACT_ON_ADMINS' | 'YOU_CANNOT_IMPERSONATE_ADMINS' = 'YOU_CANNOT_ACT_ON_ADMINS'): void {
+  if (by.userId === target.userId || by.adminUserIds.includes(by.userId)) return;
+  if (isAdminUser({ id: target.userId, role: target.role }, by.adminUserIds)) throw new DomainError(refusal);
+}
+
+/** Whether a role takes a role admin's admin rights away: what they may not do to themself. */
+export function locksOutOfAdmin(by: AdminAuthority, newRole: string): boolean {
+  return !isAdminUser({ id: by.userId, role: newRole }, by.adminUserIds);
 }

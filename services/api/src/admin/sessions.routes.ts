@@ -19,8 +19,7 @@ import { newSession } from '../session/new-session.ts';
 import { decideOnSession, endAllSessions, openImpersonationSession } from '../session/session-lifecycle.ts';
 import { findSessionByTokenHash, listUserSessions, sessionIdByTokenHash } from '../session/session-queries.ts';
 import { sessionModel } from '../session/session.decider.ts';
-import { callerMay, existingUser, requireAdmin } from './admin-guard.ts';
-import { isAdminUser } from './access.decider.ts';
+import { authorityOf, decideOnTarget, existingUser, requireAdmin, requireAdminAction } from './admin-guard.ts';
 
 /** A session as answered, without what the cache keeps for itself. */
 function answered(session: Omit<Session, 'token'> & { rememberMe?: boolean }, token: string): Session {
@@ -38,7 +37,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.revokeUserSession, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { session: ['revoke'] }, 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS');
+      const caller = await requireAdminAction(ctx, request, reply, { session: ['revoke'] }, 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS');
       const { sessionToken } = request.body;
       const tokenHash = /^[0-9a-f]{64}$/.test(sessionToken) ? sessionToken : hashToken(sessionToken);
       const derived = sessionIdForTokenHash(tokenHash);
@@ -50,6 +49,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
           for (const sessionId of candidates) {
             const state = (await unit.load(streams.session(sessionId), sessionModel)).state;
             if (state.status !== 'active' || state.tokenHash !== tokenHash) continue;
+            await decideOnTarget(unit, authorityOf(ctx, caller), state.userId);
             // Whoever's it is: the admin acts for its owner. An unknown token is a success, as better-auth answers.
             await decideOnSession(unit, sessionId, { type: 'revoke', byUserId: state.userId, reason: 'revoked_by_admin' });
             return;
@@ -60,7 +60,7 @@ export function adminSessionRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.revokeUserSessions, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { session: ['revoke'] }, 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS');
+      const caller = await requireAdminAction(ctx, request, reply, { session: ['revoke'] }, 'YOU_ARE_NOT_ALLOWED_TO_REVOKE_USERS_SESSIONS');
       const { userId } = request.body;
       await ctx.commands.handle(
         {
@@ -71,24 +71,26 @@ export function adminSessionRoutes(ctx: ApiContext) {
           serialize: [streams.userSessions(userId)],
           settle: 'revocation',
         },
-        (unit) => endAllSessions(unit, userId, 'revoked_by_admin'),
+        async (unit) => {
+          await decideOnTarget(unit, authorityOf(ctx, caller), userId);
+          await endAllSessions(unit, userId, 'revoked_by_admin');
+        },
       );
       return { success: true };
     });
 
     route(app, endpoints.impersonateUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['impersonate'] }, 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS');
+      // From an impersonation session this is refused too: a chain of impersonations would hide the first admin.
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['impersonate'] }, 'YOU_ARE_NOT_ALLOWED_TO_IMPERSONATE_USERS');
       const target = await existingUser(ctx, request.body.userId);
-      const adminIds = ctx.config.admin.adminUserIds;
-      if (isAdminUser(target, adminIds) && !callerMay(ctx, caller, { user: ['impersonate-admins'] })) {
-        throw new DomainError('YOU_CANNOT_IMPERSONATE_ADMINS');
-      }
       const requestMetadata = requestMetadataOf(request);
       const { result: opened } = await ctx.commands.handle(
         { name: 'admin.impersonate-user', request: requestMetadata, actorId: caller.user.id, actorKind: 'admin' },
         async (unit) => {
           const account = await accountIn(unit, target.id);
           if (account.state.status !== 'active') throw new DomainError('USER_NOT_FOUND');
+          // better-auth's `impersonate-admins`, which no role holds: ADMIN_USER_IDS admins alone impersonate admins.
+          await decideOnTarget(unit, authorityOf(ctx, caller), target.id, 'YOU_CANNOT_IMPERSONATE_ADMINS');
           // better-auth's session-create hook refuses a banned user here too.
           const ban = decideSignInBan(account.state, unit.now);
           if (ban.outcome === 'banned') throw new DomainError('BANNED_USER');
@@ -134,8 +136,9 @@ export function adminSessionRoutes(ctx: ApiContext) {
       if (!adminSession || adminSession.session.userId !== adminId || Date.parse(adminSession.session.expiresAt) <= ctx.clock().getTime()) {
         throw new DomainError('FAILED_TO_FIND_ADMIN_SESSION');
       }
+      // The request presents the impersonation session: its actor is the admin behind it, as for all it did there.
       await runSessionCommand(ctx, requestMetadataOf(request), current.session.id, { type: 'revoke', byUserId: current.user.id, reason: 'impersonation_ended' }, {
-        actorId: adminId,
+        actorId: current.user.id,
         settle: 'revocation',
       });
       expireCookieCache(ctx, request, reply);

@@ -10,7 +10,7 @@ import {
   type DomainEvent,
 } from '@portcullis/contracts';
 import type { EmailReservationState } from '@portcullis/contracts';
-import { DEFAULT_ROLE } from './access.decider.ts';
+import { decideActingOn, DEFAULT_ROLE, locksOutOfAdmin, type AdminAuthority } from './access.decider.ts';
 
 /** The user stream `user-<userId>` as an admin's commands decide on it. */
 export type AdminUserState =
@@ -39,23 +39,26 @@ export function evolveAdminUser(state: AdminUserState, event: DomainEvent): Admi
 export const adminUserModel = streamModel('admin-user', 1, initialAdminUserState, evolveAdminUser);
 
 export type AdminUserCommand =
-  /** Roles as stored: several comma-separated. */
-  | { readonly type: 'set-role'; readonly role: string }
+  /** Roles as stored: several comma-separated. An admin cannot take their own admin rights away. */
+  | { readonly type: 'set-role'; readonly by: AdminAuthority; readonly role: string }
   /** `expiresAt` null: until unbanned. The admin cannot ban themself. */
-  | { readonly type: 'ban'; readonly byUserId: string; readonly reason: string; readonly expiresAt: string | null }
-  | { readonly type: 'unban' };
+  | { readonly type: 'ban'; readonly by: AdminAuthority; readonly reason: string; readonly expiresAt: string | null }
+  | { readonly type: 'unban'; readonly by: AdminAuthority };
 
 /**
- * An admin's change to a user. Each is recorded even when it changes nothing visible (a role set again, an
- * unban of someone not banned), as better-auth writes the user each time: the action is in the audit trail.
+ * An admin's change to a user, under the rule for admins acting on admins (`decideActingOn`). Each is
+ * recorded even when it changes nothing visible (a role set again, an unban of someone not banned), as
+ * better-auth writes the user each time: the action is in the audit trail.
  */
 export function decideAdminUser(command: AdminUserCommand, state: AdminUserState): DomainEvent[] {
   if (state.status !== 'registered') throw new DomainError('USER_NOT_FOUND');
+  decideActingOn(command.by, state);
   switch (command.type) {
     case 'set-role':
+      if (command.by.userId === state.userId && locksOutOfAdmin(command.by, command.role)) throw new DomainError('YOU_CANNOT_REMOVE_YOUR_OWN_ADMIN_ROLE');
       return [UserRoleChanged({ userId: state.userId, role: command.role })];
     case 'ban':
-      if (command.byUserId === state.userId) throw new DomainError('YOU_CANNOT_BAN_YOURSELF');
+      if (command.by.userId === state.userId) throw new DomainError('YOU_CANNOT_BAN_YOURSELF');
       return [UserBanned({ userId: state.userId, reason: command.reason, expiresAt: command.expiresAt })];
     case 'unban':
       return [UserUnbanned({ userId: state.userId, reason: 'admin' })];

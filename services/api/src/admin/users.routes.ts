@@ -10,10 +10,10 @@ import { emailReservationModel } from '@portcullis/contracts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
 import { deleteUserIn } from '../identity/user-deletion.ts';
 import { requireSession } from '../session/current-session.ts';
-import { endAllSessions } from '../session/session-lifecycle.ts';
+import { endAllSessions, endImpersonationsOpenedBy } from '../session/session-lifecycle.ts';
 import { userAnswerModel } from '../session/session-log.ts';
-import { callerMay, existingUser, requireAdmin } from './admin-guard.ts';
-import { hasAdminPermission } from './access.decider.ts';
+import { authorityOf, callerMay, decideOnTarget, existingUser, requireAdmin, requireAdminAction } from './admin-guard.ts';
+import { decideActingOn, hasAdminPermission } from './access.decider.ts';
 import { adminUserModel, decideAdminUser, decideCreateUser, type AdminUserCommand } from './user-admin.decider.ts';
 import { decideUserFields, type UserFieldsChange } from './user-fields.ts';
 import { listUsers } from './user-list.ts';
@@ -33,13 +33,16 @@ async function userAfter(unit: UnitOfWork, userId: string, events: readonly Doma
   return after;
 }
 
-/** An admin's change to a user's role or ban, one command on the user's stream; a ban also ends every session of theirs. */
-async function changeUser(ctx: ApiContext, request: FastifyRequest, adminId: string, userId: string, command: AdminUserCommand): Promise<User> {
+/**
+ * An admin's change to a user's role or ban, one command on the user's stream; a ban also ends every session
+ * of theirs, and every impersonation session they opened.
+ */
+async function changeUser(ctx: ApiContext, request: FastifyRequest, userId: string, command: AdminUserCommand): Promise<User> {
   const { result } = await ctx.commands.handle(
     {
       name: `admin.${command.type}`,
       request: requestMetadataOf(request),
-      actorId: adminId,
+      actorId: command.by.userId,
       actorKind: 'admin',
       serialize: [streams.user(userId), ...(command.type === 'ban' ? [streams.userSessions(userId)] : [])],
       ...(command.type === 'ban' ? { settle: 'revocation' as const } : {}),
@@ -69,7 +72,7 @@ export function adminUserRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.createUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['create'] }, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['create'] }, 'YOU_ARE_NOT_ALLOWED_TO_CREATE_USERS');
       const { body } = request;
       const { role: dataRole, ...data } = body.data ?? {};
       const requested = body.role ?? dataRole;
@@ -102,7 +105,8 @@ export function adminUserRoutes(ctx: ApiContext) {
             },
             reservation.state,
           );
-          const ban = fields.ban ? decideAdminUser({ type: 'ban', byUserId: caller.user.id, ...fields.ban }, { status: 'registered', userId, role: role ?? 'user', banned: false }) : [];
+          const createdState = { status: 'registered', userId, role: role ?? 'user', banned: false } as const;
+          const ban = fields.ban ? decideAdminUser({ type: 'ban', by: authorityOf(ctx, caller), ...fields.ban }, createdState) : [];
           unit.append(reservation.streamId, created.reservation);
           unit.append(streams.user(userId), [...created.user, ...ban], { expected: 'no_stream' });
           return [...created.user, ...ban].reduce<User | null>((user, event) => evolveUserAnswer(user, event, unit.now.toISOString()), null)!;
@@ -112,7 +116,8 @@ export function adminUserRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.updateUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['update'] }, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['update'] }, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_USERS');
+      const by = authorityOf(ctx, caller);
       const { userId, data } = request.body;
       if (Object.keys(data).length === 0) throw new DomainError('NO_DATA_TO_UPDATE');
       const has = (key: string): boolean => Object.hasOwn(data, key);
@@ -147,6 +152,7 @@ export function adminUserRoutes(ctx: ApiContext) {
         async (unit) => {
           const account = await activeAccountIn(unit, userId);
           const admin = await unit.load(streams.user(userId), adminUserModel);
+          if (admin.state.status === 'registered') decideActingOn(by, admin.state);
           const events: DomainEvent[] = [];
           const current = account.state.email;
           if (email !== undefined && email !== current) {
@@ -168,9 +174,9 @@ export function adminUserRoutes(ctx: ApiContext) {
             events.push(EmailChanged({ userId, previousEmail: current, email: current, emailVerified: false }));
           }
           if (fields.profile) events.push(UserUpdated({ userId, ...fields.profile }));
-          if (role !== undefined) events.push(...decideAdminUser({ type: 'set-role', role }, admin.state));
-          if (fields.ban) events.push(...decideAdminUser({ type: 'ban', byUserId: caller.user.id, ...fields.ban }, admin.state));
-          if (fields.unban) events.push(...decideAdminUser({ type: 'unban' }, admin.state));
+          if (role !== undefined) events.push(...decideAdminUser({ type: 'set-role', by, role }, admin.state));
+          if (fields.ban) events.push(...decideAdminUser({ type: 'ban', by, ...fields.ban }, admin.state));
+          if (fields.unban) events.push(...decideAdminUser({ type: 'unban', by }, admin.state));
           unit.append(account.streamId, events);
           if (fields.ban) await endAllSessions(unit, userId, 'banned');
           return userAfter(unit, userId, events);
@@ -180,47 +186,61 @@ export function adminUserRoutes(ctx: ApiContext) {
     });
 
     route(app, endpoints.setRole, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['set-role'] }, 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['set-role'] }, 'YOU_ARE_NOT_ALLOWED_TO_CHANGE_USERS_ROLE');
       const { userId, role } = request.body;
-      return { user: await changeUser(ctx, request, caller.user.id, userId, { type: 'set-role', role: roleValue(role) }) };
+      return { user: await changeUser(ctx, request, userId, { type: 'set-role', by: authorityOf(ctx, caller), role: roleValue(role) }) };
     });
 
     route(app, endpoints.banUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['ban'] }, 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['ban'] }, 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS');
       const { userId, banReason, banExpiresIn } = request.body;
       const expiresAt = banExpiresIn ? new Date(ctx.clock().getTime() + banExpiresIn * 1000).toISOString() : null;
-      const command = { type: 'ban' as const, byUserId: caller.user.id, reason: banReason || 'No reason', expiresAt };
-      return { user: await changeUser(ctx, request, caller.user.id, userId, command) };
+      const command = { type: 'ban' as const, by: authorityOf(ctx, caller), reason: banReason || 'No reason', expiresAt };
+      return { user: await changeUser(ctx, request, userId, command) };
     });
 
     route(app, endpoints.unbanUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['ban'] }, 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS');
-      return { user: await changeUser(ctx, request, caller.user.id, request.body.userId, { type: 'unban' }) };
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['ban'] }, 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS');
+      return { user: await changeUser(ctx, request, request.body.userId, { type: 'unban', by: authorityOf(ctx, caller) }) };
     });
 
     route(app, endpoints.removeUser, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['delete'] }, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['delete'] }, 'YOU_ARE_NOT_ALLOWED_TO_DELETE_USERS');
       const { userId } = request.body;
       if (userId === caller.user.id) throw new DomainError('YOU_CANNOT_REMOVE_YOURSELF');
       await ctx.commands.handle(
         { name: 'admin.remove-user', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.user(userId)], settle: 'revocation' },
-        async (unit) => deleteUserIn(unit, ctx, await activeAccountIn(unit, userId)),
+        async (unit) => {
+          const account = await activeAccountIn(unit, userId);
+          await decideOnTarget(unit, authorityOf(ctx, caller), userId);
+          await deleteUserIn(unit, ctx, account);
+        },
       );
       return { success: true };
     });
 
     route(app, endpoints.setUserPassword, async (request, reply) => {
-      const caller = await requireAdmin(ctx, request, reply, { user: ['set-password'] }, 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD');
+      const caller = await requireAdminAction(ctx, request, reply, { user: ['set-password'] }, 'YOU_ARE_NOT_ALLOWED_TO_SET_USERS_PASSWORD');
       const { userId, newPassword } = request.body;
       checkNewPassword(ctx.config, newPassword);
       await existingUser(ctx, userId);
       const passwordHash = await hashPassword(newPassword);
       await ctx.commands.handle(
-        { name: 'admin.set-user-password', request: requestMetadataOf(request), actorId: caller.user.id, actorKind: 'admin', serialize: [streams.user(userId)] },
+        {
+          name: 'admin.set-user-password',
+          request: requestMetadataOf(request),
+          actorId: caller.user.id,
+          actorKind: 'admin',
+          serialize: [streams.user(userId)],
+          settle: 'revocation',
+        },
         async (unit) => {
           const account = await accountIn(unit, userId);
+          await decideOnTarget(unit, authorityOf(ctx, caller), userId);
           // A reset by someone else: it also lifts a sign-in lock, and creates the password account if there is none.
           unit.append(account.streamId, decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state));
+          // Whoever knew the old password could have opened impersonation sessions as this admin: they end with it.
+          await endImpersonationsOpenedBy(unit, userId, 'password_reset');
         },
       );
       return { status: true };

@@ -1,5 +1,6 @@
 import { ImpersonationStarted, SessionCreated, streams, type SessionEndReason } from '@portcullis/contracts';
 import type { UnitOfWork } from '@portcullis/platform';
+import { decideCloseImpersonations, impersonationIndexModel, impersonationOpened } from './impersonation-index.decider.ts';
 import { decideEndSessions, sessionExtended, sessionIndexModel, sessionOpened, sessionsClosed } from './session-index.decider.ts';
 import { decideSession, sessionModel, type SessionCommand } from './session.decider.ts';
 
@@ -27,12 +28,15 @@ export function openSession(unit: UnitOfWork, userId: string, session: NewSessio
 
 /**
  * Opens a session of `userId` for an admin impersonating them: its own stream and its place in the user's
- * session index as any session, so a ban or a revocation of the user's sessions ends it too.
+ * session index as any session, so a ban or a revocation of the user's sessions ends it too; and its place
+ * in the admin's impersonation index, so ending every session of the admin ends it as well.
  */
 export function openImpersonationSession(unit: UnitOfWork, userId: string, impersonatedBy: string, session: NewSession): void {
   const { sessionId, tokenHash, ipAddress, userAgent } = session;
-  const started = ImpersonationStarted({ sessionId, userId, tokenHash, expiresAt: session.expiresAt.toISOString(), ipAddress, userAgent, impersonatedBy });
+  const expiresAt = session.expiresAt.toISOString();
+  const started = ImpersonationStarted({ sessionId, userId, tokenHash, expiresAt, ipAddress, userAgent, impersonatedBy });
   appendOpening(unit, userId, session, started);
+  unit.append(streams.impersonations(impersonatedBy), [impersonationOpened(impersonatedBy, { userId, sessionId, tokenHash, expiresAt })], { expected: 'any' });
 }
 
 function appendOpening(
@@ -69,6 +73,7 @@ export async function decideOnSession(unit: UnitOfWork, sessionId: string, comma
 /**
  * Ends every session of a user (but `except`), decided on the user's session index: the append requires
  * the index at the version read, so a session opened meanwhile makes the command decide again with it.
+ * The impersonation sessions the user opened as an admin end with them (`endImpersonationsOpenedBy`).
  * Answers how many sessions were ended.
  */
 export async function endAllSessions(
@@ -83,5 +88,29 @@ export async function endAllSessions(
   for (const revocation of ended.revocations) {
     unit.append(streams.session(revocation.data.sessionId), [revocation], { expected: 'any' });
   }
-  return ended.revocations.length;
+  const alreadyEnded = new Set(ended.revocations.map((revocation) => revocation.data.sessionId));
+  return ended.revocations.length + (await endImpersonationsOpenedBy(unit, userId, reason, alreadyEnded));
+}
+
+/**
+ * Ends every impersonation session an admin opened, decided on their impersonation index: what a banned,
+ * removed or reset admin opened must not keep acting as the users they impersonated. Each is ended on its
+ * own stream as read (one already over is left as it is), and closed in its user's session index too.
+ */
+export async function endImpersonationsOpenedBy(
+  unit: UnitOfWork,
+  adminId: string,
+  reason: SessionEndReason,
+  alreadyEnded: ReadonlySet<string> = new Set(),
+): Promise<number> {
+  const index = await unit.load(streams.impersonations(adminId), impersonationIndexModel);
+  const closing = decideCloseImpersonations({ adminId, now: unit.now }, index.state);
+  unit.append(index.streamId, closing.index);
+  let ended = 0;
+  for (const opened of closing.live) {
+    if (alreadyEnded.has(opened.sessionId)) continue;
+    const events = await decideOnSession(unit, opened.sessionId, { type: 'revoke', byUserId: opened.userId, reason });
+    ended += events.length;
+  }
+  return ended;
 }
