@@ -40,10 +40,19 @@ export type EventMetadata = z.infer<typeof eventMetadataSchema>;
 /**
  * The actor of a stored event, for events stored before `actor` existed too: those named only `actorId`,
  * which was a user acting (or nobody: a request without a signed-in user, or none at all).
+ *
+ * Whatever came through an impersonation session is the impersonator's act, whatever kind the command
+ * named: events stored before that rule held an admin's command from an impersonation session as
+ * `{ kind: 'admin', id: <impersonated> }` with the real admin only in `impersonatedBy`; they read as
+ * impersonations here, so every reader (search, sentence, index) answers who really did it.
  */
 export function actorOf(metadata: EventMetadata): EventActor {
-  if (metadata.actor) return metadata.actor;
-  if (metadata.impersonatedBy) return { kind: 'impersonator', id: metadata.actorId ?? null, impersonatorId: metadata.impersonatedBy };
+  const impersonatorId = metadata.actor?.impersonatorId || metadata.impersonatedBy || null;
+  if (metadata.actor) {
+    if (impersonatorId === null || metadata.actor.kind === 'impersonator') return metadata.actor;
+    return { kind: 'impersonator', id: metadata.actor.id, impersonatorId };
+  }
+  if (impersonatorId) return { kind: 'impersonator', id: metadata.actorId ?? null, impersonatorId };
   if (metadata.actorId) return { kind: 'user', id: metadata.actorId };
   return { kind: metadata.requestId || metadata.ipAddress ? 'anonymous' : 'system', id: null };
 }

@@ -82,7 +82,7 @@ function variedHistory(random: SeededRandom, steps: number): Array<{ event: Doma
     const someone = (): string => random.pick(users).id;
     const actorId = users.length > 0 && random.chance(0.8) ? someone() : null;
     // Every shape of actor the log holds (the audit index reads it two ways, see its replay).
-    const shape = users.length > 0 ? random.int(0, 5) : 0;
+    const shape = users.length > 0 ? random.int(0, 6) : 0;
     const who: Omit<EventMetadata, 'occurredAt'> =
       shape === 0
         ? { actorId } // stored before `actor` existed
@@ -94,7 +94,10 @@ function variedHistory(random: SeededRandom, steps: number): Array<{ event: Doma
               ? { actor: { kind: 'impersonator', id: someone(), impersonatorId: someone() } }
               : shape === 4
                 ? { actor: { kind: random.pick(['admin', 'server', 'system'] as const), id: random.chance(0.5) ? someone() : null } }
-                : {}; // nobody: the system, or anonymous by its request id or address
+                : shape === 5
+                  ? // An admin's command from an impersonation session, stored before that read as the impersonator's.
+                    { actorId: someone(), actor: { kind: 'admin', id: someone() }, impersonatedBy: someone() }
+                  : {}; // nobody: the system, or anonymous by its request id or address
     const address = random.int(0, 9);
     const ipAddress = address < 7 ? `198.51.100.${random.int(1, 254)}` : address === 7 ? 'not-an-ip' : address === 8 ? '' : undefined;
     return { occurredAt: new Date(clock).toISOString(), ...who, ipAddress, requestId: random.chance(0.7) ? randomUUID() : undefined };

@@ -60,11 +60,14 @@ function pageOfTypes(filter: AuditFilter, types: readonly string[] | null, limit
   const subjects: string[] = [];
   if (filter.user) subjects.push(`user:${filter.user}`);
   if (filter.organization) subjects.push(`organization:${filter.organization}`);
+  // An actor is among the subjects of what they did (as acting user or as impersonator): their subject
+  // drives the read when nothing else does, and the condition keeps what they did from what they underwent.
+  if (filter.actor && subjects.length === 0) subjects.push(`user:${filter.actor}`);
   const [driving, ...others] = subjects;
   for (const subject of others) {
     conditions.push(sql.fragment`EXISTS (SELECT 1 FROM audit_event_subject o WHERE o.subject = ${subject} AND o.position = a.position)`);
   }
-  if (filter.actor) conditions.push(sql.fragment`a.actor_id = ${filter.actor}`);
+  if (filter.actor) conditions.push(sql.fragment`(a.actor_id = ${filter.actor} OR a.impersonator_id = ${filter.actor})`);
   if (filter.actorKind) conditions.push(sql.fragment`a.actor_kind = ${filter.actorKind}`);
   if (filter.ip) conditions.push(sql.fragment`a.ip <<= ${filter.ip}::inet`);
   if (types?.length === 1) conditions.push(sql.fragment`a.type = ${types[0]!}`);

@@ -45,6 +45,14 @@ export function auditSentence(input: SentenceInput, labels: UserLabels): string 
         return `${subject}'s password was changed (${text(data.via)})${from}`;
       case 'user.deleted.v1':
         return `${who}${by} deleted ${subject}${from}`;
+      case 'user.role_changed.v1':
+        return `${who}${by} made ${subject} ${text(data.role)}${from}`;
+      case 'user.banned.v1':
+        return `${who}${by} banned ${subject}${data.expiresAt ? ` until ${text(data.expiresAt)}` : ''} (${text(data.reason)})${from}`;
+      case 'user.unbanned.v1':
+        return data.reason === 'expired' ? `the ban of ${subject} expired` : `${who}${by} lifted the ban of ${subject}${from}`;
+      case 'session.impersonation_started.v1':
+        return `${who}${by} started impersonating ${subject}${from}`;
       case 'session.created.v1':
         return `${subject} signed in${data.ipAddress ? ` from ${text(data.ipAddress)}` : from}`;
       case 'session.revoked.v1':

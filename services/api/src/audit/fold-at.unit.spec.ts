@@ -60,4 +60,15 @@ describe('the sentence of an event', () => {
       'a server (x-api-key): organization team created from 10.0.0.1',
     );
   });
+
+  it('names the admin behind an impersonation in what an admin action done there says', () => {
+    const admins = new Map([...labels, ['admin2', 'ops@example.com']]);
+    const actor = { kind: 'impersonator', id: 'admin2', impersonatorId: 'admin1' } as const;
+    expect(auditSentence({ type: 'user.banned.v1', data: { userId: 'u1', reason: 'spam', expiresAt: null }, actor, ipAddress: null }, admins)).toBe(
+      'ops@example.com (root@example.com impersonating) banned alice@example.com (spam)',
+    );
+    expect(auditSentence({ type: 'user.role_changed.v1', data: { userId: 'u1', role: 'admin' }, actor: { kind: 'admin', id: 'admin1' }, ipAddress: null }, admins)).toBe(
+      'root@example.com (as admin) made alice@example.com admin',
+    );
+  });
 });

@@ -26,19 +26,35 @@ export const systemRequest: RequestMetadata = {
 };
 
 /**
- * The structured actor of a command. A command that names its kind (`admin`, say) is taken at its word;
- * otherwise the kind follows from the request: a server call is `server`, an impersonated session
- * `impersonator`, a user id alone `user`, no user `anonymous` when a request came in and `system` when none
- * did. Commands that only pass `actorId` (the user who acts) thus still get a truthful actor.
+ * The structured actor of a command. Through an impersonation session it is always the impersonator, whatever
+ * kind the command names: an admin command sent from there is the admin behind the session acting, and the
+ * audit trail must find it under that admin. Otherwise a command that names its kind (`admin`, say) is taken
+ * at its word, and the kind follows from the request: a server call is `server`, a user id alone `user`, no
+ * user `anonymous` when a request came in and `system` when none did. Commands that only pass `actorId`
+ * (the user who acts) thus still get a truthful actor.
  */
 export function actorFor(request: RequestMetadata, actorId: string | null, kind?: ActorKind): EventActor {
   const impersonatorId = request.impersonatedBy ?? null;
-  if (kind === 'impersonator' || (!kind && impersonatorId !== null)) return { kind: 'impersonator', id: actorId, impersonatorId };
+  if (impersonatorId !== null) return { kind: 'impersonator', id: actorId, impersonatorId };
   if (kind) return { kind, id: actorId };
   if (request.serverCall) return { kind: 'server', id: actorId };
   if (actorId) return { kind: 'user', id: actorId };
   const fromRequest = request.requestId !== null || request.ipAddress !== null;
   return { kind: fromRequest ? 'anonymous' : 'system', id: null };
+}
+
+/**
+ * A W3C trace context `traceparent` (version 00, a non-zero trace and parent id), or null: anything else a
+ * client sends in that header is not stored, so the log never carries text a tracer would choke on.
+ * https://www.w3.org/TR/trace-context/#traceparent-header-field-values
+ */
+export function validTraceparent(value: string | null | undefined): string | null {
+  if (typeof value !== 'string') return null;
+  const match = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(value);
+  if (!match) return null;
+  const [, version, traceId, parentId] = match;
+  if (version === 'ff' || /^0+$/.test(traceId!) || /^0+$/.test(parentId!)) return null;
+  return value;
 }
 
 /** What every event a command appends carries: who did it, from where, in which request, and when. */

@@ -37,6 +37,7 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
       r: recorded.recordedAt.toISOString(),
       k: actor.kind,
       a: actor.id,
+      m: actor.impersonatorId ?? null,
       // Only an address Postgres will take: a value it refuses would stop the projection for good.
       i: ip !== null && isIP(ip) !== 0 ? ip : null,
     });
@@ -45,9 +46,9 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   // The rows as one JSON text each statement: a replay's batch is tens of thousands of them, and one
   // document is cheaper to write and for Postgres to read than a text array per column.
   await tx.query(sql.unsafe`
-    INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, ip)
-    SELECT p, t, s, r, k, a, i FROM json_to_recordset(${JSON.stringify(rows)}::json)
-      AS e(p int8, t text, s text, r timestamptz, k text, a text, i inet)
+    INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip)
+    SELECT p, t, s, r, k, a, m, i FROM json_to_recordset(${JSON.stringify(rows)}::json)
+      AS e(p int8, t text, s text, r timestamptz, k text, a text, m text, i inet)
     ON CONFLICT DO NOTHING`);
   if (subjects.length > 0) {
     await tx.query(sql.unsafe`
@@ -95,38 +96,40 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
   }
   await tx.query(sql.unsafe`
     WITH batch AS (
-      SELECT position, type, stream_id, recorded_at, ip, kind, id,
+      SELECT position, type, stream_id, recorded_at, ip, kind, id, impersonator_id,
         array_remove(ARRAY[${dataSubjects},
           CASE WHEN id <> '' THEN 'user:' || id END,
           CASE WHEN impersonator_id <> '' THEN 'user:' || impersonator_id END], NULL) AS subjects
       FROM (
-        -- To the millisecond, as the live projection has it (from the instant this process reads).
-        SELECT e.position, e.type, e.stream_id, date_trunc('milliseconds', e.recorded_at) AS recorded_at, o.i AS ip, d.*,
+        SELECT position, type, stream_id, recorded_at, ip, data_subjects.*, impersonator_id,
           CASE
-            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'kind'
-            WHEN m."impersonatedBy" <> '' THEN 'impersonator'
-            WHEN m."actorId" <> '' THEN 'user'
-            WHEN m."requestId" <> '' OR (m."ipAddress" <> '' AND o.blank IS NULL) THEN 'anonymous'
+            -- Whatever came through an impersonation session is the impersonator's, whatever kind it was stored as.
+            WHEN impersonator_id IS NOT NULL THEN 'impersonator'
+            WHEN jsonb_typeof(actor) = 'object' THEN actor->>'kind'
+            WHEN "actorId" <> '' THEN 'user'
+            WHEN "requestId" <> '' OR ("ipAddress" <> '' AND blank IS NULL) THEN 'anonymous'
             ELSE 'system'
           END AS kind,
           CASE
-            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'id'
-            WHEN m."impersonatedBy" <> '' OR m."actorId" <> '' THEN m."actorId"
-          END AS id,
-          CASE
-            WHEN jsonb_typeof(m.actor) = 'object' THEN m.actor->>'impersonatorId'
-            WHEN m."impersonatedBy" <> '' THEN m."impersonatedBy"
-          END AS impersonator_id
-        FROM events e
-        LEFT JOIN json_to_recordset(${JSON.stringify(addresses)}::json) AS o(p int8, i inet, blank bool) ON o.p = e.position
-        CROSS JOIN LATERAL jsonb_to_record(e.metadata) AS m(actor jsonb, "actorId" text, "impersonatedBy" text, "requestId" text, "ipAddress" text)
-        CROSS JOIN LATERAL jsonb_to_record(e.data) AS d(${dataColumns})
-        WHERE e.position > ${range.after} AND e.position <= ${range.until} AND e.type = ANY(${sql.array(knownStoredTypes, 'text')})
+            WHEN jsonb_typeof(actor) = 'object' THEN actor->>'id'
+            WHEN impersonator_id IS NOT NULL OR "actorId" <> '' THEN "actorId"
+          END AS id
+        FROM (
+          -- To the millisecond, as the live projection has it (from the instant this process reads).
+          SELECT e.position, e.type, e.stream_id, date_trunc('milliseconds', e.recorded_at) AS recorded_at, o.i AS ip, o.blank,
+            m.actor, m."actorId", m."requestId", m."ipAddress", e.data,
+            coalesce(nullif(m.actor->>'impersonatorId', ''), nullif(m."impersonatedBy", '')) AS impersonator_id
+          FROM events e
+          LEFT JOIN json_to_recordset(${JSON.stringify(addresses)}::json) AS o(p int8, i inet, blank bool) ON o.p = e.position
+          CROSS JOIN LATERAL jsonb_to_record(e.metadata) AS m(actor jsonb, "actorId" text, "impersonatedBy" text, "requestId" text, "ipAddress" text)
+          WHERE e.position > ${range.after} AND e.position <= ${range.until} AND e.type = ANY(${sql.array(knownStoredTypes, 'text')})
+        ) AS events_read
+        CROSS JOIN LATERAL jsonb_to_record(events_read.data) AS data_subjects(${dataColumns})
       ) AS actors
     ),
     indexed AS (
-      INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, ip)
-      SELECT position, type, stream_id, recorded_at, kind, id, ip FROM batch
+      INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip)
+      SELECT position, type, stream_id, recorded_at, kind, id, impersonator_id, ip FROM batch
       ON CONFLICT DO NOTHING
     )
     INSERT INTO audit_event_subject (subject, position)
@@ -159,6 +162,7 @@ export const auditIndexProjection: PostgresProjection = {
     'audit_event_type',
     'audit_event_stream',
     'audit_event_actor',
+    'audit_event_impersonator',
     'audit_event_recorded',
     'audit_event_ip',
     'audit_event_subject_pkey',
