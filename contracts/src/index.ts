@@ -8,3 +8,4 @@ export * from './email-reservation.ts';
 export * from './organization-access.ts';
 export * from './user-answer.ts';
 export * from './session-answer.ts';
+export * from './ip-address.ts';

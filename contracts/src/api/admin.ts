@@ -1,20 +1,34 @@
 import { z } from 'zod';
+import { coercedIdSchema } from './coerced-id.ts';
 import { endpoint } from './endpoint.ts';
 import { sessionSchema } from './session.ts';
 import { statusAnswerSchema, userSchema } from './user.ts';
 
-/** better-auth coerces ids in admin bodies to strings (`z.coerce.string()`). */
-const userIdSchema = z.coerce.string().min(1).max(256).meta({ description: 'The user id' });
+const userIdSchema = coercedIdSchema.pipe(z.string().min(1)).meta({ description: 'The user id' });
 
 /** One role, or several (stored comma-separated). */
 export const adminRoleInputSchema = z.union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).min(1).max(32)]);
+
+/** The most users one list-users page answers, as the audit search bounds its pages. */
+export const MAX_USERS_PAGE = 500;
+/** What a page without a limit answers: better-auth answers every user, which a large table cannot afford. */
+export const DEFAULT_USERS_PAGE = 100;
+/** Postgres' OFFSET takes a bigint; past this no table has rows anyway. */
+const MAX_USERS_OFFSET = 2_147_483_647;
+
+/** A whole number in a range, sent as a query string's digits or as a number. */
+function pageNumber(min: number, max: number) {
+  return z
+    .union([z.string().regex(/^\d{1,10}$/, 'must be a whole number').transform(Number), z.number()])
+    .pipe(z.number().int().min(min).max(max));
+}
 
 export const listUsersQuerySchema = z.object({
   searchValue: z.string().max(320).optional(),
   searchField: z.enum(['email', 'name']).optional().meta({ description: 'Defaults to email' }),
   searchOperator: z.enum(['contains', 'starts_with', 'ends_with']).optional().meta({ description: 'Defaults to contains' }),
-  limit: z.union([z.string().max(16), z.number()]).optional(),
-  offset: z.union([z.string().max(16), z.number()]).optional(),
+  limit: pageNumber(1, MAX_USERS_PAGE).optional().meta({ description: `At most ${MAX_USERS_PAGE}; without one, ${DEFAULT_USERS_PAGE} users at most are answered` }),
+  offset: pageNumber(0, MAX_USERS_OFFSET).optional(),
   sortBy: z.string().max(64).optional(),
   sortDirection: z.enum(['asc', 'desc']).optional(),
   filterField: z.string().max(64).optional().meta({ description: 'Defaults to email' }),
@@ -45,10 +59,18 @@ export const adminUpdateUserBodySchema = z.object({
 
 export const setRoleBodySchema = z.object({ userId: userIdSchema, role: adminRoleInputSchema });
 
+/** A hundred years: a longer ban is one without an expiry, and a date past year 9999 is one no database column holds. */
+const MAX_BAN_SECONDS = 100 * 365 * 24 * 3600;
+
 export const banUserBodySchema = z.object({
   userId: userIdSchema,
   banReason: z.string().max(1024).optional(),
-  banExpiresIn: z.number().positive().optional().meta({ description: 'Seconds until the ban lifts itself; none: until unbanned' }),
+  banExpiresIn: z
+    .number()
+    .positive()
+    .max(MAX_BAN_SECONDS)
+    .optional()
+    .meta({ description: 'Seconds until the ban lifts itself (at most 100 years); none: until unbanned' }),
 });
 
 export const userIdBodySchema = z.object({ userId: userIdSchema });

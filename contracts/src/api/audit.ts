@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { actorKinds, eventActorSchema, eventMetadataSchema } from '../events/define-event.ts';
 import { endpoint } from './endpoint.ts';
+import { ipv4OfMapped } from '../ip-address.ts';
 
 // The audit trail for operators and security teams: search, export and time travel over the event log.
 
@@ -18,7 +19,11 @@ function ipFamily(value: string): 0 | 4 | 6 {
   }
 }
 
-/** An address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`). */
+/**
+ * An address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`). An IPv4-mapped IPv6 one
+ * (`::ffff:203.0.113.7`, `::ffff:203.0.113.0/120`) is taken as the IPv4 address or range it is: the log holds
+ * every client address in that form (see `ipv4OfMapped`).
+ */
 const ipOrCidr = z
   .string()
   .max(64)
@@ -29,14 +34,25 @@ const ipOrCidr = z
     if (bits === undefined) return true;
     const n = Number(bits);
     return /^\d+$/.test(bits) && n <= (family === 4 ? 32 : 128);
-  }, 'must be an IP address or a CIDR range');
+  }, 'must be an IP address or a CIDR range')
+  .transform((value) => {
+    const [address = '', bits] = value.split('/');
+    const ipv4 = ipFamily(address) === 6 ? ipv4OfMapped(address) : null;
+    if (ipv4 === null) return value;
+    if (bits === undefined) return ipv4;
+    return Number(bits) >= 96 ? `${ipv4}/${Number(bits) - 96}` : value;
+  });
 
-const instant = z.iso.datetime({ offset: true });
+/** An ISO instant with its offset, or a date alone, taken as that day's midnight UTC. */
+const instant = z.union([
+  z.iso.datetime({ offset: true }),
+  z.iso.date().transform((day) => `${day}T00:00:00.000Z`),
+]);
 
 export const auditFilterSchema = z.object({
   user: z.string().max(255).optional().meta({ description: 'events concerning this user id (named in the data, or its actor)' }),
   organization: z.string().max(255).optional().meta({ description: 'events of this organization id' }),
-  actor: z.string().max(255).optional().meta({ description: 'events whose actor is this user id' }),
+  actor: z.string().max(255).optional().meta({ description: 'events this user id did: as the acting user, or as the admin behind an impersonation' }),
   actorKind: z.enum(actorKinds).optional(),
   ip: ipOrCidr.optional().meta({ description: 'client address, or a CIDR range it falls in' }),
   type: z.string().max(200).optional().meta({ description: 'comma-separated event types (`session.created.v1,session.revoked.v2`)' }),
@@ -45,7 +61,7 @@ export const auditFilterSchema = z.object({
   from: instant.optional().meta({ description: 'recorded in the log at or after this instant' }),
   to: instant.optional().meta({ description: 'recorded in the log before this instant' }),
   order: z.enum(['newest', 'oldest']).default('newest'),
-  cursor: z.coerce.number().int().min(0).optional().meta({ description: 'log position to continue after (the previous page\'s nextCursor)' }),
+  cursor: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().meta({ description: 'log position to continue after (the previous page\'s nextCursor)' }),
 });
 export type AuditFilter = z.infer<typeof auditFilterSchema>;
 
@@ -80,7 +96,7 @@ export const auditSearchAnswerSchema = z.object({
 const atSchema = z
   .string()
   .max(64)
-  .refine((value) => /^\d+$/.test(value) || instant.safeParse(value).success, 'must be an ISO instant or a log position')
+  .refine((value) => /^\d{1,15}$/.test(value) || z.iso.datetime({ offset: true }).safeParse(value).success, 'must be an ISO instant or a log position')
   .meta({ description: 'an ISO instant, or a log position' });
 
 export const auditAtQuerySchema = z.object({

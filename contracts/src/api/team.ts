@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { coercedIdSchema } from './coerced-id.ts';
 import { endpoint } from './endpoint.ts';
 
 /**
@@ -75,8 +76,7 @@ export const listTeamMembersQuerySchema = z
 
 const teamMemberChangeBody = z.object({
   teamId: idSchema,
-  // better-auth coerces it, so a numeric user id from a client is accepted.
-  userId: z.coerce.string().max(256),
+  userId: coercedIdSchema,
   organizationId: optionalOrganizationId,
 });
 

@@ -9,6 +9,14 @@ export interface UserFieldsChange {
   readonly unban?: boolean;
 }
 
+/** The last instant an ISO date of four-digit years names: past it, `toISOString` writes `+010000-…`, which Postgres refuses. */
+const LAST_STORABLE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function isStorableDate(value: string): boolean {
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) && ms >= 0 && ms <= LAST_STORABLE_MS;
+}
+
 function refuse(field: string, problem: string): never {
   throw new DomainError('VALIDATION_ERROR', { details: `[body.data.${field}] ${problem}` });
 }
@@ -45,7 +53,7 @@ export function decideUserFields(data: Readonly<Record<string, unknown>>, option
         if (value !== null && typeof value !== 'string') refuse(field, 'must be a string or null');
         break;
       case 'banExpires':
-        if (value !== null && (typeof value !== 'string' || Number.isNaN(Date.parse(value)))) refuse(field, 'must be a date or null');
+        if (value !== null && (typeof value !== 'string' || !isStorableDate(value))) refuse(field, 'must be a date before the year 10000, or null');
         break;
       default:
         refuse(field, 'is not a user field this server records');

@@ -1,4 +1,4 @@
-import type { ListUsersQuery, User } from '@portcullis/contracts';
+import { DEFAULT_USERS_PAGE, type ListUsersQuery, type User } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { userColumns, userFromRow, type UserRow } from '../identity/user-queries.ts';
@@ -89,21 +89,17 @@ export interface UserPage {
   readonly offset?: number;
 }
 
-/** better-auth's `Number(x) || undefined`: absent, zero and nonsense mean none. */
-function pageNumber(value: string | number | undefined): number | undefined {
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? Math.floor(n) : undefined;
-}
-
 /**
  * better-auth's list-users over the `user` read model: a search (email or name; contains, starts_with or
- * ends_with), a filter on any user field, a sort, and a page, with the total of what matched. Without a
- * sort, users come oldest first, ties by id, so pages do not overlap. A query that fails (a field the users
+ * ends_with), a filter on any user field, a sort, and a page (of `DEFAULT_USERS_PAGE` users without a
+ * limit), with the total of what matched. Without a sort, users come oldest first, ties by id, so pages do
+ * not overlap. A query that fails (a field the users
  * do not have) answers an empty list, as better-auth's does.
  */
 export async function listUsers(ctx: ApiContext, query: ListUsersQuery): Promise<UserPage> {
-  const limit = pageNumber(query.limit);
-  const offset = pageNumber(query.offset);
+  const { limit, offset: asked } = query;
+  // better-auth's `Number(offset) || undefined`: an offset of 0 is none.
+  const offset = asked === 0 ? undefined : asked;
   try {
     const where: Fragment[] = [];
     if (query.searchValue) where.push(condition(query.searchField ?? 'email', query.searchOperator ?? 'contains', query.searchValue));
@@ -113,7 +109,7 @@ export async function listUsers(ctx: ApiContext, query: ListUsersQuery): Promise
     const order = query.sortBy
       ? sql.fragment`ORDER BY ${sql.identifier([columnOf(query.sortBy).name])} ${direction}, id ${direction}`
       : sql.fragment`ORDER BY "createdAt" ASC, id ASC`;
-    const page = sql.fragment`${limit !== undefined ? sql.fragment`LIMIT ${limit}` : sql.fragment``} ${offset !== undefined ? sql.fragment`OFFSET ${offset}` : sql.fragment``}`;
+    const page = sql.fragment`LIMIT ${limit ?? DEFAULT_USERS_PAGE} ${offset !== undefined ? sql.fragment`OFFSET ${offset}` : sql.fragment``}`;
     const [rows, total] = await Promise.all([
       ctx.pool.any(sql.unsafe`SELECT ${userColumns} FROM "user" ${whereClause} ${order} ${page}`) as Promise<readonly UserRow[]>,
       ctx.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM "user" ${whereClause}`) as Promise<number>,

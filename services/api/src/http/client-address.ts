@@ -1,10 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { isIPv4, isIPv6 } from 'node:net';
+import { ipv4OfMapped } from '@portcullis/contracts';
 
 const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 const BRACKETED_IPV6 = /^\[([^\]]+)\](?::\d{1,5})?$/;
-/** `::ffff:` followed by two hex groups, as the WHATWG serializer writes an IPv4-mapped address. */
-const MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
 
 /** An IPv6 address in the one form the WHATWG URL serializer gives it (lower case, zeros compressed). */
 function canonicalIPv6(address: string): string {
@@ -27,12 +26,7 @@ export function normalizeClientAddress(raw: string | undefined): string | null {
   const inner = BRACKETED_IPV6.exec(raw)?.[1] ?? raw;
   const address = inner.split('%')[0]!;
   if (!isIPv6(address)) return null;
-  const canonical = canonicalIPv6(address);
-  const mapped = MAPPED_HEX.exec(canonical);
-  if (!mapped) return canonical;
-  const high = Number.parseInt(mapped[1]!, 16);
-  const low = Number.parseInt(mapped[2]!, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  return ipv4OfMapped(address) ?? canonicalIPv6(address);
 }
 
 /** The request's client address, normalized (see `normalizeClientAddress`), or null when it is not one. */

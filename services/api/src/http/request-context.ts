@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { RequestMetadata } from '@portcullis/platform';
+import { validTraceparent, type RequestMetadata } from '@portcullis/platform';
 import { clientAddress } from './client-address.ts';
 
 export interface ClientInfo {
@@ -43,7 +43,7 @@ export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
     userAgent: client.userAgent || null,
     requestId: request.id,
     correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
-    traceparent: headerValue(request, 'traceparent'),
+    traceparent: validTraceparent(headerValue(request, 'traceparent')),
     impersonatedBy: impersonators.get(request) ?? null,
   };
 }

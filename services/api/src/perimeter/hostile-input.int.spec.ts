@@ -7,10 +7,11 @@ import { startInProcessApi, type InProcessApi } from '../../../../tests/support/
 import { listedRoutes } from '../../../../tests/support/routes.ts';
 
 /**
- * Hostile input against every route the api has (enumerated from the app, so new routes are covered the day
- * they are added): generated bodies, queries, path parameters, content types, credentials and origins. Every
- * answer must be a 2xx/3xx or a catalogued 4xx, never a 5xx; and a refusal must leave the event log as it was,
- * apart from the records of failed sign-ins that are the point of refusing them.
+ * Hostile input against every route the api has, the ops endpoints included (enumerated from the app, so new
+ * routes are covered the day they are added): generated bodies, queries, path parameters, content types,
+ * credentials (a user's, an admin's, the server key) and origins. Every answer must be a 2xx/3xx or a
+ * catalogued 4xx, never a 5xx; and a refusal must leave the event log as it was, apart from the records of
+ * failed sign-ins that are the point of refusing them.
  *
  * In-process (`inject`) on real stores: a migrated Postgres with the projections running, as STYLE allows for
  * route specs. Reproduce a failure with the seed fast-check prints: PORTCULLIS_FUZZ_SEED=<seed>.
@@ -23,21 +24,33 @@ const PASSWORD = 'correct horse battery';
 /** Refusals that are recorded on purpose: failed sign-ins and the locks they lead to. */
 const FAILURE_RECORDS = /^credentials\.(username_|account_)?sign_in_(failed|locked)\.v\d+$/;
 
+const SERVER_KEY = 'fuzz-server-key-0123456789abcdefghij';
+/** In a generated body or query, the id of a user that exists (a fresh one per route), so admin handlers are reached. */
+const VICTIM = '$VICTIM';
+
 let api: InProcessApi;
 let db: InProcessApi['db'];
+/** The app every generated request goes to: its ADMIN_USER_IDS names `rootToken`'s user. */
 let app: InProcessApi['app'];
 let config: Config;
+/** The root admin's session, which only makes admins: no generated request carries it. */
+let rootToken: string;
 
 beforeAll(async () => {
   api = await startInProcessApi('hostile_input', {
     AUTH_SECRET: 'fuzz-secret-fuzz-secret-fuzz-secret-fuzz',
     BASE_URL,
+    AUTH_SERVER_API_KEY: SERVER_KEY,
     // Limits would answer most generated requests with 429 and hide the routes behind them.
     AUTH_RATE_LIMIT_ENABLED: 'false',
     AUTH_BRUTE_FORCE_PROTECTION: 'false',
     AUTH_COOKIE_CACHE_ENABLED: 'true',
   });
-  ({ db, app, config } = api);
+  ({ db, config } = api);
+  app = api.app;
+  const root = await freshSession();
+  rootToken = root.token;
+  app = await api.another({ env: { ADMIN_USER_IDS: root.userId } });
 });
 
 afterAll(async () => {
@@ -51,6 +64,11 @@ const KNOWN_FIELDS = [
   'name', 'email', 'password', 'image', 'callbackURL', 'rememberMe', 'token', 'username', 'displayUsername',
   'newPassword', 'currentPassword', 'revokeOtherSessions', 'newEmail', 'redirectTo', 'errorCallbackURL',
   'newUserCallbackURL', 'disableCookieCache', 'disableRefresh', 'emailVerified', 'id', 'userId',
+  // admin and organization bodies
+  'banExpiresIn', 'banReason', 'role', 'sessionToken', 'permissions', 'data', 'slug', 'logo', 'organizationId',
+  // list-users, the audit search, time travel and the mailbox
+  'limit', 'offset', 'searchValue', 'filterField', 'filterValue', 'sortBy', 'user', 'stream', 'type', 'typePrefix',
+  'organization', 'actor', 'actorKind', 'ip', 'from', 'to', 'cursor', 'at', 'diffFrom', 'status',
 ];
 const POLLUTION_KEYS = ['__proto__', 'constructor', 'prototype'];
 
@@ -76,6 +94,8 @@ const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) 
     { depthSize: 'small', withCrossShrink: true },
     { arbitrary: hostileText, weight: 6 },
     { arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)), weight: 3 },
+    // Numbers past what a date, a bigint or a page can hold.
+    { arbitrary: fc.constantFrom(1e20, -1e20, Number.MAX_VALUE, 2 ** 53 + 2, -1, 0.5, 8.64e15), weight: 1 },
     { arbitrary: fc.array(tie('value'), { maxLength: 3 }), weight: 1 },
     { arbitrary: fc.array(fc.tuple(fc.string({ maxLength: 8 }), tie('value')), { maxLength: 3 }).map((pairs) => Object.fromEntries(pairs)), weight: 1 },
   ),
@@ -106,6 +126,8 @@ const plausibleFields = fc
         ['name', 'Fuzz Name'], ['image', 'https://example.com/a.png'], ['token', 'not-a-real-token'], ['username', 'fuzz_user'],
         ['displayUsername', 'Fuzz'], ['newPassword', `${PASSWORD} 2`], ['currentPassword', PASSWORD], ['rememberMe', false],
         ['callbackURL', '/after'], ['revokeOtherSessions', false], ['disableRefresh', true], ['image', null],
+        ['userId', VICTIM], ['userId', VICTIM], ['banExpiresIn', 1e20], ['banExpiresIn', 3600], ['role', 'admin'],
+        ['slug', 'ＦＵＺＺ'], ['logo', 'javascript:alert(1)'], ['data', { banned: true, banExpires: '+275760-09-13T00:00:00.000Z' }],
       ] as Array<[string, unknown]>,
       { minLength: 1 },
     ),
@@ -170,6 +192,7 @@ const body: fc.Arbitrary<Body> = fc.oneof(
 const queryValue = fc.oneof(
   { arbitrary: hostileText.filter((s) => s.length < 2000).map((s) => { try { return encodeURIComponent(s); } catch { return '%ED%A0%80'; } }), weight: 4 },
   { arbitrary: fc.constantFrom('%FF', '%ED%A0%80', '%00', '%', '%E0%A4%A', 'true', 'false', '1'), weight: 2 },
+  { arbitrary: fc.constantFrom('1e20', '-1', '1e9', '99999999999999999999', '2026-01-01', '%3A%3Affff%3A1.2.3.4', VICTIM, `a%00${VICTIM}`), weight: 2 },
 );
 const query = fc.oneof(
   { arbitrary: fc.constant(''), weight: 3 },
@@ -183,13 +206,14 @@ const query = fc.oneof(
 
 const pathParam = fc.oneof(
   fc.string({ minLength: 1, maxLength: 40 }).map((s) => { try { return encodeURIComponent(s); } catch { return 'x'; } }),
-  fc.constantFrom('..%2F..%2Fetc', '%00', '%FF', 'a'.repeat(300), 'valid-looking-token-1234567890ab'),
+  fc.constantFrom('..%2F..%2Fetc', '%00', `${VICTIM}%00`, '%FF', 'a'.repeat(300), 'valid-looking-token-1234567890ab', VICTIM),
 );
 
-type Credential = 'none' | 'cookie' | 'bearer' | 'forged';
+/** A user's session, an admin's (by role, made by the root admin), a forged cookie, the server key, or nothing. */
+type Credential = 'none' | 'cookie' | 'bearer' | 'forged' | 'admin' | 'server';
 type OriginChoice = 'own' | 'none' | 'evil' | 'null';
 const request = fc.record({
-  credential: fc.constantFrom<Credential>('none', 'cookie', 'cookie', 'bearer', 'forged'),
+  credential: fc.constantFrom<Credential>('none', 'cookie', 'cookie', 'bearer', 'forged', 'admin', 'admin', 'server'),
   origin: fc.constantFrom<OriginChoice>('own', 'own', 'own', 'none', 'evil', 'null'),
   body,
   query,
@@ -238,15 +262,15 @@ interface Route {
   readonly url: string;
 }
 
-/** Every route of the auth API but HEAD and OPTIONS. */
-function authRoutes(): Route[] {
-  return listedRoutes(app).filter((r) => r.url.startsWith(`${config.basePath}/`) && r.method !== 'HEAD' && r.method !== 'OPTIONS');
+/** Every route of the app (the auth API's and the ops endpoints) but HEAD and OPTIONS. */
+function allRoutes(): Route[] {
+  return listedRoutes(app).filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS');
 }
 
 let users = 0;
 
 /** A new user with a session: a generated request may well sign it out, change its password or delete it. */
-async function freshSession(): Promise<{ token: string; cookie: string }> {
+async function freshSession(): Promise<{ token: string; cookie: string; userId: string }> {
   users += 1;
   const response = await app.inject({
     method: 'POST',
@@ -257,7 +281,21 @@ async function freshSession(): Promise<{ token: string; cookie: string }> {
   expect(response.statusCode, response.body).toBe(200);
   const setCookie = ([] as string[]).concat(response.headers['set-cookie'] ?? []);
   const cookie = setCookie.map((line) => line.split(';')[0]!).filter((pair) => !pair.endsWith('=')).join('; ');
-  return { token: (JSON.parse(response.body) as { token: string }).token, cookie };
+  const answer = JSON.parse(response.body) as { token: string; user: { id: string } };
+  return { token: answer.token, cookie, userId: answer.user.id };
+}
+
+/** A new user the root admin makes an admin by role: their session reaches the admin handlers. */
+async function freshAdmin(): Promise<{ token: string }> {
+  const admin = await freshSession();
+  const response = await app.inject({
+    method: 'POST',
+    url: `${config.basePath}/admin/set-role`,
+    headers: { authorization: `Bearer ${rootToken}` },
+    payload: { userId: admin.userId, role: 'admin' },
+  });
+  expect(response.statusCode, response.body).toBe(200);
+  return admin;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -301,34 +339,41 @@ describe('hostile input', () => {
     'answers generated requests on every route with 2xx/3xx or a catalogued 4xx, and leaves the log unchanged on refusal',
     { timeout: 240_000 },
     async () => {
-      const routes = authRoutes();
-      // The core routes at least, one with a path parameter among them; others join as they are added.
-      expect(routes.map((r) => `${r.method} ${r.url.slice(config.basePath.length)}`)).toEqual(
-        expect.arrayContaining([
-          'POST /sign-up/email', 'POST /sign-in/email', 'GET /get-session', 'POST /update-user', 'POST /revoke-session',
-          'GET /reset-password/:token',
-        ]),
+      const routes = allRoutes();
+      // The core routes at least, one with a path parameter among them, and the ops endpoints; others join as they are added.
+      expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(
+        expect.arrayContaining(
+          [
+            'POST /sign-up/email', 'POST /sign-in/email', 'GET /get-session', 'POST /update-user', 'POST /revoke-session',
+            'GET /reset-password/:token', 'POST /admin/ban-user', 'POST /admin/list-user-sessions',
+          ].map((route) => route.replace(' ', ` ${config.basePath}`))
+            .concat(['GET /ops/audit/events', 'GET /ops/audit/export', 'GET /ops/audit/users/:id', 'GET /ops/audit/organizations/:id', 'GET /ops/mailbox']),
+        ),
       );
 
       for (const route of routes) {
-        const session = await freshSession();
+        const [session, admin, victim] = await Promise.all([freshSession(), freshAdmin(), freshSession()]);
+        const withVictim = (text: string): string => text.replaceAll(VICTIM, victim.userId);
         await fc.assert(
           fc.asyncProperty(request, async (r) => {
             const headers: Record<string, string> = {};
             if (r.credential === 'cookie') headers.cookie = session.cookie;
             if (r.credential === 'bearer') headers.authorization = `Bearer ${session.token}`;
             if (r.credential === 'forged') headers.cookie = `better-auth.session_token=${session.token}.${'A'.repeat(43)}%3D`;
+            if (r.credential === 'admin') headers.authorization = `Bearer ${admin.token}`;
+            if (r.credential === 'server') headers['x-api-key'] = SERVER_KEY;
             if (r.origin === 'own') headers.origin = BASE_URL;
             if (r.origin === 'evil') headers.origin = 'https://evil.example';
             if (r.origin === 'null') headers.origin = 'null';
-            const path = route.url.replace(/:[A-Za-z]+/g, r.param);
-            const url = r.query ? `${path}?${r.query}` : path;
-            const withBody = route.method !== 'GET' && r.body.payload !== undefined;
+            const path = route.url.replace(/:[A-Za-z]+/g, withVictim(r.param));
+            const url = r.query ? `${path}?${withVictim(r.query)}` : path;
+            const payload = r.body.payload === undefined ? undefined : withVictim(r.body.payload);
+            const withBody = route.method !== 'GET' && payload !== undefined;
             if (withBody && r.body.contentType) headers['content-type'] = r.body.contentType;
 
             const before = await headPosition();
-            const response = await app.inject({ method: route.method as 'GET', url, headers, ...(withBody ? { payload: r.body.payload } : {}) });
-            const what = `${route.method} ${url.slice(0, 200)} ${JSON.stringify(headers).slice(0, 200)} ${String(r.body.payload).slice(0, 200)}`;
+            const response = await app.inject({ method: route.method as 'GET', url, headers, ...(withBody ? { payload } : {}) });
+            const what = `${route.method} ${url.slice(0, 200)} ${JSON.stringify(headers).slice(0, 200)} ${String(payload).slice(0, 200)}`;
             expectAcceptable(response, what);
             if (response.statusCode >= 400) {
               const written = (await typesAfter(before)).filter((type) => !FAILURE_RECORDS.test(type));

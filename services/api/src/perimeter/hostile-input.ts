@@ -40,8 +40,8 @@ function location(where: string, path: readonly (string | number)[]): string {
  * text that is not well-formed Unicode, and absurd nesting. Walks iteratively, so a deep document cannot
  * exhaust the stack.
  */
-export function inspectInput(where: 'body' | 'query', input: unknown): void {
-  const code = where === 'body' ? 'VALIDATION_ERROR' : 'INVALID_QUERY_PARAMETERS';
+export function inspectInput(where: 'body' | 'query' | 'params', input: unknown): void {
+  const code = where === 'query' ? 'INVALID_QUERY_PARAMETERS' : 'VALIDATION_ERROR';
   const pending: Array<{ value: unknown; path: (string | number)[] }> = [{ value: input, path: [] }];
   while (pending.length > 0) {
     const { value, path } = pending.pop()!;
@@ -66,16 +66,18 @@ export function inspectInput(where: 'body' | 'query', input: unknown): void {
 }
 
 /**
- * The hostile-input perimeter: JSON bodies, and form bodies only where better-auth takes them; then
- * {@link inspectInput} on the body and the query.
+ * The hostile-input perimeter, on every route (the auth API's and the ops endpoints alike): JSON bodies, and
+ * form bodies only where better-auth takes them; then {@link inspectInput} on the body, the query and the
+ * path parameters (`/ops/audit/users/%00` would otherwise reach Postgres, which refuses NUL in text).
  */
 export function hostileInput(): InputCheck {
   return (request, route) => {
     // fastify would also hand a text/plain body to the handler as a string; better-auth answers 415.
     const type = mediaType(request);
-    const allowed = type === 'application/json' || (type === FORM && FORM_ROUTES.has(route));
+    const allowed = type === 'application/json' || (type === FORM && route !== null && FORM_ROUTES.has(route));
     if (type !== null && !allowed && hasBody(request)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE');
     inspectInput('body', request.body);
     inspectInput('query', request.query);
+    inspectInput('params', request.params);
   };
 }

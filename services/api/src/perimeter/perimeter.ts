@@ -14,15 +14,19 @@ import { guardedRequest, type GuardedRequest } from './request-path.ts';
  * refusal throws.
  */
 export type AdmissionCheck = (request: FastifyRequest, reply: FastifyReply, guarded: GuardedRequest) => void | Promise<void>;
-/** A check of the parsed body and query of a request to a route under the base path (`route`, its pattern); a refusal throws. */
-export type InputCheck = (request: FastifyRequest, route: string) => void;
+/**
+ * A check of the parsed body, query and parameters of a routed request: `route` is its pattern under the base
+ * path, or null for a route outside it (the ops endpoints); a refusal throws.
+ */
+export type InputCheck = (request: FastifyRequest, route: string | null) => void;
 
 type Done = (error?: Error) => void;
 
 /**
  * The security perimeter of the auth API, in better-auth's order: the rate limit, then captcha, before the
  * body is read (`admit`, for the onRequest phase); once it is parsed, the origin and redirect checks, then
- * hostile input (`inspect`, for preValidation). The probes outside the base path pass untouched.
+ * hostile input (`inspect`, for preValidation). Routes outside the base path (the probes, the ops endpoints)
+ * meet the hostile-input check alone.
  *
  * Every check decides on the route the router dispatched the request to (see `guardedRequest`), never on
  * the path as written, so each spelling of a route meets the same rules.
@@ -41,7 +45,8 @@ export function perimeter(ctx: ApiContext): Perimeter {
   const refusals = refusalLog(ctx);
   const limiter = rateLimiter(ctx, refusals);
   const admissions = [requireClientAddress, limiter?.check, captcha(ctx, refusals)].filter((check): check is AdmissionCheck => check != null);
-  const inspections: readonly InputCheck[] = [originCheck(ctx), hostileInput()];
+  const checkOrigin = originCheck(ctx);
+  const checkInput = hostileInput();
 
   // Synchronous until a check answers with a promise, so most requests cost no promise here.
   function admitFrom(first: number, request: FastifyRequest, reply: FastifyReply, guarded: GuardedRequest, done: Done): void {
@@ -66,9 +71,12 @@ export function perimeter(ctx: ApiContext): Perimeter {
     inspect: (request, _reply, done) => {
       // An unrouted request is answered 404 without its input reaching anything.
       const guarded = guardedRequest(request, basePath);
-      if (guarded?.kind !== 'route') return done();
+      if (guarded?.kind === 'unrouted') return done();
+      const route = guarded?.kind === 'route' ? guarded.path : null;
       try {
-        for (const check of inspections) check(request, guarded.path);
+        // The origin rules are the auth API's; hostile input is refused everywhere.
+        if (route !== null) checkOrigin(request, route);
+        checkInput(request, route);
       } catch (error) {
         return done(error as Error);
       }
