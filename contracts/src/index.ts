@@ -9,3 +9,4 @@ export * from './organization-access.ts';
 export * from './user-answer.ts';
 export * from './session-answer.ts';
 export * from './ip-address.ts';
+export * from './organization-slug.ts';

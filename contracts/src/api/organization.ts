@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { coercedIdSchema } from './coerced-id.ts';
 import { endpoint } from './endpoint.ts';
+import { isValidSlug, normalizeSlug } from '../organization-slug.ts';
+import { imageUrlSchema } from './user-fields.ts';
 import { statusAnswerSchema } from './user.ts';
 
 /**
@@ -9,9 +12,14 @@ import { statusAnswerSchema } from './user.ts';
  */
 
 const idSchema = z.string().max(256);
-const slugSchema = z.string().min(1).max(512).meta({ description: 'Unique across organizations; compared as sent' });
+/** A slug as sent, in the form it is compared and stored in (see `normalizeSlug`). */
+const normalizedSlug = z.string().max(512).transform(normalizeSlug);
+const slugSchema = normalizedSlug
+  .pipe(z.string().min(1).refine(isValidSlug, 'Invalid slug: letters a-z and digits, joined by single -, _ or ., at most 100'))
+  .meta({ description: 'Unique across organizations, compared in its NFKC form, lower case and trimmed (answered in that form)' });
 const nameSchema = z.string().min(1).max(1024);
-const logoSchema = z.string().max(4096);
+/** A logo under the rule of a user's image: a `javascript:` URL in an `<img>` or a link runs in the app's origin. */
+const logoSchema = imageUrlSchema;
 const metadataSchema = z.record(z.string(), z.any()).meta({ description: 'A record of string to any, stored as its JSON text' });
 
 /** A role value as sent: one role, a comma-separated list, or an array of either. */
@@ -25,9 +33,7 @@ export const createOrganizationBodySchema = z
   .object({
     name: nameSchema,
     slug: slugSchema,
-    userId: z.coerce
-      .string()
-      .max(256)
+    userId: coercedIdSchema
       .optional()
       .meta({ description: 'The creator, for server calls only (AUTH_SERVER_API_KEY); else the signed-in user' }),
     logo: logoSchema.nullish(),
@@ -38,7 +44,7 @@ export const createOrganizationBodySchema = z
 export type CreateOrganizationBody = z.infer<typeof createOrganizationBodySchema>;
 
 export const checkSlugBodySchema = z
-  .object({ slug: z.string().max(512).meta({ description: 'The slug to check. Eg: "my-org"' }) })
+  .object({ slug: slugSchema.meta({ description: 'The slug to check, in any case or width. Eg: "my-org"' }) })
   .meta({ description: 'POST /organization/check-slug' });
 
 export const updateOrganizationBodySchema = z
@@ -61,7 +67,7 @@ export const deleteOrganizationBodySchema = z
 export const getOrganizationQuerySchema = z
   .object({
     organizationId: idSchema.optional(),
-    organizationSlug: z.string().max(512).optional().meta({ description: 'Takes precedence over organizationId' }),
+    organizationSlug: normalizedSlug.optional().meta({ description: 'Takes precedence over organizationId' }),
   })
   .meta({ description: 'GET /organization/get-organization' });
 
@@ -81,7 +87,7 @@ export const setActiveOrganizationBodySchema = z
       .nullable()
       .optional()
       .meta({ description: 'The organization to work in; null clears it; absent keeps the current one' }),
-    organizationSlug: z.string().max(512).optional().meta({ description: 'Used when organizationId is absent' }),
+    organizationSlug: normalizedSlug.optional().meta({ description: 'Used when organizationId is absent' }),
   })
   .meta({ description: 'POST /organization/set-active' });
 
@@ -109,7 +115,7 @@ export const hasPermissionAnswerSchema = z.object({ error: z.null(), success: z.
 
 export const addMemberBodySchema = z
   .object({
-    userId: z.coerce.string().max(256),
+    userId: coercedIdSchema,
     role: roleInputSchema,
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
     teamId: idSchema.optional().meta({ description: 'Also put the new member in this team' }),
@@ -153,7 +159,7 @@ export const listMembersQuerySchema = z
       .optional(),
     filterOperator: z.enum(filterOperators).optional(),
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
-    organizationSlug: z.string().max(512).optional(),
+    organizationSlug: normalizedSlug.optional(),
   })
   .meta({ description: 'GET /organization/list-members' });
 export type ListMembersQuery = z.infer<typeof listMembersQuerySchema>;
@@ -162,7 +168,7 @@ export const getActiveMemberRoleQuerySchema = z
   .object({
     userId: idSchema.optional().meta({ description: "Another member's role; the caller's by default" }),
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
-    organizationSlug: z.string().max(512).optional(),
+    organizationSlug: normalizedSlug.optional(),
   })
   .meta({ description: 'GET /organization/get-active-member-role' });
 

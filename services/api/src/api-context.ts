@@ -17,6 +17,7 @@ import { operatorSession } from './admin/admin-guard.ts';
 import type { ApiContext } from './context.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
+import { carrySlugReservationsForward } from './organization/slug-reservation.ts';
 import { removeMembershipsOf } from './organization/user-deletion.ts';
 import { ReadModelProgress } from './read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
@@ -62,6 +63,8 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const store = options.storeSeenByApi?.(realStore) ?? realStore;
   const carried = await carryAddressStreamsForward({ stored: postgresStore, protected: realStore }, pool);
   if (carried > 0) log.info({ carried }, 'address-named reservation streams carried to their keyed names');
+  const slugs = await carrySlugReservationsForward(realStore, pool);
+  if (slugs > 0) log.info({ slugs }, 'organization slugs stored before normalization reserved in their normalized form');
   let cache: ApiContext['cache'] = null;
   if (config.redis) {
     const redis = createRedisClient(config.redis.url, { name: 'portcullis-api', autoPipelining: true });

@@ -1,6 +1,7 @@
 import { DomainError, type ListMembersQuery, type MemberWithUser, type Organization } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { slugHolder } from './slug-reservation.ts';
 import { parseMetadata } from './organization-answers.ts';
 import { isoTime } from '../read-model.ts';
 
@@ -56,7 +57,10 @@ export async function findOrganizationById(ctx: ApiContext, organizationId: stri
 
 export async function findOrganizationBySlug(ctx: ApiContext, slug: string): Promise<Organization | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT ${organizationColumns} FROM organization o WHERE o.slug = ${slug}`)) as OrganizationRow | null;
-  return row ? toOrganization(row) : null;
+  if (row) return toOrganization(row);
+  // One named before slugs were normalized (`ALPHA`) holds the normalized form asked for on the log alone.
+  const holder = await slugHolder(ctx, slug);
+  return holder === null ? null : findOrganizationById(ctx, holder);
 }
 
 /** The organizations a user is a member of, in the order they joined. */

@@ -144,7 +144,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
         const newSlug = movedSlug(events);
         if (newSlug !== undefined) {
           await claimSlug(unit, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_TAKEN_ON_UPDATE' });
-          await releaseSlug(unit, { slug: before.slug, organizationId });
+          await releaseSlug(unit, { slug: before.slug, organizationId, movingTo: newSlug });
         }
         return { events, result: foldDecided(loaded.state, events, unit.now) };
       });
