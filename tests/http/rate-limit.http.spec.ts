@@ -141,6 +141,18 @@ describe('rate limiting behind a trusted proxy (AUTH_TRUSTED_PROXIES)', () => {
   const system = useSystem({ AUTH_TRUSTED_PROXIES: '127.0.0.1' });
   const viaProxy = (clientIp: string): HttpClient => new HttpClient(system().authUrl, { 'x-forwarded-for': clientIp });
 
+  it('counts /forget-password and /request-password-reset, one operation under two names, in one bucket', async () => {
+    const c = viaProxy('203.0.113.50');
+    const answers: number[] = [];
+    for (const path of ['forget-password', 'request-password-reset', 'forget-password', 'request-password-reset', 'forget-password']) {
+      answers.push((await c.post(path, { email: uniqueEmail('one-bucket') })).status);
+    }
+    expect(answers).toEqual([200, 200, 200, 429, 429]);
+    expect(await system().query('SELECT key, count FROM rate_limit WHERE key LIKE $1', ['203.0.113.50|%'])).toEqual([
+      { key: '203.0.113.50|/request-password-reset', count: 5 },
+    ]);
+  });
+
   it('keys each forwarded client separately, and records the forwarded address on its session', async () => {
     const first = viaProxy('203.0.113.10');
     for (let i = 0; i < 3; i += 1) expectCatalogueError(await wrongSignIn(first), 'INVALID_EMAIL_OR_PASSWORD');

@@ -107,7 +107,7 @@ export const accountLifecycleEndpoints = {
     redirects: true,
   }),
   requestPasswordReset: endpoint({ operationId: 'requestPasswordReset', path: '/request-password-reset', ...requestPasswordReset }),
-  forgetPassword: endpoint({ operationId: 'forgetPassword', path: '/forget-password', ...requestPasswordReset }),
+  forgetPassword: endpoint({ operationId: 'forgetPassword', path: '/forget-password', sameOperationAs: '/request-password-reset', ...requestPasswordReset }),
   resetPasswordCallback: endpoint({
     operationId: 'resetPasswordCallback',
     method: 'GET',

@@ -12,6 +12,11 @@ export interface Endpoint {
   /** Under the auth base path (`/api/auth`), unless `root`. */
   readonly path: `/${string}`;
   readonly root?: true;
+  /**
+   * The path this one is another name of (a path better-auth renamed, served under both): the two are one
+   * operation, and count as one route wherever routes are counted (the rate limit's buckets).
+   */
+  readonly sameOperationAs?: `/${string}`;
   readonly summary: string;
   readonly tag: string;
   /**

@@ -127,9 +127,10 @@ export function rateLimiter(ctx: ApiContext, refusals: RefusalLog | null = null)
     // A lenient limit is counted in the process, synchronously: no promise for the request to wait on.
     check(request, reply, guarded) {
       if (guarded === null) return;
-      // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket.
-      const bucketPath = guarded.kind === 'route' ? guarded.path : UNROUTED_BUCKET;
-      const limit = guarded.kind === 'route' ? limitOf(guarded.path) : unroutedLimit;
+      // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; and the
+      // operation's current path, so its older name (/forget-password) shares the budget rather than doubling it.
+      const bucketPath = guarded.kind === 'route' ? (request.routeOptions.config.endpoint?.sameOperationAs ?? guarded.path) : UNROUTED_BUCKET;
+      const limit = guarded.kind === 'route' ? limitOf(bucketPath) : unroutedLimit;
       if (!limit) return;
       // requireClientAddress has refused a request without one.
       const key = `${clientBucket(clientAddress(request) ?? '')}|${bucketPath}`;
