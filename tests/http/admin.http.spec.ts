@@ -1,65 +1,27 @@
-import { createAuthClient } from 'better-auth/client';
-import { adminClient } from 'better-auth/client/plugins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { hashToken } from '@portcullis/platform';
+import { startAdminSystem, type AdminSystem } from '../support/admin-system.ts';
 import { DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
-import { cookieJarFetch } from '../support/better-auth-fetch.ts';
-import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { testRedisUrl } from '../support/redis.ts';
-import { startSystem, type System } from '../support/system.ts';
-import { serviceEntries } from '../../scripts/build.ts';
 
 /**
  * better-auth's own `adminClient()`, unchanged, against two real api processes on one log (with the Redis
  * session cache where Redis is reachable): the first serves users, the second also names the root admin in
  * ADMIN_USER_IDS. A ban or an impersonation done through one is what the other answers at once.
  */
-let system: System;
-let adminApi: ServiceProcess;
-let adminUrl: string;
+let admins: AdminSystem;
 
 beforeAll(async () => {
-  system = await startSystem({ redis: testRedisUrl() !== null });
-  const root = await createAuthClient({ baseURL: system.baseUrl, fetchOptions: cookieJarFetch(system).fetchOptions }).signUp.email({
-    email: rootEmail,
-    password: DEFAULT_PASSWORD,
-    name: 'Root',
-  });
-  expect(root.error).toBeNull();
-  const port = await freePort();
-  adminUrl = `http://127.0.0.1:${port}`;
-  adminApi = spawnService({ name: 'admin-api', entry: serviceEntries.api.built, env: { ...system.env, PORT: String(port), ADMIN_USER_IDS: root.data!.user.id } });
-  await waitFor(
-    async () => {
-      const response = await fetch(`${adminUrl}/readyz`).catch(() => null);
-      await response?.body?.cancel();
-      return response?.status === 200;
-    },
-    { timeoutMs: 60_000, intervalMs: 100, message: 'the second api to be ready' },
-  );
+  admins = await startAdminSystem({ redis: testRedisUrl() !== null });
 }, 120_000);
 
 afterAll(async () => {
-  await adminApi?.stop();
-  await system?.stop();
+  await admins?.stop();
 });
 
-const rootEmail = uniqueEmail('root');
-
-/** A better-auth client with the admin plugin and a cookie jar of its own, against one of the two processes. */
-function client(on: 'users' | 'admin') {
-  const base = on === 'admin' ? adminUrl : system.baseUrl;
-  // The Origin stays the system's BASE_URL, which both processes trust.
-  const { fetchOptions } = cookieJarFetch({ baseUrl: system.baseUrl, authUrl: `${base}/api/auth` });
-  return createAuthClient({ baseURL: base, fetchOptions, plugins: [adminClient()] });
-}
-
-async function signedInRoot() {
-  const root = client('admin');
-  expect((await root.signIn.email({ email: rootEmail, password: DEFAULT_PASSWORD })).error).toBeNull();
-  return root;
-}
+const client = (on: 'users' | 'admin') => admins.client(on);
+const signedInRoot = () => admins.signedInRoot();
 
 describe('better-auth adminClient against Portcullis', () => {
   it('creates, lists, finds and updates users, and sets roles', async () => {
