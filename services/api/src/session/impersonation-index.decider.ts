@@ -1,4 +1,5 @@
 import { ImpersonationOpened, ImpersonationsClosed, type DomainEvent, type EventTime, type StreamModel } from '@portcullis/contracts';
+import { withoutLongExpired } from './session-index.decider.ts';
 
 /** An impersonation session the admin opened that may still be live: opened, and not closed here. */
 export interface OpenedImpersonation {
@@ -9,15 +10,13 @@ export interface OpenedImpersonation {
 }
 
 /**
- * The impersonation sessions an admin opened, from `impersonations-<adminId>`. Those past their expiry by
- * more than the margin are dropped as the log's clock moves on (as in the user's session index), so the
- * state stays as small as the set of live impersonations however long the stream grows.
+ * The impersonation sessions an admin opened, from `impersonations-<adminId>`. Those long expired are
+ * dropped as the log's clock moves on (`withoutLongExpired`, as in the user's session index), so the state
+ * stays as small as the set of live impersonations however long the stream grows.
  */
 export interface ImpersonationIndexState {
   readonly open: readonly OpenedImpersonation[];
 }
-
-const EXPIRED_SESSION_MARGIN_MS = 3600_000;
 
 export const initialImpersonationIndex = (): ImpersonationIndexState => ({ open: [] });
 
@@ -37,8 +36,7 @@ export function evolveImpersonationIndex(state: ImpersonationIndexState, event: 
     default:
       return state;
   }
-  const horizon = Date.parse(time.occurredAt) - EXPIRED_SESSION_MARGIN_MS;
-  return { open: open.filter((s) => Date.parse(s.expiresAt) > horizon) };
+  return { open: withoutLongExpired(open, time) };
 }
 
 export const impersonationIndexModel: StreamModel<ImpersonationIndexState> = {

@@ -30,6 +30,15 @@ export interface SessionIndexState {
 
 const EXPIRED_SESSION_MARGIN_MS = 3600_000;
 
+/**
+ * An index's sessions without those expired well before the event being folded (past the margin for clocks
+ * running behind): they cannot come back, and keeping them would let the state grow with the stream.
+ */
+export function withoutLongExpired<S extends { readonly expiresAt: string }>(open: readonly S[], time: EventTime): S[] {
+  const horizon = Date.parse(time.occurredAt) - EXPIRED_SESSION_MARGIN_MS;
+  return open.filter((s) => Date.parse(s.expiresAt) > horizon);
+}
+
 export const initialSessionIndex = (): SessionIndexState => ({ userId: null, open: [] });
 
 export function evolveSessionIndex(state: SessionIndexState, event: DomainEvent, time: EventTime): SessionIndexState {
@@ -55,8 +64,7 @@ export function evolveSessionIndex(state: SessionIndexState, event: DomainEvent,
     default:
       return state;
   }
-  const horizon = Date.parse(time.occurredAt) - EXPIRED_SESSION_MARGIN_MS;
-  return { userId, open: open.filter((s) => Date.parse(s.expiresAt) > horizon) };
+  return { userId, open: withoutLongExpired(open, time) };
 }
 
 export const sessionIndexModel: StreamModel<SessionIndexState> = {
