@@ -122,7 +122,7 @@ export async function setActiveSelection(
   if (selects(current, selection)) await precondition;
   else {
     const streamId = streams.session(current.session.id);
-    await ctx.commands.handle({ request: requestMetadataOf(request), actorId: current.user.id, serialize: [streamId] }, async (unit) => {
+    await ctx.commands.handle({ name: 'session.set-active', request: requestMetadataOf(request), actorId: current.user.id, serialize: [streamId] }, async (unit) => {
       const [appendSwitch] = await Promise.all([prepareSwitch(unit, current, selection), precondition]);
       appendSwitch?.(unit);
     });

@@ -26,7 +26,7 @@ import { listUserSessions, sessionIdByTokenHash } from './session-queries.ts';
 async function endSessionByTokenHash(ctx: ApiContext, request: FastifyRequest, tokenHash: string, byUserId: string): Promise<void> {
   const derived = sessionIdForTokenHash(tokenHash);
   await ctx.commands.handle(
-    { request: requestMetadataOf(request), actorId: byUserId, serialize: [streams.session(derived)], settle: 'revocation' },
+    { name: 'session.revoke', request: requestMetadataOf(request), actorId: byUserId, serialize: [streams.session(derived)], settle: 'revocation' },
     async (unit) => {
       const own = await decideOnSession(unit, derived, { type: 'revoke', byUserId, reason: 'revoked' });
       if (own.length > 0) return;
@@ -105,7 +105,7 @@ export function sessionRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
       await ctx.commands.handle(
-        { request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
+        { name: 'session.revoke-all', request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
         (unit) => endAllSessions(unit, userId, 'revoked_all'),
       );
       clearSessionCookies(reply, ctx.cookies);
@@ -116,7 +116,7 @@ export function sessionRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
       await ctx.commands.handle(
-        { request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
+        { name: 'session.revoke-others', request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
         (unit) => endAllSessions(unit, userId, 'revoked_others', { except: current.session.id }),
       );
       return { status: true };

@@ -64,9 +64,9 @@ describe('CommandHandler (real Postgres)', () => {
     const { store, reads } = counting(db.store);
     const handler = handlerOn(store);
     const userId = randomUUID();
-    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'a'));
     expect(reads.streams).toBe(1);
-    const { result } = await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'b'));
+    const { result } = await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'b'));
     expect(result).toBe(2);
     expect(reads.streams).toBe(1);
   });
@@ -80,9 +80,9 @@ describe('CommandHandler (real Postgres)', () => {
     };
     const handler = new CommandHandler({ store, clock: () => new Date(), settle: async () => {}, othersUnderWay: () => 3 });
     const userId = randomUUID();
-    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
-    await handler.handle({ request: systemRequest, actorId: null, settle: 'revocation' }, join(userId, 'b'));
-    await handler.handle({ request: systemRequest, actorId: null, settle: 'none' }, join(userId, 'c'));
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'a'));
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null, settle: 'revocation' }, join(userId, 'b'));
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null, settle: 'none' }, join(userId, 'c'));
     expect(told).toEqual([3, 0, 3]);
   });
 
@@ -90,13 +90,13 @@ describe('CommandHandler (real Postgres)', () => {
     const userId = randomUUID();
     const mine = handlerOn(db.store);
     const theirs = handlerOn(db.store);
-    await mine.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
-    await theirs.handle({ request: systemRequest, actorId: null }, join(userId, 'b'));
+    await mine.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'a'));
+    await theirs.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'b'));
     // Mine still keeps the state after 'a': its append finds the stream moved, reads it, and decides again.
-    const { result } = await mine.handle({ request: systemRequest, actorId: null }, join(userId, 'c'));
+    const { result } = await mine.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'c'));
     expect(result).toBe(3);
     // A refusal decided on a kept state is decided once more on what the log holds: 'b' is there now.
-    await expect(mine.handle({ request: systemRequest, actorId: null }, join(userId, 'b'))).rejects.toMatchObject({ code: 'ORGANIZATION_ALREADY_EXISTS' });
+    await expect(mine.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'b'))).rejects.toMatchObject({ code: 'ORGANIZATION_ALREADY_EXISTS' });
     expect((await db.store.readStream(`spec-${userId}`)).events.map((e) => (e.data as { organizationId: string }).organizationId)).toEqual(['a', 'b', 'c']);
   });
 
@@ -110,7 +110,7 @@ describe('CommandHandler (real Postgres)', () => {
     };
     const handler = handlerOn(store);
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => handler.handle({ request: systemRequest, actorId: null, serialize: [`spec-${userId}`] }, join(userId, `o${i}`))),
+      Array.from({ length: 20 }, (_, i) => handler.handle({ name: 'spec', request: systemRequest, actorId: null, serialize: [`spec-${userId}`] }, join(userId, `o${i}`))),
     );
     expect(results.map((r) => r.result).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(appends).toBe(20);
@@ -119,13 +119,13 @@ describe('CommandHandler (real Postgres)', () => {
   it('answers a conflict that persists with 409 CONFLICT, never an unhandled error', async () => {
     const userId = randomUUID();
     const handler = handlerOn(db.store);
-    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'a'));
     const stubborn = (unit: UnitOfWork): Promise<void> => {
       // Always expects a version the stream has left behind.
       unit.append(`spec-${userId}`, [OrganizationLeft({ userId, organizationId: 'a' })], { expected: 0 });
       return Promise.resolve();
     };
-    const refused = await handler.handle({ request: systemRequest, actorId: null, attempts: 3 }, stubborn).catch((error: unknown) => error);
+    const refused = await handler.handle({ name: 'spec', request: systemRequest, actorId: null, attempts: 3 }, stubborn).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'CONFLICT', status: 409 });
   });
@@ -134,20 +134,20 @@ describe('CommandHandler (real Postgres)', () => {
     const userId = randomUUID();
     const writer = handlerOn(db.store);
     const total = SNAPSHOT_INTERVAL * 3 + 5;
-    for (let i = 0; i < total; i += 1) await writer.handle({ request: systemRequest, actorId: null }, join(userId, `o${i}`));
+    for (let i = 0; i < total; i += 1) await writer.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, `o${i}`));
     const kept = await db.pool.oneFirst(sql.unsafe`SELECT version FROM snapshots WHERE stream_id = ${`spec-${userId}`} AND model = ${snapshotKind(memberships)}`);
     expect(Number(kept)).toBeGreaterThan(total - SNAPSHOT_INTERVAL);
 
     // Another process, holding nothing: it reads the snapshot and the few events after it.
     const { store, reads } = counting(db.store);
-    const { result } = await handlerOn(store).handle({ request: systemRequest, actorId: null }, join(userId, 'last'));
+    const { result } = await handlerOn(store).handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'last'));
     expect(result).toBe(total + 1);
     expect(reads.events).toBeLessThan(SNAPSHOT_INTERVAL);
 
     // A snapshot of another revision of the fold is not read as this one's.
     const revised = { ...memberships, revision: 2 };
     const { store: fresh, reads: freshReads } = counting(db.store);
-    await handlerOn(fresh).handle({ request: systemRequest, actorId: null }, async (unit) => {
+    await handlerOn(fresh).handle({ name: 'spec', request: systemRequest, actorId: null }, async (unit) => {
       const stream = await unit.load(`spec-${userId}`, revised);
       expect(stream.state.organizations).toHaveLength(total + 1);
     });
@@ -174,8 +174,8 @@ describe('UnitOfWork, what a decision rests on (real Postgres)', () => {
   it('folds one stream by two models in one decision, and appends at the one version both read', async () => {
     const userId = randomUUID();
     const handler = handlerOn(db.store);
-    await handler.handle({ request: systemRequest, actorId: null }, join(userId, 'a'));
-    const { result } = await handler.handle({ request: systemRequest, actorId: null }, async (unit) => {
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, 'a'));
+    const { result } = await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, async (unit) => {
       const [joined, counted] = [await unit.load(`spec-${userId}`, memberships), await unit.load(`spec-${userId}`, eventCount)];
       unit.append(`spec-${userId}`, [OrganizationJoined({ userId, organizationId: `o${counted.state}` })]);
       return [joined.state.organizations.length, counted.state, counted.version];
@@ -189,7 +189,7 @@ describe('UnitOfWork, what a decision rests on (real Postgres)', () => {
     const guarded = `spec-guard-${userId}`;
     const mine = handlerOn(db.store);
     const theirs = handlerOn(db.store);
-    await mine.handle({ request: systemRequest, actorId: null }, async (unit) => {
+    await mine.handle({ name: 'spec', request: systemRequest, actorId: null }, async (unit) => {
       unit.append(guarded, [OrganizationJoined({ userId, organizationId: 'seed' })], { expected: 'no_stream' });
     });
     let decisions = 0;
@@ -199,16 +199,16 @@ describe('UnitOfWork, what a decision rests on (real Postgres)', () => {
       unit.append(`spec-${userId}-${decisions}`, [OrganizationJoined({ userId, organizationId: 'x' })], { expected: 'no_stream' });
     };
     // Read now: another writer moving the guarded stream meanwhile does not refuse the append.
-    await mine.handle({ request: systemRequest, actorId: null }, async (unit) => {
+    await mine.handle({ name: 'spec', request: systemRequest, actorId: null }, async (unit) => {
       await decideOnGuard(unit);
-      await theirs.handle({ request: systemRequest, actorId: null }, async (other) => {
+      await theirs.handle({ name: 'spec', request: systemRequest, actorId: null }, async (other) => {
         const stream = await other.load(guarded, eventCount);
         other.append(guarded, [OrganizationJoined({ userId, organizationId: 'meanwhile' })], { expected: stream.version });
       });
     });
     expect(decisions).toBe(1);
     // Kept from that decision (at the version before theirs): required unchanged, so decided again on a read.
-    await mine.handle({ request: systemRequest, actorId: null }, decideOnGuard);
+    await mine.handle({ name: 'spec', request: systemRequest, actorId: null }, decideOnGuard);
     expect(decisions).toBe(3);
   });
 
@@ -221,11 +221,11 @@ describe('UnitOfWork, what a decision rests on (real Postgres)', () => {
       const stream = await unit.load(`spec-${userId}`, small);
       unit.append(stream.streamId, [OrganizationJoined({ userId, organizationId: `o${stream.state}` })]);
     };
-    await handler.handle({ request: systemRequest, actorId: null }, grow);
-    await handler.handle({ request: systemRequest, actorId: null }, grow);
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, grow);
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, grow);
     expect(reads.streams).toBe(1);
     // Two events now: not kept, so the next command reads it.
-    await handler.handle({ request: systemRequest, actorId: null }, grow);
+    await handler.handle({ name: 'spec', request: systemRequest, actorId: null }, grow);
     expect(reads.streams).toBe(2);
   });
 });

@@ -34,8 +34,8 @@ export interface Loaded<State> {
 export type Settlement = 'write' | 'revocation' | 'none';
 
 export interface CommandOptions {
-  /** What traces and metrics call the command (`sign-out`, `organization.create`, …). */
-  readonly name?: string;
+  /** What traces and metrics call the command (`sign-out`, `organization.create`, …): every command has one. */
+  readonly name: string;
   readonly request: RequestMetadata;
   /** The user who acts (an admin's own id when an admin acts on someone else), or null. */
   readonly actorId: string | null;
@@ -118,7 +118,7 @@ export class CommandHandler {
   }
 
   handle<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
-    const command = options.name ?? 'command';
+    const command = options.name;
     return inSpan(`command ${command}`, { 'portcullis.command': command }, async (span) => {
       const started = performance.now();
       let outcome = 'ok';
