@@ -62,9 +62,20 @@ export default tseslint.config(
     },
   },
   {
-    files: [`${api}/**/*.ts`],
+    files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
     settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts'] })] },
+    rules: {
+      // Every workspace lists what it imports (in its own package.json): nothing works only because npm hoists.
+      // Development dependencies are for specs, test support, benchmarks and build scripts alone.
+      'import-x/no-extraneous-dependencies': [
+        'error',
+        { devDependencies: ['**/*.spec.ts', '**/*.test-support.ts', 'tests/**', 'bench/**', 'scripts/**', '*.config.ts', '*.config.js'] },
+      ],
+    },
+  },
+  {
+    files: [`${api}/**/*.ts`],
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   boundary('http', []),

@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-export const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit'] as const;
+const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -72,4 +72,3 @@ export const settings = {
   rateLimit: process.env.BENCH_RATE_LIMIT === 'off' ? ('off' as const) : ('counting' as const),
 };
 
-export type Settings = typeof settings;

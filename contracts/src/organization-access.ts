@@ -1,8 +1,6 @@
-import { z } from 'zod';
-
 /**
  * Organization roles and what they may do (spec section 6, better-auth's default statements). The api's
- * deciders check every action against this table; the console shows it; the permission tests walk it.
+ * deciders check every action against this table; the permission tests walk it.
  */
 export const organizationStatements = {
   organization: ['update', 'delete'],
@@ -12,8 +10,8 @@ export const organizationStatements = {
   ac: ['create', 'read', 'update', 'delete'],
 } as const;
 
-export type OrganizationResource = keyof typeof organizationStatements;
-export type OrganizationAction<R extends OrganizationResource = OrganizationResource> = (typeof organizationStatements)[R][number];
+type OrganizationResource = keyof typeof organizationStatements;
+type OrganizationAction<R extends OrganizationResource = OrganizationResource> = (typeof organizationStatements)[R][number];
 
 export const organizationRoles = ['owner', 'admin', 'member'] as const;
 export type OrganizationRole = (typeof organizationRoles)[number];
@@ -61,13 +59,9 @@ export function formatRoles(roles: string | readonly string[]): string {
   return parseRoleList(roles).join(',');
 }
 
-/** A request for actions on resources: `{ member: ['create'] }`, or with an explicit connector per resource. */
-export const permissionRequestSchema = z.record(
-  z.string(),
-  z.union([z.array(z.string()), z.object({ actions: z.array(z.string()), connector: z.enum(['AND', 'OR']).optional() })]),
-);
-export type PermissionRequest = z.infer<typeof permissionRequestSchema>;
 export type Connector = 'AND' | 'OR';
+/** A request for actions on resources: `{ member: ['create'] }`, or with an explicit connector per resource. */
+export type PermissionRequest = Record<string, string[] | { actions: string[]; connector?: Connector | undefined }>;
 
 export type AuthorizeResult = { success: true } | { success: false; error: string };
 

@@ -6,7 +6,7 @@
  * form must be letters a-z and digits, in runs joined by single `-`, `_` or `.` (so neither `../x` nor a
  * script another alphabet could imitate `acme` in).
  */
-export const SLUG_MAX_LENGTH = 100;
+const SLUG_MAX_LENGTH = 100;
 
 const SLUG_PATTERN = /^[a-z0-9]+(?:[._-][a-z0-9]+)*$/;
 

@@ -11,7 +11,7 @@ export interface MailBusFixture {
   cleanup(): Promise<void>;
 }
 
-export function testJob(userId: string, n: number, overrides: Partial<MailJob> = {}): MailJob {
+function testJob(userId: string, n: number, overrides: Partial<MailJob> = {}): MailJob {
   const kind = mailKinds[n % mailKinds.length]!;
   return {
     jobId: randomUUID(),

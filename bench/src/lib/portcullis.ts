@@ -4,7 +4,7 @@ import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 // Built once per bench run, then measured as `npm start` runs it.
 let built: Promise<void> | undefined;
 
-export interface ApiProcess {
+interface ApiProcess {
   readonly baseUrl: string;
   readonly authUrl: string;
   readonly child: Child;

@@ -17,10 +17,10 @@ import { writesReport, type HashCost } from './writes-report.ts';
 /** Members an organization may have, on both servers: out of reach, as the rate limits are. */
 export const UNREACHABLE_MEMBERSHIP_LIMIT = 1_000_000;
 
-export type ServerName = 'Portcullis' | 'better-auth';
+type ServerName = 'Portcullis' | 'better-auth';
 
 /** One server under test, with what its CPU is charged to. */
-export interface ServerUnderTest {
+interface ServerUnderTest {
   readonly name: ServerName;
   readonly http: HttpTarget;
   readonly meter: CostMeter;
@@ -31,7 +31,7 @@ export interface ServerUnderTest {
   actors: readonly Actor[];
 }
 
-export interface ReadYourWrites {
+interface ReadYourWrites {
   readonly fresh: number;
   readonly stale: number;
   readonly failed: number;

@@ -7,12 +7,12 @@ import { createOrganization, inBatches, signUp, type Actor } from './actors.ts';
 export type ReadBack = 'fresh' | 'stale' | 'failed' | 'exhausted';
 
 /** One client's work in a scenario: the measured operation, and a write checked by the read after it. */
-export interface ClientWork {
+interface ClientWork {
   readonly step: Operation;
   readYourWrite(): Promise<ReadBack>;
 }
 
-export interface ScenarioRun {
+interface ScenarioRun {
   readonly target: HttpTarget;
   /** One per client, each with its own user, session and home organization. */
   readonly actors: readonly Actor[];

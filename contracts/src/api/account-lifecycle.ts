@@ -8,51 +8,51 @@ const url = z.string().max(2048);
 const password = z.string().max(4096);
 const token = z.string().max(4096);
 
-export const sendVerificationEmailBodySchema = z.object({ email: z.email().max(320), callbackURL: url.optional() });
-export const verifyEmailQuerySchema = z.object({ token, callbackURL: url.optional() });
+const sendVerificationEmailBodySchema = z.object({ email: z.email().max(320), callbackURL: url.optional() });
+const verifyEmailQuerySchema = z.object({ token, callbackURL: url.optional() });
 
-export const requestPasswordResetBodySchema = z.object({ email: z.email().max(320), redirectTo: url.optional() });
-export const resetPasswordCallbackQuerySchema = z.object({ callbackURL: url });
-export const resetPasswordBodySchema = z.object({ newPassword: password, token: token.optional() });
-export const resetPasswordQuerySchema = z.object({ token: token.optional() });
+const requestPasswordResetBodySchema = z.object({ email: z.email().max(320), redirectTo: url.optional() });
+const resetPasswordCallbackQuerySchema = z.object({ callbackURL: url });
+const resetPasswordBodySchema = z.object({ newPassword: password, token: token.optional() });
+const resetPasswordQuerySchema = z.object({ token: token.optional() });
 
-export const changePasswordBodySchema = z.object({
+const changePasswordBodySchema = z.object({
   newPassword: password,
   currentPassword: password,
   revokeOtherSessions: z.boolean().optional(),
 });
-export const verifyPasswordBodySchema = z.object({ password });
-export const setPasswordBodySchema = z.object({
+const verifyPasswordBodySchema = z.object({ password });
+const setPasswordBodySchema = z.object({
   newPassword: password,
   userId: z.string().min(1).max(256).optional().meta({ description: 'The user a server call acts for (x-api-key)' }),
 });
 
-export const changeEmailBodySchema = z.object({ newEmail: z.email().max(320), callbackURL: url.optional() });
+const changeEmailBodySchema = z.object({ newEmail: z.email().max(320), callbackURL: url.optional() });
 
 /**
  * Both shapes better-auth has taken: `{providerId, accountId?}` (the spec's; accountId the provider's id of
  * the account) and 1.7's `{accountId}` (the account's own id, as list-accounts answers it).
  */
-export const unlinkAccountBodySchema = z
+const unlinkAccountBodySchema = z
   .object({
     providerId: z.string().min(1).max(256).optional(),
     accountId: z.string().min(1).max(256).optional(),
   })
   .refine((body) => body.providerId !== undefined || body.accountId !== undefined, { message: 'providerId or accountId is required' });
 
-export const deleteUserBodySchema = z.object({ callbackURL: url.optional(), password: password.optional(), token: token.optional() });
-export const deleteUserCallbackQuerySchema = z.object({ token, callbackURL: url.optional() });
-export const deleteUserAnswerSchema = z.object({
+const deleteUserBodySchema = z.object({ callbackURL: url.optional(), password: password.optional(), token: token.optional() });
+const deleteUserCallbackQuerySchema = z.object({ token, callbackURL: url.optional() });
+const deleteUserAnswerSchema = z.object({
   success: z.boolean(),
   message: z.enum(['User deleted', 'Verification email sent']),
 });
 
-export const verifyEmailAnswerSchema = z.object({
+const verifyEmailAnswerSchema = z.object({
   status: z.boolean(),
   user: userSchema.nullable().optional().meta({ description: 'The verified user; null when already verified, absent for a change-of-email confirmation' }),
 });
-export const requestPasswordResetAnswerSchema = z.object({ status: z.boolean(), message: z.string() });
-export const changePasswordAnswerSchema = z.object({
+const requestPasswordResetAnswerSchema = z.object({ status: z.boolean(), message: z.string() });
+const changePasswordAnswerSchema = z.object({
   token: z.string().nullable().meta({ description: 'The new session\'s token when other sessions were revoked' }),
   user: userSchema,
 });
@@ -63,7 +63,7 @@ const resetPasswordLinkParamsSchema = z.object({ token });
  * password hash, provider tokens), its comma-separated scope as `scopes`, and `provider` beside `providerId`
  * for clients from before better-auth renamed it.
  */
-export const linkedAccountSchema = z.object({
+const linkedAccountSchema = z.object({
   id: z.string(),
   providerId: z.string(),
   provider: z.string().meta({ description: 'The same as providerId, under the name older better-auth clients read' }),
@@ -73,7 +73,7 @@ export const linkedAccountSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-export const listAccountsAnswerSchema = z.array(linkedAccountSchema);
+const listAccountsAnswerSchema = z.array(linkedAccountSchema);
 
 const requestPasswordReset = {
   method: 'POST',

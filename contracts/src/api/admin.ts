@@ -7,10 +7,10 @@ import { statusAnswerSchema, userSchema } from './user.ts';
 const userIdSchema = coercedIdSchema.pipe(z.string().min(1)).meta({ description: 'The user id' });
 
 /** One role, or several (stored comma-separated). */
-export const adminRoleInputSchema = z.union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).min(1).max(32)]);
+const adminRoleInputSchema = z.union([z.string().min(1).max(256), z.array(z.string().min(1).max(256)).min(1).max(32)]);
 
 /** The most users one list-users page answers, as the audit search bounds its pages. */
-export const MAX_USERS_PAGE = 500;
+const MAX_USERS_PAGE = 500;
 /** What a page without a limit answers: better-auth answers every user, which a large table cannot afford. */
 export const DEFAULT_USERS_PAGE = 100;
 /** Postgres' OFFSET takes a bigint; past this no table has rows anyway. */
@@ -23,7 +23,7 @@ function pageNumber(min: number, max: number) {
     .pipe(z.number().int().min(min).max(max));
 }
 
-export const listUsersQuerySchema = z.object({
+const listUsersQuerySchema = z.object({
   searchValue: z.string().max(320).optional(),
   searchField: z.enum(['email', 'name']).optional().meta({ description: 'Defaults to email' }),
   searchOperator: z.enum(['contains', 'starts_with', 'ends_with']).optional().meta({ description: 'Defaults to contains' }),
@@ -37,14 +37,14 @@ export const listUsersQuerySchema = z.object({
 });
 export type ListUsersQuery = z.infer<typeof listUsersQuerySchema>;
 
-export const listUsersAnswerSchema = z.object({
+const listUsersAnswerSchema = z.object({
   users: z.array(userSchema),
   total: z.number(),
   limit: z.number().optional(),
   offset: z.number().optional(),
 });
 
-export const createUserBodySchema = z.object({
+const createUserBodySchema = z.object({
   email: z.string().max(320),
   password: z.string().max(4096).optional().meta({ description: 'Without one the user has no password account' }),
   name: z.string().max(256),
@@ -52,17 +52,17 @@ export const createUserBodySchema = z.object({
   data: z.record(z.string(), z.unknown()).optional().meta({ description: 'Further user fields: image, emailVerified, role' }),
 });
 
-export const adminUpdateUserBodySchema = z.object({
+const adminUpdateUserBodySchema = z.object({
   userId: userIdSchema,
   data: z.record(z.string(), z.unknown()).meta({ description: 'name, image, email, emailVerified, role, banned, banReason, banExpires' }),
 });
 
-export const setRoleBodySchema = z.object({ userId: userIdSchema, role: adminRoleInputSchema });
+const setRoleBodySchema = z.object({ userId: userIdSchema, role: adminRoleInputSchema });
 
 /** A hundred years: a longer ban is one without an expiry, and a date past year 9999 is one no database column holds. */
 const MAX_BAN_SECONDS = 100 * 365 * 24 * 3600;
 
-export const banUserBodySchema = z.object({
+const banUserBodySchema = z.object({
   userId: userIdSchema,
   banReason: z.string().max(1024).optional(),
   banExpiresIn: z
@@ -73,20 +73,20 @@ export const banUserBodySchema = z.object({
     .meta({ description: 'Seconds until the ban lifts itself (at most 100 years); none: until unbanned' }),
 });
 
-export const userIdBodySchema = z.object({ userId: userIdSchema });
+const userIdBodySchema = z.object({ userId: userIdSchema });
 
-export const revokeUserSessionBodySchema = z.object({
+const revokeUserSessionBodySchema = z.object({
   sessionToken: z.string().min(1).max(512).meta({ description: 'The token, or its hash as list-user-sessions shows it' }),
 });
 
-export const setUserPasswordBodySchema = z.object({
+const setUserPasswordBodySchema = z.object({
   newPassword: z.string().min(1).max(4096),
   userId: userIdSchema,
 });
 
 const permissionsSchema = z.record(z.string().max(64), z.array(z.string().max(64)).max(64));
 
-export const adminHasPermissionBodySchema = z.object({
+const adminHasPermissionBodySchema = z.object({
   userId: userIdSchema.optional(),
   role: z.string().max(256).optional(),
   permission: permissionsSchema.optional().meta({ description: 'The spelling of earlier better-auth clients; `permissions` wins when both are sent' }),

@@ -65,11 +65,11 @@ export const auditFilterSchema = z.object({
 });
 export type AuditFilter = z.infer<typeof auditFilterSchema>;
 
-export const auditSearchQuerySchema = auditFilterSchema.extend({
+const auditSearchQuerySchema = auditFilterSchema.extend({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
-export const auditEventSchema = z
+const auditEventSchema = z
   .object({
     position: z.number().int(),
     eventId: z.string(),
@@ -87,7 +87,7 @@ export const auditEventSchema = z
   .meta({ id: 'AuditEvent' });
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 
-export const auditSearchAnswerSchema = z.object({
+const auditSearchAnswerSchema = z.object({
   events: z.array(auditEventSchema),
   nextCursor: z.number().int().nullable().meta({ description: 'pass as `cursor` for the next page; null at the end' }),
   indexedTo: z.number().int().meta({ description: 'the log position the audit index has reached' }),
@@ -99,14 +99,14 @@ const atSchema = z
   .refine((value) => /^\d{1,15}$/.test(value) || z.iso.datetime({ offset: true }).safeParse(value).success, 'must be an ISO instant or a log position')
   .meta({ description: 'an ISO instant, or a log position' });
 
-export const auditAtQuerySchema = z.object({
+const auditAtQuerySchema = z.object({
   at: atSchema.optional().meta({ description: 'the state then (default: now)' }),
   diffFrom: atSchema.optional().meta({ description: 'also answer what changed between this point and `at`' }),
 });
 
-export const auditChangeSchema = z.object({ path: z.string(), before: z.unknown(), after: z.unknown() });
+const auditChangeSchema = z.object({ path: z.string(), before: z.unknown(), after: z.unknown() });
 
-export const auditStateAnswerSchema = z.object({
+const auditStateAnswerSchema = z.object({
   id: z.string(),
   position: z.number().int().meta({ description: 'the last log position folded' }),
   state: z.unknown(),
@@ -115,7 +115,7 @@ export const auditStateAnswerSchema = z.object({
     .nullable(),
 });
 
-export const logHeadSchema = z.object({
+const logHeadSchema = z.object({
   logId: z.string(),
   position: z.number().int(),
   hash: z.string(),

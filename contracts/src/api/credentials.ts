@@ -7,7 +7,7 @@ import { endpoint } from './endpoint.ts';
 // PASSWORD_TOO_SHORT/LONG from the handler, as better-auth does, because their bounds are configuration.
 const bounded = (max: number) => z.string().max(max);
 
-export const signUpEmailBodySchema = z.object({
+const signUpEmailBodySchema = z.object({
   name: bounded(256),
   email: bounded(320),
   password: bounded(4096),
@@ -17,19 +17,17 @@ export const signUpEmailBodySchema = z.object({
   username: bounded(1024).optional(),
   displayUsername: displayUsernameInputSchema.optional(),
 });
-export type SignUpEmailBody = z.infer<typeof signUpEmailBodySchema>;
 
-export const signInEmailBodySchema = z.object({
+const signInEmailBodySchema = z.object({
   email: bounded(320),
   password: bounded(4096),
   callbackURL: bounded(2048).optional(),
   rememberMe: z.boolean().optional(),
 });
-export type SignInEmailBody = z.infer<typeof signInEmailBodySchema>;
 
-export const signUpAnswerSchema = z.object({ token: z.string().nullable(), user: userSchema });
+const signUpAnswerSchema = z.object({ token: z.string().nullable(), user: userSchema });
 
-export const signInAnswerSchema = z.object({
+const signInAnswerSchema = z.object({
   redirect: z.boolean(),
   token: z.string(),
   url: z.string().optional(),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * What an endpoint is, declared once: the server registers its handler under it (fastify validates the
  * request with these schemas and documents them in the OpenAPI document), tests hold real answers to its
- * answer schema, and the console and clients take paths and types from it.
+ * answer schema, and clients take paths and types from it.
  */
 export interface Endpoint {
   /** better-auth client's name for it, where there is one (`signUpEmail`, `organization.create` as `createOrganization`). */

@@ -9,7 +9,7 @@ import { teamSchema } from './team.ts';
  * invitations and, teams being on, its teams. A file of its own because it joins the three areas, and the
  * invitation contracts already build on the organization's.
  */
-export const fullOrganizationSchema = organizationSchema
+const fullOrganizationSchema = organizationSchema
   .extend({
     members: z.array(memberWithUserSchema),
     invitations: z

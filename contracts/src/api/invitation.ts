@@ -9,8 +9,8 @@ import { memberSchema, roleInputSchema } from './organization.ts';
 
 const idSchema = z.string().max(256);
 
-export const invitationStatuses = ['pending', 'accepted', 'rejected', 'canceled'] as const;
-export const invitationStatusSchema = z.enum(invitationStatuses);
+const invitationStatuses = ['pending', 'accepted', 'rejected', 'canceled'] as const;
+const invitationStatusSchema = z.enum(invitationStatuses);
 export type InvitationStatusValue = z.infer<typeof invitationStatusSchema>;
 
 export const invitationSchema = z
@@ -28,7 +28,7 @@ export const invitationSchema = z
   .meta({ description: 'An invitation to an organization' });
 export type Invitation = z.infer<typeof invitationSchema>;
 
-export const inviteMemberBodySchema = z
+const inviteMemberBodySchema = z
   .object({
     email: z.string().max(1024).meta({ description: 'The address to invite' }),
     role: roleInputSchema,
@@ -43,34 +43,33 @@ export const inviteMemberBodySchema = z
       .meta({ description: 'The team(s) of the organization the member will join' }),
   })
   .meta({ description: 'POST /organization/invite-member' });
-export type InviteMemberBody = z.infer<typeof inviteMemberBodySchema>;
 
 const invitationIdBody = z.object({ invitationId: idSchema.meta({ description: 'The invitation, as its mail link carries it' }) });
 
-export const acceptInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/accept-invitation' });
-export const rejectInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/reject-invitation' });
-export const cancelInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/cancel-invitation' });
+const acceptInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/accept-invitation' });
+const rejectInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/reject-invitation' });
+const cancelInvitationBodySchema = invitationIdBody.meta({ description: 'POST /organization/cancel-invitation' });
 
-export const acceptInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: memberSchema });
-export const rejectInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: z.null() });
+const acceptInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: memberSchema });
+const rejectInvitationAnswerSchema = z.object({ invitation: invitationSchema, member: z.null() });
 
-export const getInvitationQuerySchema = z.object({ id: idSchema }).meta({ description: 'GET /organization/get-invitation' });
+const getInvitationQuerySchema = z.object({ id: idSchema }).meta({ description: 'GET /organization/get-invitation' });
 
-export const invitationDetailsSchema = invitationSchema
+const invitationDetailsSchema = invitationSchema
   .extend({ organizationName: z.string(), organizationSlug: z.string(), inviterEmail: z.string() })
   .meta({ description: 'An invitation as its recipient sees it' });
 export type InvitationDetails = z.infer<typeof invitationDetailsSchema>;
 
-export const listInvitationsQuerySchema = z
+const listInvitationsQuerySchema = z
   .object({ organizationId: idSchema.optional().meta({ description: "Defaults to the session's active organization" }) })
   .meta({ description: 'GET /organization/list-invitations' });
-export const listInvitationsAnswerSchema = z.array(invitationSchema);
+const listInvitationsAnswerSchema = z.array(invitationSchema);
 
-export const listUserInvitationsQuerySchema = z
+const listUserInvitationsQuerySchema = z
   .object({ email: z.string().max(1024).optional().meta({ description: 'Whose invitations: server calls only' }) })
   .meta({ description: 'GET /organization/list-user-invitations' });
-export const userInvitationSchema = invitationSchema.extend({ organizationName: z.string() });
-export const listUserInvitationsAnswerSchema = z.array(userInvitationSchema);
+const userInvitationSchema = invitationSchema.extend({ organizationName: z.string() });
+const listUserInvitationsAnswerSchema = z.array(userInvitationSchema);
 
 const tag = 'Organization';
 

@@ -1,22 +1,22 @@
 import { z } from 'zod';
 import { endpoint } from './endpoint.ts';
 
-// What operators and probes call: outside the better-auth API, but declared like it so the console and
+// What operators and probes call: outside the better-auth API, but declared like it so clients and
 // the OpenAPI document know them.
 
 const readinessCheckSchema = z.object({ ok: z.boolean(), detail: z.string().optional() });
 
-export const readinessAnswerSchema = z.object({
+const readinessAnswerSchema = z.object({
   status: z.enum(['ready', 'not_ready']),
   checks: z.record(z.string(), readinessCheckSchema).meta({ description: 'postgres, projections (with their lag), redis' }),
 });
 
-export const mailboxQuerySchema = z.object({
+const mailboxQuerySchema = z.object({
   to: z.string().max(320).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
-export const mailboxMessageSchema = z.object({
+const mailboxMessageSchema = z.object({
   id: z.number().int(),
   jobId: z.string(),
   from: z.string(),
@@ -28,14 +28,14 @@ export const mailboxMessageSchema = z.object({
 });
 export type MailboxMessage = z.infer<typeof mailboxMessageSchema>;
 
-export const mailDeliveryStatuses = ['pending', 'sent', 'dead'] as const;
+const mailDeliveryStatuses = ['pending', 'sent', 'dead'] as const;
 
-export const mailDeliveriesQuerySchema = z.object({
+const mailDeliveriesQuerySchema = z.object({
   status: z.enum(mailDeliveryStatuses).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
-export const mailDeliverySchema = z.object({
+const mailDeliverySchema = z.object({
   jobId: z.string(),
   kind: z.string(),
   userId: z.string().nullable(),
@@ -53,7 +53,7 @@ export const mailDeliverySchema = z.object({
 });
 export type MailDelivery = z.infer<typeof mailDeliverySchema>;
 
-export const errorPageQuerySchema = z.object({
+const errorPageQuerySchema = z.object({
   error: z.string().max(2048).optional(),
   error_description: z.string().max(2048).optional(),
 });

@@ -29,7 +29,7 @@ export const roleInputSchema = z
 
 const activeOrganizationFallback = "Defaults to the session's active organization";
 
-export const createOrganizationBodySchema = z
+const createOrganizationBodySchema = z
   .object({
     name: nameSchema,
     slug: slugSchema,
@@ -41,13 +41,12 @@ export const createOrganizationBodySchema = z
     keepCurrentActiveOrganization: z.boolean().optional().meta({ description: 'Leave the session working in its current organization' }),
   })
   .meta({ description: 'POST /organization/create' });
-export type CreateOrganizationBody = z.infer<typeof createOrganizationBodySchema>;
 
-export const checkSlugBodySchema = z
+const checkSlugBodySchema = z
   .object({ slug: slugSchema.meta({ description: 'The slug to check, in any case or width. Eg: "my-org"' }) })
   .meta({ description: 'POST /organization/check-slug' });
 
-export const updateOrganizationBodySchema = z
+const updateOrganizationBodySchema = z
   .object({
     data: z.object({
       name: nameSchema.optional(),
@@ -58,13 +57,12 @@ export const updateOrganizationBodySchema = z
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
   })
   .meta({ description: 'POST /organization/update' });
-export type UpdateOrganizationBody = z.infer<typeof updateOrganizationBodySchema>;
 
-export const deleteOrganizationBodySchema = z
+const deleteOrganizationBodySchema = z
   .object({ organizationId: idSchema })
   .meta({ description: 'POST /organization/delete' });
 
-export const getOrganizationQuerySchema = z
+const getOrganizationQuerySchema = z
   .object({
     organizationId: idSchema.optional(),
     organizationSlug: normalizedSlug.optional().meta({ description: 'Takes precedence over organizationId' }),
@@ -81,7 +79,7 @@ export const getFullOrganizationQuerySchema = getOrganizationQuerySchema
   })
   .meta({ description: 'GET /organization/get-full-organization' });
 
-export const setActiveOrganizationBodySchema = z
+const setActiveOrganizationBodySchema = z
   .object({
     organizationId: idSchema
       .nullable()
@@ -99,7 +97,7 @@ const permissionsSchema = z
  * better-auth's body: exactly one of `permissions` and the deprecated `permission` (which better-auth 1.7
  * accepts and then ignores; here it counts the same).
  */
-export const hasPermissionBodySchema = z
+const hasPermissionBodySchema = z
   .object({
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
     permissions: permissionsSchema.optional(),
@@ -111,9 +109,9 @@ export const hasPermissionBodySchema = z
   })
   .meta({ description: 'POST /organization/has-permission' });
 
-export const hasPermissionAnswerSchema = z.object({ error: z.null(), success: z.boolean() });
+const hasPermissionAnswerSchema = z.object({ error: z.null(), success: z.boolean() });
 
-export const addMemberBodySchema = z
+const addMemberBodySchema = z
   .object({
     userId: coercedIdSchema,
     role: roleInputSchema,
@@ -122,7 +120,7 @@ export const addMemberBodySchema = z
   })
   .meta({ description: 'POST /organization/add-member (server calls only)' });
 
-export const updateMemberRoleBodySchema = z
+const updateMemberRoleBodySchema = z
   .object({
     role: roleInputSchema,
     memberId: idSchema,
@@ -130,24 +128,24 @@ export const updateMemberRoleBodySchema = z
   })
   .meta({ description: 'POST /organization/update-member-role' });
 
-export const removeMemberBodySchema = z
+const removeMemberBodySchema = z
   .object({
     memberIdOrEmail: z.string().max(320).meta({ description: "A member id, or (containing '@') the member's email" }),
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
   })
   .meta({ description: 'POST /organization/remove-member' });
 
-export const leaveOrganizationBodySchema = z
+const leaveOrganizationBodySchema = z
   .object({ organizationId: idSchema })
   .meta({ description: 'POST /organization/leave' });
 
 /** The member columns list-members may sort and filter by. */
-export const memberFields = ['id', 'organizationId', 'userId', 'role', 'teamId', 'createdAt'] as const;
-export const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'ends_with'] as const;
+const memberFields = ['id', 'organizationId', 'userId', 'role', 'teamId', 'createdAt'] as const;
+const filterOperators = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'ends_with'] as const;
 
 const queryNumber = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]).pipe(z.number().int().min(0));
 
-export const listMembersQuerySchema = z
+const listMembersQuerySchema = z
   .object({
     limit: queryNumber.optional().meta({ description: 'At most this many; the membership limit by default' }),
     offset: queryNumber.optional(),
@@ -164,7 +162,7 @@ export const listMembersQuerySchema = z
   .meta({ description: 'GET /organization/list-members' });
 export type ListMembersQuery = z.infer<typeof listMembersQuerySchema>;
 
-export const getActiveMemberRoleQuerySchema = z
+const getActiveMemberRoleQuerySchema = z
   .object({
     userId: idSchema.optional().meta({ description: "Another member's role; the caller's by default" }),
     organizationId: idSchema.optional().meta({ description: activeOrganizationFallback }),
@@ -196,18 +194,18 @@ export const memberSchema = z
   .meta({ description: 'A member of an organization' });
 export type Member = z.infer<typeof memberSchema>;
 
-export const memberUserSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), image: z.string().nullable() });
+const memberUserSchema = z.object({ id: z.string(), name: z.string(), email: z.string(), image: z.string().nullable() });
 
 export const memberWithUserSchema = memberSchema.extend({ user: memberUserSchema });
 export type MemberWithUser = z.infer<typeof memberWithUserSchema>;
 
-export const createOrganizationAnswerSchema = organizationSchema.extend({ members: z.array(memberSchema) });
+const createOrganizationAnswerSchema = organizationSchema.extend({ members: z.array(memberSchema) });
 export type CreateOrganizationAnswer = z.infer<typeof createOrganizationAnswerSchema>;
 
-export const listOrganizationsAnswerSchema = z.array(organizationSchema);
-export const listMembersAnswerSchema = z.object({ members: z.array(memberWithUserSchema), total: z.number().int() });
-export const activeMemberRoleAnswerSchema = z.object({ role: z.string() });
-export const removeMemberAnswerSchema = z.object({ member: z.union([memberWithUserSchema, memberSchema]) });
+const listOrganizationsAnswerSchema = z.array(organizationSchema);
+const listMembersAnswerSchema = z.object({ members: z.array(memberWithUserSchema), total: z.number().int() });
+const activeMemberRoleAnswerSchema = z.object({ role: z.string() });
+const removeMemberAnswerSchema = z.object({ member: z.union([memberWithUserSchema, memberSchema]) });
 
 const tag = 'Organization';
 

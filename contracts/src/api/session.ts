@@ -31,13 +31,13 @@ export const getSessionQuerySchema = z.object({
   disableRefresh: flag,
 });
 
-export const revokeSessionBodySchema = z.object({ token: z.string().min(1).max(512) });
+const revokeSessionBodySchema = z.object({ token: z.string().min(1).max(512) });
 
-export const updateSessionBodySchema = z.record(z.string(), z.unknown()).meta({
+const updateSessionBodySchema = z.record(z.string(), z.unknown()).meta({
   description: 'POST /update-session: additional session fields (none are defined yet)',
 });
 
-export const listSessionsAnswerSchema = z.array(sessionSchema);
+const listSessionsAnswerSchema = z.array(sessionSchema);
 
 const updateSessionAnswerSchema = z.object({ session: sessionSchema });
 

@@ -13,7 +13,7 @@ const optionalOrganizationId = idSchema
   .meta({ description: "The organization the team belongs to; defaults to the session's active organization" });
 
 /** Spec section 5: a team name has at least 1 character. */
-export const teamNameSchema = z.string().min(1).max(1024).meta({ description: 'The name of the team, at least 1 character' });
+const teamNameSchema = z.string().min(1).max(1024).meta({ description: 'The name of the team, at least 1 character' });
 
 export const teamSchema = z
   .object({
@@ -27,16 +27,16 @@ export const teamSchema = z
   .meta({ description: 'A team' });
 export type Team = z.infer<typeof teamSchema>;
 
-export const teamMemberSchema = z
+const teamMemberSchema = z
   .object({ id: z.string(), teamId: z.string(), userId: z.string(), createdAt: z.string() })
   .meta({ description: 'A user in a team' });
 export type TeamMember = z.infer<typeof teamMemberSchema>;
 
-export const createTeamBodySchema = z
+const createTeamBodySchema = z
   .object({ name: teamNameSchema, organizationId: optionalOrganizationId })
   .meta({ description: 'POST /organization/create-team' });
 
-export const updateTeamBodySchema = z
+const updateTeamBodySchema = z
   .object({
     teamId: idSchema,
     // better-auth reads the organization from inside `data`, not beside it.
@@ -44,24 +44,24 @@ export const updateTeamBodySchema = z
   })
   .meta({ description: 'POST /organization/update-team' });
 
-export const removeTeamBodySchema = z
+const removeTeamBodySchema = z
   .object({ teamId: idSchema, organizationId: optionalOrganizationId })
   .meta({ description: 'POST /organization/remove-team' });
 
-export const removeTeamAnswerSchema = z.object({ message: z.literal('Team removed successfully.') });
+const removeTeamAnswerSchema = z.object({ message: z.literal('Team removed successfully.') });
 
-export const listTeamsQuerySchema = z
+const listTeamsQuerySchema = z
   .object({ organizationId: optionalOrganizationId })
   .meta({ description: 'GET /organization/list-teams' });
 
-export const listUserTeamsQuerySchema = z
+const listUserTeamsQuerySchema = z
   .object({
     userId: idSchema.optional().meta({ description: 'Another member whose teams to list; needs member:update' }),
     organizationId: optionalOrganizationId,
   })
   .meta({ description: 'GET /organization/list-user-teams' });
 
-export const setActiveTeamBodySchema = z
+const setActiveTeamBodySchema = z
   .object({
     teamId: idSchema
       .nullable()
@@ -70,7 +70,7 @@ export const setActiveTeamBodySchema = z
   })
   .meta({ description: 'POST /organization/set-active-team' });
 
-export const listTeamMembersQuerySchema = z
+const listTeamMembersQuerySchema = z
   .object({ teamId: idSchema.optional().meta({ description: "Defaults to the session's active team" }) })
   .meta({ description: 'GET /organization/list-team-members' });
 
@@ -80,13 +80,13 @@ const teamMemberChangeBody = z.object({
   organizationId: optionalOrganizationId,
 });
 
-export const addTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/add-team-member' });
-export const removeTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/remove-team-member' });
+const addTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/add-team-member' });
+const removeTeamMemberBodySchema = teamMemberChangeBody.meta({ description: 'POST /organization/remove-team-member' });
 
-export const removeTeamMemberAnswerSchema = z.object({ message: z.literal('Team member removed successfully.') });
+const removeTeamMemberAnswerSchema = z.object({ message: z.literal('Team member removed successfully.') });
 
-export const listTeamsAnswerSchema = z.array(teamSchema);
-export const listTeamMembersAnswerSchema = z.array(teamMemberSchema);
+const listTeamsAnswerSchema = z.array(teamSchema);
+const listTeamMembersAnswerSchema = z.array(teamMemberSchema);
 
 const tag = 'Organization';
 

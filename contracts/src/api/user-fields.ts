@@ -24,7 +24,7 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
  * `file:` one; so those, and anything else that is not a picture on the web, are refused. An empty string
  * stays allowed: it shows nothing.
  */
-export function isAcceptableImageUrl(value: string): boolean {
+function isAcceptableImageUrl(value: string): boolean {
   if (value === '') return true;
   if (CONTROL_CHARACTER.test(value)) return false;
   if (value.startsWith('data:')) return DATA_IMAGE.test(value);

@@ -22,7 +22,7 @@ export const userSchema = z.object({
 });
 export type User = z.infer<typeof userSchema>;
 
-export const updateUserBodySchema = z
+const updateUserBodySchema = z
   .object({
     name: z.string().max(256).optional(),
     image: imageUrlSchema.nullable().optional(),

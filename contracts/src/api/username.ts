@@ -7,10 +7,9 @@ import { endpoint } from './endpoint.ts';
  * INVALID_USERNAME, as better-auth's username plugin does, because the bounds are configuration. The bound
  * here only keeps absurd input out.
  */
-export const usernameInputSchema = z.string().max(1024).meta({ description: 'The username, in any letter case' });
-export { displayUsernameInputSchema } from './user-fields.ts';
+const usernameInputSchema = z.string().max(1024).meta({ description: 'The username, in any letter case' });
 
-export const signInUsernameBodySchema = z
+const signInUsernameBodySchema = z
   .object({
     username: usernameInputSchema,
     password: z.string().max(4096),
@@ -18,15 +17,14 @@ export const signInUsernameBodySchema = z
     callbackURL: z.string().max(2048).optional(),
   })
   .meta({ description: 'POST /sign-in/username' });
-export type SignInUsernameBody = z.infer<typeof signInUsernameBodySchema>;
 
-export const isUsernameAvailableBodySchema = z
+const isUsernameAvailableBodySchema = z
   .object({ username: usernameInputSchema })
   .meta({ description: 'POST /is-username-available' });
 
-export const isUsernameAvailableAnswerSchema = z.object({ available: z.boolean() });
+const isUsernameAvailableAnswerSchema = z.object({ available: z.boolean() });
 
-export const signInUsernameAnswerSchema = z.object({
+const signInUsernameAnswerSchema = z.object({
   redirect: z.boolean(),
   token: z.string(),
   url: z.string().optional(),

@@ -216,9 +216,6 @@ export const errorCatalogue = {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-export function isErrorCode(value: string): value is ErrorCode {
-  return Object.hasOwn(errorCatalogue, value);
-}
 
 /**
  * The code an answer carries: the entry's key, unless the entry is another spelling of a better-auth code

@@ -1,2 +1,2 @@
-export { errorCatalogue, isErrorCode, wireCode, type ErrorCode } from './catalogue.ts';
-export { DomainError, isDomainError } from './domain-error.ts';
+export { errorCatalogue, wireCode, type ErrorCode } from './catalogue.ts';
+export { DomainError } from './domain-error.ts';

@@ -39,7 +39,7 @@ export const UserDeleted = defineEvent('user.deleted.v1', z.object({ userId: z.s
 /** Stream `email-<email>`: the address is free again (the user changed it or was deleted). */
 export const EmailReleased = defineEvent('email.released.v1', z.object({ email: z.string(), userId: z.string() }));
 
-export const verificationPurposes = ['reset-password', 'delete-account'] as const;
+const verificationPurposes = ['reset-password', 'delete-account'] as const;
 export type VerificationPurpose = (typeof verificationPurposes)[number];
 
 /** Stream `verification-<tokenHash>`: a single-use token was handed out (by mail) for `purpose`. */

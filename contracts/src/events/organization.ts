@@ -14,7 +14,7 @@ import { defineEvent } from './define-event.ts';
 const organizationId = z.string();
 
 /** Metadata is a record of string to any, carried as the JSON text the read model stores. */
-export const organizationMetadataText = z.string().nullable();
+const organizationMetadataText = z.string().nullable();
 
 export const OrganizationCreated = defineEvent(
   'organization.created.v1',
@@ -49,7 +49,7 @@ export const OrganizationDeleted = defineEvent(
   z.object({ organizationId, slug: z.string(), memberUserIds: z.array(z.string()) }),
 );
 
-export const memberJoinRoutes = ['creator', 'added', 'invitation'] as const;
+const memberJoinRoutes = ['creator', 'added', 'invitation'] as const;
 
 export const MemberAdded = defineEvent(
   'organization.member_added.v1',
@@ -68,7 +68,7 @@ export const MemberRoleChanged = defineEvent(
   z.object({ organizationId, memberId: z.string(), userId: z.string(), role: z.string().min(1) }),
 );
 
-export const memberLeaveReasons = ['removed', 'left', 'user_deleted'] as const;
+const memberLeaveReasons = ['removed', 'left', 'user_deleted'] as const;
 
 /** The member is gone, and with it the user's team memberships in this organization. */
 export const MemberRemoved = defineEvent(

@@ -144,4 +144,4 @@ export function addressInStreamId(streamId: string): { readonly prefix: string; 
 }
 
 /** A keyed name's tail: no email (which has an '@') or username (letters, digits, '_' and '.') looks like it. */
-export const HASHED_ADDRESS = /^hmac-[0-9a-f]{64}$/;
+const HASHED_ADDRESS = /^hmac-[0-9a-f]{64}$/;

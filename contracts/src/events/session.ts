@@ -31,7 +31,7 @@ export const SessionUpdated = defineEvent(
 );
 
 /** The first version: no token hash, so the cache could only find the session through an index of its own. */
-export const SessionRevokedV1 = defineEvent(
+const SessionRevokedV1 = defineEvent(
   'session.revoked.v1',
   z.object({
     sessionId: z.string(),
@@ -40,7 +40,7 @@ export const SessionRevokedV1 = defineEvent(
   }),
 );
 
-export const sessionEndReasons = [
+const sessionEndReasons = [
   'signed_out',
   'revoked',
   'revoked_all',

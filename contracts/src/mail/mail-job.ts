@@ -49,8 +49,8 @@ export type MailJob = z.infer<typeof mailJobSchema>;
  * The bus message, version 1: its own contract, not the domain event. A published version never changes
  * shape; a v2 gets a new `schema` value and `parseMailJobMessage` learns to read both.
  */
-export const MAIL_JOB_MESSAGE_V1 = 'portcullis.mail-job.v1';
-export const mailJobMessageV1Schema = mailJobSchema.extend({ schema: z.literal(MAIL_JOB_MESSAGE_V1) });
+const MAIL_JOB_MESSAGE_V1 = 'portcullis.mail-job.v1';
+const mailJobMessageV1Schema = mailJobSchema.extend({ schema: z.literal(MAIL_JOB_MESSAGE_V1) });
 export type MailJobMessageV1 = z.infer<typeof mailJobMessageV1Schema>;
 
 export function toMailJobMessage(job: MailJob): MailJobMessageV1 {

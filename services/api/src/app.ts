@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Endpoint } from '@portcullis/contracts';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { adminRoutes } from './admin/routes.ts';
@@ -24,21 +23,6 @@ import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { sessionRoutes } from './session/session.routes.ts';
 import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
-
-/** A route as registered: the OpenAPI spec holds them to the document, the console lists them. */
-export interface RegisteredRoute {
-  readonly method: string;
-  readonly url: string;
-  readonly endpoint: Endpoint | undefined;
-  /** Left out of the document on purpose (the document itself, the reference page's assets). */
-  readonly hidden: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    registeredRoutes: readonly RegisteredRoute[];
-  }
-}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -66,12 +50,6 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   });
   installErrorHandling(app);
   useZodRouteSchemas(app);
-  const routes: RegisteredRoute[] = [];
-  app.decorate('registeredRoutes', routes);
-  app.addHook('onRoute', (options) => {
-    const methods = typeof options.method === 'string' ? [options.method] : [...options.method];
-    for (const method of methods) routes.push({ method, url: options.url, endpoint: options.config?.endpoint, hidden: options.schema?.hide === true });
-  });
   // Before any route: the document is gathered from the routes as they are registered.
   await registerOpenApi(app, ctx);
   if (ctx.config.checkAnswers) checkAnswersAgainstDeclarations(app);

@@ -21,12 +21,12 @@ import { projectionNames, projectionsToAwait, shownLateBesideSessionCache, type 
 import { HeldReaders } from './session/held-readers.ts';
 
 /** A pub/sub connection already open for something else, that can hear one more channel. */
-export interface NoticeSource {
+interface NoticeSource {
   listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
 }
 
 /** The in-process session cache, as far as progress is concerned (see LocalSessionCache). */
-export interface HeldSessions extends NoticeSource {
+interface HeldSessions extends NoticeSource {
   readonly isLive: boolean;
   clear(): void;
   /** Resolves true once every invalidation of what Redis had applied at the call has reached the process. */

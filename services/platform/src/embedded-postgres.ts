@@ -13,9 +13,9 @@ import { assertReachableDataDir, exists, placeBinaries, placeDataDir, type Stagi
 import { resolveRunAsUser, type RunAsUser } from './embedded-postgres-run-as.ts';
 
 export { EmbeddedPostgresError } from './embedded-postgres-error.ts';
-export { STAGING_ROOT, stagingFolderOf, type Staging } from './embedded-postgres-placement.ts';
+export { STAGING_ROOT, stagingFolderOf } from './embedded-postgres-placement.ts';
 
-export const DEFAULT_EMBEDDED_POSTGRES_PORT = 54329;
+const DEFAULT_EMBEDDED_POSTGRES_PORT = 54329;
 const APP_DATABASE = 'portcullis';
 const SUPERUSER = 'postgres';
 const START_TIMEOUT_MS = 120_000;

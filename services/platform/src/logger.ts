@@ -7,7 +7,7 @@ export type { Logger } from 'pino';
  * Paths that may hold secrets anywhere a log line could carry them: request headers, bodies and our own
  * objects. Censored rather than dropped, so a reader sees that the field was there.
  */
-export const redactedPaths = [
+const redactedPaths = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',

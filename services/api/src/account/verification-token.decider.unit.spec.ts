@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VerificationTokenConsumed, VerificationTokenIssued, VerificationTokenRevoked } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideVerificationToken, evolveVerificationToken, initialVerificationToken, usableBy } from './verification-token.decider.ts';
 
 const given = deciderSpec({ evolve: evolveVerificationToken, initial: initialVerificationToken, decide: decideVerificationToken });

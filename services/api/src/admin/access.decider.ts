@@ -1,18 +1,13 @@
 import { DomainError } from '@portcullis/contracts';
 
-/**
- * better-auth 1.7's admin access control (`plugins/admin/access/statement.ts`): what each role may do on the
- * `user` and `session` resources. `impersonate-admins` is a statement no default role holds, so a role-based
- * admin cannot impersonate another admin; the configured admin user ids pass every check.
- */
-export const adminStatements = {
-  user: ['create', 'list', 'set-role', 'ban', 'impersonate', 'impersonate-admins', 'delete', 'set-password', 'set-email', 'set-phone', 'get', 'update'],
-  session: ['list', 'revoke', 'delete'],
-} as const;
-
 export type Permissions = Readonly<Record<string, readonly string[]>>;
 
-export const adminRoleStatements: Readonly<Record<string, Permissions>> = {
+/**
+ * better-auth 1.7's admin access control (`plugins/admin/access/statement.ts`): what each role may do on the
+ * `user` and `session` resources. No role holds `impersonate-admins`, so a role admin cannot impersonate
+ * another admin; the configured admin user ids pass every check.
+ */
+const adminRoleStatements: Readonly<Record<string, Permissions>> = {
   admin: {
     user: ['create', 'list', 'set-role', 'ban', 'impersonate', 'delete', 'set-password', 'set-email', 'set-phone', 'get', 'update'],
     session: ['list', 'revoke', 'delete'],
@@ -21,13 +16,13 @@ export const adminRoleStatements: Readonly<Record<string, Permissions>> = {
 };
 
 /** The roles whose holders count as admins for impersonation (better-auth's `adminRoles` default). */
-export const ADMIN_ROLES: readonly string[] = ['admin'];
+const ADMIN_ROLES: readonly string[] = ['admin'];
 
 /** The role better-auth gives a user no one gave one. */
 export const DEFAULT_ROLE = 'user';
 
 /** The roles a stored role value holds: better-auth keeps several comma-separated. */
-export function rolesOf(role: string | null | undefined): string[] {
+function rolesOf(role: string | null | undefined): string[] {
   return (role || DEFAULT_ROLE).split(',');
 }
 

@@ -65,7 +65,7 @@ export async function operatorSession(ctx: ApiContext, request: FastifyRequest, 
 }
 
 /** The user as every answer shows it, folded from the log itself: what an admin just changed is in it. */
-export async function userFromLog(ctx: ApiContext, userId: string): Promise<User | null> {
+async function userFromLog(ctx: ApiContext, userId: string): Promise<User | null> {
   return (await loadStream(ctx.store, streams.user(userId), userAnswerModel)).state;
 }
 

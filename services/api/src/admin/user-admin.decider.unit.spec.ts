@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { CredentialAccountCreated, EmailReserved, UserBanned, UserDeleted, UserRegistered, UserRoleChanged, UserUnbanned } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideAdminUser, decideCreateUser, evolveAdminUser, initialAdminUserState } from './user-admin.decider.ts';
 
 const given = deciderSpec({ evolve: evolveAdminUser, initial: initialAdminUserState, decide: decideAdminUser });

@@ -13,7 +13,7 @@ export interface PointInLog {
   readonly byInstant: boolean;
 }
 
-export function isAtOrBefore(recorded: RecordedEvent, point: PointInLog): boolean {
+function isAtOrBefore(recorded: RecordedEvent, point: PointInLog): boolean {
   if (recorded.position > point.position) return false;
   return !point.byInstant || Date.parse(recorded.metadata.occurredAt) <= Date.parse(point.instant);
 }

@@ -24,7 +24,7 @@ interface OrganizationLike {
   readonly members?: ReadonlyMap<string, { readonly userId: string; readonly role: string }>;
 }
 
-export interface StateAt {
+interface StateAt {
   readonly id: string;
   readonly position: number;
   readonly state: unknown;

@@ -23,7 +23,7 @@ import { decideRegistration } from './registration.decider.ts';
 const UNDISCLOSED_SIGN_UP_FLOOR_MS = 400;
 
 /** Sign-in by email: failures and locks on `sign-in-<email>`, the account found by the email's reservation. */
-export function emailSignInIdentity(email: string): SignInIdentity {
+function emailSignInIdentity(email: string): SignInIdentity {
   return {
     identifier: email,
     guardStream: streams.signIn(email),

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { CredentialAccountCreated, EmailReserved, UserRegistered } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { evolveEmailReservation, initialEmailReservation } from '@portcullis/contracts';
 import { decideRegistration, type RegisterWithPassword } from './registration.decider.ts';
 

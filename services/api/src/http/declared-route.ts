@@ -31,10 +31,16 @@ const SECURITY: Record<Endpoint['auth'], FastifySchema['security']> = {
   public: [],
 };
 
-/** What fastify is told of an endpoint: the schemas it validates with and the OpenAPI document shows. */
-export function routeSchemaOf(endpoint: Endpoint): FastifySchema {
+/**
+ * What fastify is told of an endpoint: the schemas it validates with and the OpenAPI document shows. An
+ * endpoint served on two methods is two operations, each with an id of its own (OpenAPI requires it): the
+ * first method's is the declared one, the others' end in their method (`getSessionPost`).
+ */
+function routeSchemaOf(endpoint: Endpoint, method: string = methodsOf(endpoint)[0]!): FastifySchema {
+  const first = methodsOf(endpoint)[0];
+  const operationId = method === first ? endpoint.operationId : `${endpoint.operationId}${method.charAt(0)}${method.slice(1).toLowerCase()}`;
   const schema: FastifySchema & Record<string, unknown> = {
-    operationId: endpoint.operationId,
+    operationId,
     summary: endpoint.summary,
     tags: [endpoint.tag],
     security: SECURITY[endpoint.auth],
@@ -62,19 +68,25 @@ export interface RouteOptions {
 /** Registers a handler under its declaration: the one way a route is added. */
 export function route<E extends Endpoint>(app: FastifyInstance, endpoint: E, handler: DeclaredHandler<E>, options: RouteOptions = {}): void {
   const admit = options.admit;
-  app.route({
-    ...(admit ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-      try {
-        admit(request);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    } } : {}),
-    method: typeof endpoint.method === 'string' ? endpoint.method : [...endpoint.method],
-    url: endpoint.path,
-    schema: routeSchemaOf(endpoint),
-    config: { endpoint },
-    handler: handler as (request: FastifyRequest, reply: FastifyReply) => unknown,
-  });
+  for (const method of methodsOf(endpoint)) {
+    app.route({
+      ...(admit ? { preValidation: (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+        try {
+          admit(request);
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      } } : {}),
+      method,
+      url: endpoint.path,
+      schema: routeSchemaOf(endpoint, method),
+      config: { endpoint },
+      handler: handler as (request: FastifyRequest, reply: FastifyReply) => unknown,
+    });
+  }
+}
+
+function methodsOf(endpoint: Endpoint): readonly string[] {
+  return typeof endpoint.method === 'string' ? [endpoint.method] : endpoint.method;
 }

@@ -9,7 +9,7 @@ function render(code: ErrorCode, details?: string): { code: string; message: str
  * The one place errors become answers: `{ code, message }` from the catalogue, as better-auth answers them.
  * Anything unexpected is logged with its stack and answered as a plain 500, without internals.
  */
-export function answerError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function answerError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof DomainError) {
     return reply.status(error.status).send(render(error.code, error.details));
   }

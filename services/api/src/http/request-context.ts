@@ -2,12 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import { validTraceparent, type RequestMetadata } from '@portcullis/platform';
 import { clientAddress } from './client-address.ts';
 
-export interface ClientInfo {
+interface ClientInfo {
   readonly ipAddress: string;
   readonly userAgent: string;
 }
 
-export function clientInfo(request: FastifyRequest): ClientInfo {
+function clientInfo(request: FastifyRequest): ClientInfo {
   return { ipAddress: clientAddress(request) ?? '', userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512) };
 }
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
 import type { CookieAttributes } from './cookies.ts';
 
-export interface SessionCookieNames {
+interface SessionCookieNames {
   readonly sessionToken: string;
   readonly sessionData: string;
   readonly dontRemember: string;

@@ -11,7 +11,7 @@ import {
   UserRegistered,
   UserUnbanned,
 } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideAccount, decideEmailMove, decideEmailRelease, decideSignInBan, evolveAccount, initialAccountState } from './account.decider.ts';
 
 const given = deciderSpec({ evolve: evolveAccount, initial: initialAccountState, decide: decideAccount });

@@ -20,7 +20,7 @@ import { accountModel, decideSignInBan, type AccountState, type ActiveAccount } 
 import { passwordCheck, type PasswordCheck } from './password-policy.ts';
 import { decideSignInGuard, signInGuardModel, type PasswordChange, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
 
-export type SignInFailureReason = 'user_not_found' | 'credential_account_not_found' | 'invalid_password';
+type SignInFailureReason = 'user_not_found' | 'credential_account_not_found' | 'invalid_password';
 
 /** An email's or a username's reservation stream, folded: held by a user, or free. */
 type ReservationState = { status: 'free' } | { status: 'reserved'; userId: string };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsernameChanged, UserRegistered, UserUpdated } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideUpdateUser, evolveUser, initialUserState } from './user.decider.ts';
 
 const given = deciderSpec({ evolve: evolveUser, initial: initialUserState, decide: decideUpdateUser });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UsernameChanged, usernameProblem, UsernameReleased, UsernameReserved } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import {
   decideUsernameClaim,
   decideUsernameRelease,

@@ -1,8 +1,15 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import Fastify from 'fastify';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { endpoint } from '@portcullis/contracts';
 import { startInProcessApi, type InProcessApi } from '../../../../tests/support/in-process-api.ts';
+import { listedRoutes } from '../../../../tests/support/routes.ts';
 import { checkAnswersAgainstDeclarations } from '../http/answer-check.ts';
 import { route } from '../http/declared-route.ts';
 import { installErrorHandling } from '../http/error-handler.ts';
@@ -29,17 +36,18 @@ async function openApiDocument(): Promise<OpenApiDocument> {
 }
 
 describe('GET /api/auth/open-api/generate-schema', () => {
-  it('is an OpenAPI 3.1 document holding every route the api registered, each declared', async () => {
+  it('is an OpenAPI 3.1 document holding every route the api serves, each declared (an operation with its id)', async () => {
     const document = await openApiDocument();
     expect(document.openapi).toBe('3.1.0');
-    const shown = api.app.registeredRoutes.filter((r) => !r.hidden && r.method !== 'HEAD');
+    // All but the document itself and its reference page, which describe the others.
+    const shown = listedRoutes(api.app).filter(
+      (r) => r.method !== 'HEAD' && r.url !== '/api/auth/open-api/generate-schema' && !r.url.startsWith('/api/auth/reference'),
+    );
     expect(shown.length).toBeGreaterThan(60);
-    const undeclared = shown.filter((r) => r.endpoint === undefined).map((r) => `${r.method} ${r.url}`);
-    expect(undeclared).toEqual([]);
-    const missing = shown
-      .filter((r) => document.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()] === undefined)
+    const undeclared = shown
+      .filter((r) => document.paths[r.url.replace(/:(\w+)/g, '{$1}')]?.[r.method.toLowerCase()]?.operationId === undefined)
       .map((r) => `${r.method} ${r.url}`);
-    expect(missing).toEqual([]);
+    expect(undeclared).toEqual([]);
   });
 
   it('documents bodies, queries and answers from the contracts: sign-in takes an email and answers a user', async () => {
@@ -51,6 +59,40 @@ describe('GET /api/auth/open-api/generate-schema', () => {
     expect(JSON.stringify(signIn.responses!['200'])).toContain('"emailVerified"');
     const listMembers = document.paths['/api/auth/organization/list-members']!.get!;
     expect(JSON.stringify(listMembers.parameters)).toContain('"organizationId"');
+  });
+});
+
+describe('the OpenAPI document, for generators', () => {
+  it('validates: every $ref resolves to a schema the document holds, and each operationId is used once', async () => {
+    const document = await openApiDocument();
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+    const ids = Object.values(document.paths).flatMap((operations) => Object.values(operations).map((o) => o.operationId));
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  });
+
+  it('generates a typed client (openapi-typescript) that type-checks against its use', async () => {
+    const document = await openApiDocument();
+    const types = astToString(await openapiTS(document as never));
+    const dir = await mkdtemp(path.join(tmpdir(), 'portcullis-openapi-'));
+    try {
+      await writeFile(path.join(dir, 'schema.ts'), types);
+      // What a client written against the generated types relies on: a body, an answer, an error's code.
+      await writeFile(
+        path.join(dir, 'use.ts'),
+        `import type { paths, components } from './schema';
+type SignIn = paths['/api/auth/sign-in/email']['post'];
+export const body: SignIn['requestBody'] extends { content: { 'application/json': infer B } } ? B : never = { email: 'a@example.com', password: 'p' };
+export type Answer = SignIn['responses'][200]['content']['application/json']['user']['emailVerified'];
+export const code: components['schemas']['ErrorAnswer']['code'] = 'INVALID_EMAIL_OR_PASSWORD';
+export type AuditEvents = paths['/ops/audit/events']['get']['responses'][200]['content']['application/json']['events'][number]['hash'];
+`,
+      );
+      const program = ts.createProgram([path.join(dir, 'use.ts')], { strict: true, noEmit: true, skipLibCheck: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      expect(problems).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

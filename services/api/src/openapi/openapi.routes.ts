@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import type { ApiContext } from '../context.ts';
 
 /**
@@ -28,6 +28,8 @@ export async function registerOpenApi(app: FastifyInstance, ctx: ApiContext): Pr
       },
     },
     transform: createJsonSchemaTransform({ skipList: [] }),
+    // The schemas routes refer to by id (`ErrorAnswer`, `AuditEvent`), in the document's components.
+    transformObject: createJsonSchemaTransformObject({}),
   });
 }
 

@@ -25,8 +25,8 @@ interface StartPageLinks {
   readme: boolean;
 }
 
-/** GET /: what someone who just ran `npm start` and opened the URL can do next (until the console exists). */
-export function renderStartPage(links: StartPageLinks): string {
+/** GET /: what someone who just ran `npm start` and opened the URL can do next */
+function renderStartPage(links: StartPageLinks): string {
   const ok = `${escapeHtml(links.basePath)}/ok`;
   const items = [
     `<li><a href="${ok}">${ok}</a>: the auth API (better-auth's HTTP API) answers here</li>`,

@@ -32,7 +32,7 @@ export interface AddMember {
   readonly teams: { readonly enabled: boolean; readonly maximumMembersPerTeam: number | null };
 }
 
-export interface UpdateMemberRole {
+interface UpdateMemberRole {
   readonly type: 'update-role';
   readonly actorUserId: string;
   readonly memberId: string;
@@ -43,19 +43,19 @@ export interface UpdateMemberRole {
 /** Removal names the member by id, or by the user an email belongs to (null: no user has that email). */
 export type RemovalTarget = { readonly memberId: string } | { readonly userId: string | null };
 
-export interface RemoveMember {
+interface RemoveMember {
   readonly type: 'remove';
   readonly actorUserId: string;
   readonly target: RemovalTarget;
 }
 
-export interface LeaveOrganization {
+interface LeaveOrganization {
   readonly type: 'leave';
   readonly userId: string;
 }
 
 /** The user's account is being deleted: their membership goes with it, owner or not, as a database cascade would. */
-export interface RemoveDeletedUser {
+interface RemoveDeletedUser {
   readonly type: 'remove-deleted-user';
   readonly userId: string;
 }

@@ -10,7 +10,7 @@ import {
   type DomainEvent,
   type TimedEvent,
 } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideMember, type AddMember } from './member.decider.ts';
 import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
 

@@ -25,7 +25,7 @@ export const membershipIndexModel: StreamModel<MembershipIndexState> = {
 };
 
 /** What an organization's events change in its members' indexes, by user. */
-export function membershipIndexEvents(events: readonly DomainEvent[]): Map<string, DomainEvent[]> {
+function membershipIndexEvents(events: readonly DomainEvent[]): Map<string, DomainEvent[]> {
   const byUser = new Map<string, DomainEvent[]>();
   const add = (userId: string, event: DomainEvent): void => {
     byUser.set(userId, [...(byUser.get(userId) ?? []), event]);

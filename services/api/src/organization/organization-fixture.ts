@@ -2,11 +2,11 @@ import { MemberAdded, OrganizationCreated, TeamCreated, type DomainEvent, type T
 
 /** The organization decider specs' common ground: one organization with a member of each kind and two teams. */
 export const ORG = 'org-1';
-export const T0 = '2025-01-01T00:00:00.000Z';
+const T0 = '2025-01-01T00:00:00.000Z';
 
 export const at = (event: DomainEvent): TimedEvent => ({ event, occurredAt: T0 });
 
-export const member = (userId: string, role: string) =>
+const member = (userId: string, role: string) =>
   MemberAdded({ organizationId: ORG, memberId: `m-${userId}`, userId, role, teamId: null, via: 'added' });
 
 /** One user per role, two that hold several roles or an unknown one, and teams `t-1` and `t-2`. */

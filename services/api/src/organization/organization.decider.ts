@@ -21,9 +21,9 @@ import { memberByUserId, type ActiveOrganization, type OrganizationState } from 
  * one gets it. Refusals come in better-auth 1.7's order (`routes/crud-org.ts`).
  */
 
-export type OrganizationMetadata = Record<string, unknown>;
+type OrganizationMetadata = Record<string, unknown>;
 
-export interface CreationPolicy {
+interface CreationPolicy {
   readonly allowCreate: boolean;
   readonly organizationLimit: number | null;
 }
@@ -46,20 +46,20 @@ export interface CreateOrganization {
   readonly policy: CreationPolicy;
 }
 
-export interface OrganizationChanges {
+interface OrganizationChanges {
   readonly name?: string | undefined;
   readonly slug?: string | undefined;
   readonly logo?: string | null | undefined;
   readonly metadata?: OrganizationMetadata | undefined;
 }
 
-export interface UpdateOrganization {
+interface UpdateOrganization {
   readonly type: 'update';
   readonly actorUserId: string;
   readonly changes: OrganizationChanges;
 }
 
-export interface DeleteOrganization {
+interface DeleteOrganization {
   readonly type: 'delete';
   readonly actorUserId: string;
 }
@@ -67,7 +67,7 @@ export interface DeleteOrganization {
 export type OrganizationCommand = CreateOrganization | UpdateOrganization | DeleteOrganization;
 
 /** better-auth stores metadata as JSON text; an absent metadata stays absent. */
-export function metadataText(metadata: OrganizationMetadata | undefined): string | null {
+function metadataText(metadata: OrganizationMetadata | undefined): string | null {
   return metadata === undefined ? null : JSON.stringify(metadata);
 }
 

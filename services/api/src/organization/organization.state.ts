@@ -12,7 +12,7 @@ export interface MemberState {
   readonly createdAt: string;
 }
 
-export type InvitationStatus = 'pending' | 'accepted' | 'rejected' | 'canceled';
+type InvitationStatus = 'pending' | 'accepted' | 'rejected' | 'canceled';
 
 export interface InvitationState {
   readonly id: string;

@@ -6,7 +6,7 @@ import { isoTime } from '../read-model.ts';
 /** Reads of the `team` and `teamMember` read models (better-auth's tables), answered in better-auth's shapes. */
 
 
-export interface TeamRow {
+interface TeamRow {
   id: string;
   name: string;
   organizationId: string;
@@ -27,7 +27,7 @@ const teamColumns = sql.fragment`t.id, t.name, t."organizationId", t."createdAt"
  * better-auth stamps `updatedAt` when it creates a team, so its answers always carry one: a team never
  * renamed answers its creation time.
  */
-export function teamAnswer(row: TeamRow): Team {
+function teamAnswer(row: TeamRow): Team {
   return {
     id: row.id,
     name: row.name,

@@ -26,7 +26,7 @@ export interface CreateTeam {
   readonly maximumTeams: number | null;
 }
 
-export interface UpdateTeam {
+interface UpdateTeam {
   readonly type: 'update-team';
   readonly actorUserId: string;
   readonly teamId: string;
@@ -34,7 +34,7 @@ export interface UpdateTeam {
   readonly name: string | undefined;
 }
 
-export interface RemoveTeam {
+interface RemoveTeam {
   readonly type: 'remove-team';
   readonly actorUserId: string;
   /** The team the caller's session works in: better-auth refuses removing it from under the caller. */
@@ -43,7 +43,7 @@ export interface RemoveTeam {
   readonly allowRemovingAllTeams: boolean;
 }
 
-export interface AddTeamMember {
+interface AddTeamMember {
   readonly type: 'add-team-member';
   readonly actorUserId: string;
   readonly teamId: string;
@@ -53,7 +53,7 @@ export interface AddTeamMember {
   readonly maximumMembersPerTeam: number | null;
 }
 
-export interface RemoveTeamMember {
+interface RemoveTeamMember {
   readonly type: 'remove-team-member';
   readonly actorUserId: string;
   readonly teamId: string;

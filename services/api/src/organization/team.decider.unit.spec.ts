@@ -12,7 +12,7 @@ import {
   type ErrorCode,
   type TimedEvent,
 } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { acmeWithTeams, at, ORG } from './organization-fixture.ts';
 import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
 import { activeTeamFor, decideTeam, type CreateTeam, type TeamCommand } from './team.decider.ts';

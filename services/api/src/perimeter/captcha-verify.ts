@@ -4,7 +4,7 @@ import type { CaptchaProvider, Config } from '@portcullis/platform';
 export type CaptchaSettings = NonNullable<Config['captcha']>;
 
 /** The vendors' siteverify endpoints (better-auth's captcha plugin, constants.ts). */
-export const siteVerifyUrls: Readonly<Record<CaptchaProvider, string>> = {
+const siteVerifyUrls: Readonly<Record<CaptchaProvider, string>> = {
   'cloudflare-turnstile': 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
   'google-recaptcha': 'https://www.google.com/recaptcha/api/siteverify',
   hcaptcha: 'https://api.hcaptcha.com/siteverify',

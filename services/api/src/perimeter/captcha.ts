@@ -11,7 +11,7 @@ import type { RefusalLog } from './refusal-log.ts';
  * everything else literally. It is matched against the route the router dispatched to (its pattern under
  * the base path, `/reset-password/:token`), so no spelling of an endpoint's path gets past it.
  */
-export function endpointMatcher(pattern: string): RegExp {
+function endpointMatcher(pattern: string): RegExp {
   let source = '';
   for (let i = 0; i < pattern.length; i += 1) {
     const char = pattern[i]!;

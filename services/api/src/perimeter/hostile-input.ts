@@ -40,7 +40,7 @@ function location(where: string, path: readonly (string | number)[]): string {
  * text that is not well-formed Unicode, and absurd nesting. Walks iteratively, so a deep document cannot
  * exhaust the stack.
  */
-export function inspectInput(where: 'body' | 'query' | 'params', input: unknown): void {
+function inspectInput(where: 'body' | 'query' | 'params', input: unknown): void {
   const code = where === 'query' ? 'INVALID_QUERY_PARAMETERS' : 'VALIDATION_ERROR';
   const pending: Array<{ value: unknown; path: (string | number)[] }> = [{ value: input, path: [] }];
   while (pending.length > 0) {

@@ -28,7 +28,7 @@ const UNROUTED_BUCKET = '(unrouted)';
  * The limit for a route (its pattern under the base path, `/reset-password/:token`): the first configured or
  * default rule that covers it, else the general limit.
  */
-export function limitFor(config: ApiContext['config']['rateLimit'], route: string): RateLimit | null {
+function limitFor(config: ApiContext['config']['rateLimit'], route: string): RateLimit | null {
   const rule = config.rules.find((r) => rulePathMatches(r.path, route));
   return rule ? rule.limit : { window: config.window, max: config.max };
 }

@@ -31,9 +31,3 @@ export function guardedRequest(request: FastifyRequest, basePath: string): Guard
   }
   return guarded;
 }
-
-/** The matched route's pattern under the base path (`/reset-password/:token`), or null for any other request. */
-export function authRoute(request: FastifyRequest, basePath: string): string | null {
-  const guarded = guardedRequest(request, basePath);
-  return guarded?.kind === 'route' ? guarded.path : null;
-}

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { ImpersonationOpened, ImpersonationsClosed, type TimedEvent } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideCloseImpersonations, evolveImpersonationIndex, initialImpersonationIndex } from './impersonation-index.decider.ts';
 
 const given = deciderSpec({

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { SessionExtended, SessionOpened, SessionRevoked, SessionsClosed, type TimedEvent } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideEndSessions, evolveSessionIndex, initialSessionIndex, type EndSessions } from './session-index.decider.ts';
 
 const given = deciderSpec({

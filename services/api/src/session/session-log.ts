@@ -25,7 +25,7 @@ interface SessionAnswerState {
   readonly session: CachedSession['session'] | null;
 }
 
-export const sessionAnswerModel: StreamModel<SessionAnswerState> = {
+const sessionAnswerModel: StreamModel<SessionAnswerState> = {
   name: 'session-answer',
   revision: 1,
   initial: () => ({ tokenHash: null, session: null }),

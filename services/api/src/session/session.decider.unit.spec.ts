@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { SessionCreated, SessionRefreshed, SessionRevoked } from '@portcullis/contracts';
-import { deciderSpec } from '../decider-spec.ts';
+import { deciderSpec } from '../decider-spec.test-support.ts';
 import { decideSession, evolveSession, initialSessionState } from './session.decider.ts';
 
 const given = deciderSpec({ evolve: evolveSession, initial: initialSessionState, decide: decideSession });

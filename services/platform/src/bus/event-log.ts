@@ -8,7 +8,7 @@ import { ProjectionRunner, type RunnerLogger } from '../projection/runner.ts';
 import type { ConsumeOptions, MailBus, MailBusConsumer } from './mail-bus.ts';
 
 /** The checkpoint name of a consumer group following the log (in `projection_checkpoints`). */
-export function eventLogConsumerName(group: string): string {
+function eventLogConsumerName(group: string): string {
   return `mail-bus:${group}`;
 }
 

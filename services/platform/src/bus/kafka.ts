@@ -13,7 +13,7 @@ export interface KafkaMailBusOptions {
   readonly partitions?: number;
 }
 
-export function mailTopicName(prefix: string, kind: MailKind): string {
+function mailTopicName(prefix: string, kind: MailKind): string {
   return `${prefix}${mailTopics[kind]}`;
 }
 

@@ -30,7 +30,7 @@ function clusterSeeds(url: string): { nodes: { host: string; port: number }[]; u
 }
 
 /** Whether a client is a cluster client: commands that address one node (SCAN, INFO) then go to each master. */
-export function isCluster(redis: Redis): boolean {
+function isCluster(redis: Redis): boolean {
   return (redis as unknown) instanceof Cluster;
 }
 
@@ -71,7 +71,7 @@ export function createRedisClient(
 }
 
 /** The nodes a whole-keyspace command must reach: each master of a cluster, or the one server. */
-export function mastersOf(redis: Redis): Redis[] {
+function mastersOf(redis: Redis): Redis[] {
   return isCluster(redis) ? (redis as unknown as Cluster).nodes('master') : [redis];
 }
 

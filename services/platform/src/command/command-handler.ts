@@ -101,7 +101,7 @@ class StreamMovedWithinAttempt extends Error {}
  * The one way every write happens (emmett's `CommandHandler`): load the streams a decision needs, decide
  * (pure), append what it decided with the versions it decided on, and wait for the read models the events
  * concern. A conflict with another writer is retried on fresh reads after a jittered wait, and one that
- * persists is a 409, never a 500. Framework-free: routes, CLIs and the console all run commands through it.
+ * persists is a 409, never a 500. Framework-free: routes, CLIs and specs all run commands through it.
  */
 export class CommandHandler {
   private readonly states: StateCache;
@@ -184,7 +184,7 @@ export class CommandHandler {
  * earlier command rather than read now (a read now is as fresh as the decision needs, while a kept state
  * may be of any age).
  */
-export type LoadCheck = boolean | 'if-kept';
+type LoadCheck = boolean | 'if-kept';
 
 export interface LoadOptions {
   readonly check?: LoadCheck;
@@ -215,8 +215,6 @@ export class UnitOfWork {
   /** The version each stream was read at in this attempt, whatever model folded it. */
   private readonly versions = new Map<string, number>();
   private readonly appends = new Map<string, PendingAppend>();
-  private readonly unchanged = new Map<string, number>();
-  private readonly included = new Map<string, StreamWrite>();
   private keptStateUsed = false;
 
   constructor(
@@ -314,43 +312,25 @@ export class UnitOfWork {
     this.appends.set(streamId, { expected, events: [...events], model: options.model });
   }
 
-  /**
-   * Writes built outside the unit (with their own metadata), appended in the same atomic append. For write
-   * builders that predate the command handler; each stream may appear once among them and the unit's own.
-   */
-  include(writes: readonly StreamWrite[]): void {
-    for (const write of writes) {
-      if (write.events.length === 0) {
-        if (typeof write.expectedVersion === 'number') this.unchanged.set(write.streamId, write.expectedVersion);
-        continue;
-      }
-      if (this.appends.has(write.streamId) || this.included.has(write.streamId)) throw new Error(`${write.streamId} is written twice in one command`);
-      this.included.set(write.streamId, write);
-    }
-  }
-
   /** The version a stream was read at in this attempt, or undefined when it was not read. */
   versionOf(streamId: string): number | undefined {
     return this.versions.get(streamId);
   }
 
-  /** Requires a stream to be at `version` when the append lands, without writing to it. */
-  requireUnchanged(streamId: string, version: number): void {
-    this.unchanged.set(streamId, version);
-  }
-
   /** The atomic append this attempt decided, or null when it decided nothing. */
   writes(): StreamWrite[] | null {
-    if (this.appends.size === 0 && this.included.size === 0) return null;
+    if (this.appends.size === 0) return null;
     const metadata = this.metadata;
-    const writes: StreamWrite[] = [...this.included.values()];
+    const writes: StreamWrite[] = [];
     for (const [streamId, append] of this.appends) {
       writes.push({ streamId, expectedVersion: append.expected, events: append.events.map((e) => ({ type: e.type, data: e.data, metadata })) });
     }
-    const checked = new Map(this.unchanged);
-    for (const loaded of this.loaded.values()) if (loaded.check && !checked.has(loaded.streamId)) checked.set(loaded.streamId, loaded.version);
-    for (const [streamId, version] of checked) {
-      if (!this.appends.has(streamId) && !this.included.has(streamId)) writes.push({ streamId, expectedVersion: version, events: [] });
+    // Every stream the decision rested on is required unchanged, written to or not (once, whatever folded it).
+    const checked = new Set(this.appends.keys());
+    for (const loaded of this.loaded.values()) {
+      if (!loaded.check || checked.has(loaded.streamId)) continue;
+      checked.add(loaded.streamId);
+      writes.push({ streamId: loaded.streamId, expectedVersion: loaded.version, events: [] });
     }
     return writes;
   }
@@ -358,7 +338,6 @@ export class UnitOfWork {
   appendedTypes(): ReadonlySet<string> {
     const types = new Set<string>();
     for (const append of this.appends.values()) for (const event of append.events) types.add(event.type);
-    for (const write of this.included.values()) for (const event of write.events) types.add(event.type);
     return types;
   }
 

@@ -1,8 +1,8 @@
 import type { ActorKind, EventActor, EventMetadata } from '@portcullis/contracts';
 
 /**
- * Where a command comes from, as a plain value: an HTTP route builds it from its request, a CLI or the
- * ops console from theirs, so every one of them runs the same command.
+ * Where a command comes from, as a plain value: an HTTP route builds it from its request, a CLI or a
+ * test from theirs, so every one of them runs the same command.
  */
 export interface RequestMetadata {
   readonly ipAddress: string | null;

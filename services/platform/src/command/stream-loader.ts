@@ -16,7 +16,7 @@ export interface FoldedStream<State> {
   readonly snapshotVersion: number;
 }
 
-export function foldSnapshotRead<State>(model: StreamModel<State>, { snapshot, read }: SnapshotRead): FoldedStream<State> {
+function foldSnapshotRead<State>(model: StreamModel<State>, { snapshot, read }: SnapshotRead): FoldedStream<State> {
   let state = snapshot ? (model.snapshot ? model.snapshot.decode(snapshot.state) : (snapshot.state as State)) : model.initial();
   for (const recorded of read.events) {
     const event = parseDomainEvent(recorded.type, recorded.data);
@@ -26,7 +26,7 @@ export function foldSnapshotRead<State>(model: StreamModel<State>, { snapshot, r
 }
 
 /** The snapshot to keep of a state, when enough events have been folded since the last one; else null. */
-export function snapshotDue<State>(model: StreamModel<State>, folded: FoldedStream<State>): { model: string; state: unknown } | null {
+function snapshotDue<State>(model: StreamModel<State>, folded: FoldedStream<State>): { model: string; state: unknown } | null {
   if (folded.version - folded.snapshotVersion < SNAPSHOT_INTERVAL) return null;
   return { model: snapshotKind(model), state: model.snapshot ? model.snapshot.encode(folded.state) : folded.state };
 }

@@ -10,11 +10,10 @@ import { projectorSettings } from './projector.ts';
 import { sessionSettings } from './session.ts';
 import { docOf } from './settings.ts';
 
-export { captchaProviders, type CaptchaProvider } from './perimeter.ts';
-export { DEFAULT_REBUILD_BATCH_SIZE } from './projector.ts';
+export { type CaptchaProvider } from './perimeter.ts';
 
 /** Every concern's settings, in the order the README's table lists them. */
-export const settingsSections = [
+const settingsSections = [
   coreSettings,
   sessionSettings,
   credentialsSettings,
@@ -60,7 +59,6 @@ const environmentSchema = z
     message: 'redis needs REDIS_URL',
   });
 
-export type RawConfig = z.infer<typeof environmentSchema>;
 
 /** The whole configuration, typed from what each concern builds from its settings. */
 export type Config = Readonly<

@@ -8,7 +8,7 @@ import {
 import { baseUrlOf } from './core.ts';
 import { flag, list, section, setting } from './settings.ts';
 
-export const captchaProviders = ['cloudflare-turnstile', 'google-recaptcha', 'hcaptcha'] as const;
+const captchaProviders = ['cloudflare-turnstile', 'google-recaptcha', 'hcaptcha'] as const;
 export type CaptchaProvider = (typeof captchaProviders)[number];
 /** better-auth's default captcha endpoints, plus the spec's /forget-password. */
 const defaultCaptchaEndpoints = ['/sign-up/email', '/sign-in/email', '/forget-password', '/request-password-reset'];

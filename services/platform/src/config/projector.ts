@@ -5,7 +5,7 @@ import { section, setting } from './settings.ts';
  * A rebuild writes a shadow nobody reads, so its batches may be as large as memory allows: fewer, larger
  * statements and transactions.
  */
-export const DEFAULT_REBUILD_BATCH_SIZE = 10_000;
+const DEFAULT_REBUILD_BATCH_SIZE = 10_000;
 
 /** How projectors follow the log, hand projections over, and rebuild them. */
 export const projectorSettings = section(

@@ -58,7 +58,7 @@ export function passwordWorkUnderWay(): number {
  * password typed on two keyboards (a precomposed `é` or `e` and a combining accent, a full-width `Ａ` from an
  * IME, a `ﬁ` ligature) is one password. better-auth hashes the string as sent; this is a deviation from it.
  */
-export function normalizePassword(password: string): string {
+function normalizePassword(password: string): string {
   return password.normalize('NFKC');
 }
 

@@ -4,7 +4,7 @@ import { sql } from '../database/pool.ts';
 import { ed25519PublicKeyPem, ed25519Sign, ed25519Verify } from '../crypto/ed25519.ts';
 
 /** The hash before the first event (see the hash-chain migration). */
-export const GENESIS_HASH = '0'.repeat(64);
+const GENESIS_HASH = '0'.repeat(64);
 
 /** A point of the log: its last position and the chain's hash there (hex). */
 export interface LogHead {
@@ -19,7 +19,7 @@ export interface ExportedHead extends LogHead {
   readonly signature: { readonly algorithm: 'Ed25519'; readonly publicKey: string; readonly value: string } | null;
 }
 
-export type ChainProblem =
+type ChainProblem =
   /** The event's stored hash is not the chain's over its stored bytes: it, or its hash, was changed. */
   | 'altered'
   /** No event holds this position, though a later one does or the head says there should be one. */

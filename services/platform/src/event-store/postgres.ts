@@ -19,7 +19,7 @@ import {
   type Subscription,
 } from './event-store.ts';
 
-export const EVENT_LOG_CHANNEL = 'portcullis_event_log';
+const EVENT_LOG_CHANNEL = 'portcullis_event_log';
 
 /** The stream and its actual version, when `portcullis_append` refused an expected version (SQLSTATE PC409). */
 function wrongVersionOf(error: unknown): { streamId: string; actual: number } | null {

@@ -1,3 +1,3 @@
 export * from './transport.ts';
 export { SmtpTransport } from './smtp.ts';
-export { DevMailboxTransport, readDevMailbox, type MailboxMessage } from './dev-mailbox.ts';
+export { DevMailboxTransport, readDevMailbox } from './dev-mailbox.ts';

@@ -7,7 +7,7 @@ import { Eraser } from './erasure.ts';
 import { PersonalData } from './personal-data.ts';
 
 export { PersonalData, type EventBody } from './personal-data.ts';
-export { keysErasedIn, PostgresDataKeys, type DataKeys } from './data-keys.ts';
+export { keysErasedIn, PostgresDataKeys } from './data-keys.ts';
 export { auditAddressesErasure, Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
 export { ProtectedEventStore } from '../event-store/protected-event-store.ts';

@@ -10,7 +10,7 @@ import { projectionLockKey } from './runner.ts';
  * Runs `work` holding a projection's lock: the holder (if any) is asked to step aside, and picks the
  * projection up again once `work` is done, from whatever checkpoint it then finds.
  */
-export async function withProjectionLock<T>(databaseUrl: string, projection: string, work: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+async function withProjectionLock<T>(databaseUrl: string, projection: string, work: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
   const locker = new pg.Client({ connectionString: databaseUrl });
   const notifier = new pg.Client({ connectionString: databaseUrl });
   await locker.connect();

@@ -35,7 +35,7 @@ export interface ProjectionRunnerOptions {
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
-export const DEFAULT_PROJECTION_LEASE_MS = 5000;
+const DEFAULT_PROJECTION_LEASE_MS = 5000;
 /** Heartbeats per lease: a holder must miss several before it loses its lock to a passing hiccup. */
 const HEARTBEATS_PER_LEASE = 5;
 

@@ -11,7 +11,7 @@ const INSTRUMENTATION_SCOPE = 'portcullis';
 
 // The tracer API hands out a proxy that follows the provider registered later; the metrics API does not, so
 // instruments are made on first use after each registration (modules are imported before the SDK starts).
-export const tracer = trace.getTracer(INSTRUMENTATION_SCOPE);
+const tracer = trace.getTracer(INSTRUMENTATION_SCOPE);
 let meterProviderGeneration = 0;
 
 /** Instruments made from the meter provider registered now, and made again after another is registered. */
