@@ -3,11 +3,11 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The api's areas import in one direction: leaves (the better-auth endpoints and plugins) over shared cores
- * (http glue, mail jobs, sessions, identity), over contracts and platform. A leaf that needs another leaf's behaviour
+ * (read-model progress, http glue, mail jobs, sessions, identity), over contracts and platform. A leaf that needs another leaf's behaviour
  * gets it through an extension the composition root (app.ts, api-context.ts) registers, never by import.
  */
 const api = 'services/api/src';
-const cores = ['http', 'mail', 'session', 'identity'];
+const cores = ['read-models', 'http', 'mail', 'session', 'identity'];
 const leaves = ['account', 'credentials', 'username', 'user', 'organization', 'perimeter', 'ops', 'openapi', 'admin', 'audit'];
 
 const areaImports = (area) => [`../${area}/*`, `../${area}/**`];
@@ -78,6 +78,7 @@ export default tseslint.config(
     files: [`${api}/**/*.ts`],
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
+  boundary('read-models', []),
   boundary('http', []),
   boundary('mail', []),
   boundary('session', ['http']),

@@ -19,7 +19,7 @@ import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
 import { carrySlugReservationsForward } from './organization/slug-reservation.ts';
 import { removeMembershipsOf } from './organization/user-deletion.ts';
-import { ReadModelProgress } from './read-model-progress.ts';
+import { ReadModelProgress } from './read-models/read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
 
 /** A backstop for a missed invalidation, which the tracking protocol is there to rule out. */

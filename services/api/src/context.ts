@@ -2,7 +2,7 @@ import type { CommandHandler, Config, DatabasePool, EventStore, Logger, Personal
 import type { OperatorSessionCheck } from './http/operator-access.ts';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
 import type { IdentityExtensions } from './identity/extensions.ts';
-import type { ReadModelProgress } from './read-model-progress.ts';
+import type { ReadModelProgress } from './read-models/read-model-progress.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
 import type { ActiveSelectionCheck } from './session/session-log.ts';
 

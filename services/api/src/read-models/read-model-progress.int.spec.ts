@@ -11,11 +11,11 @@ import {
   type Redis,
   type SessionCacheLayout,
 } from '@portcullis/platform';
-import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../tests/support/event-log.ts';
-import { waitFor } from '../../../tests/support/processes.ts';
-import { deleteRedisKeys, describeOnRedisDeployments, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../tests/support/redis.ts';
+import { createEventLogDatabase, domainWrite, metadataAt, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
+import { waitFor } from '../../../../tests/support/processes.ts';
+import { deleteRedisKeys, describeOnRedisDeployments, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from '../../../../tests/support/redis.ts';
 import { ReadModelProgress } from './read-model-progress.ts';
-import { LocalSessionCache } from './session/local-session-cache.ts';
+import { LocalSessionCache } from '../session/local-session-cache.ts';
 
 const log = createLogger({ name: 'spec', level: 'silent', format: 'json' });
 const MAX_LAG_MS = 1000;
