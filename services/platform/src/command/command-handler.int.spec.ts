@@ -4,7 +4,8 @@ import { DomainError, OrganizationJoined, OrganizationLeft, snapshotKind, type S
 import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { sql } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
-import { CommandHandler, type UnitOfWork } from './command-handler.ts';
+import { CommandHandler } from './command-handler.ts';
+import type { UnitOfWork } from './unit-of-work.ts';
 import { systemRequest } from './request-metadata.ts';
 import { SNAPSHOT_INTERVAL } from './stream-loader.ts';
 

@@ -3,3 +3,4 @@ export * from './keyed-queue.ts';
 export * from './request-metadata.ts';
 export * from './state-cache.ts';
 export * from './stream-loader.ts';
+export * from './unit-of-work.ts';

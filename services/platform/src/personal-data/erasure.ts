@@ -1,5 +1,5 @@
 import { emailReservationModel, ERASED, readableAddress, storedTypesReadingAs, streams } from '@portcullis/contracts';
-import { fold } from '../command/command-handler.ts';
+import { fold } from '../command/unit-of-work.ts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
 import type { EventBody, PersonalData } from './personal-data.ts';
