@@ -85,8 +85,9 @@ export default tseslint.config(
   boundary('identity', ['http', 'mail', 'session']),
   ...leaves.map((leaf) => boundary(leaf, cores)),
   {
-    // Deciders are pure: the events and shapes of contracts, and other deciders' folds, nothing else.
-    files: ['**/*.decider.ts'],
+    // Deciders and the folds they decide on are pure: the events and shapes of contracts, and other
+    // deciders' folds, nothing else.
+    files: ['**/*.decider.ts', '**/*.state.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -94,7 +95,7 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^(?!@portcullis/contracts$|(\\.|\\.\\./[\\w-]+)/[\\w.-]+\\.(decider|state)\\.ts$)',
-              message: 'a decider imports only contracts and other deciders (no I/O, no framework, no clock)',
+              message: 'a decider or fold imports only contracts and other deciders and folds (no I/O, no framework, no clock)',
             },
           ],
         },

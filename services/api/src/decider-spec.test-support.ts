@@ -29,3 +29,10 @@ export function deciderSpec<State, Command, Result, Event = DomainEvent>(decider
     },
   });
 }
+
+/** given events → then the state they fold to: the spec of a fold a decider decides on. */
+export function foldSpec<State, Event = DomainEvent>(fold: { evolve: (state: State, event: Event) => State; initial: () => State }) {
+  return (given: readonly Event[]) => ({
+    then: (expected: State): void => expect(given.reduce(fold.evolve, fold.initial())).toEqual(expected),
+  });
+}

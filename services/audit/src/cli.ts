@@ -19,8 +19,8 @@ import {
 import { searchAudit } from '@portcullis/api/audit/audit-search';
 import { timeTravel } from '@portcullis/api/audit/time-travel';
 import { adminUserModel } from '@portcullis/api/admin/user-admin.decider';
-import { membershipIndexModel } from '@portcullis/api/organization/membership-index';
-import { organizationModel } from '@portcullis/api/organization/organization-model';
+import { membershipIndexModel } from '@portcullis/api/organization/membership-index.decider';
+import { organizationModel } from '@portcullis/api/organization/organization.state';
 import { auditIndexProjection } from '@portcullis/projector/audit/audit-index.projection';
 import { progressBar } from './progress.ts';
 

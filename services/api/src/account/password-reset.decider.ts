@@ -10,9 +10,9 @@ export interface PasswordResetState {
   readonly latest: { readonly tokenHash: string; readonly expiresAt: string } | null;
 }
 
-const initialPasswordReset = (): PasswordResetState => ({ latest: null });
+export const initialPasswordReset = (): PasswordResetState => ({ latest: null });
 
-function evolvePasswordReset(state: PasswordResetState, event: DomainEvent): PasswordResetState {
+export function evolvePasswordReset(state: PasswordResetState, event: DomainEvent): PasswordResetState {
   switch (event.type) {
     case 'verification.password_reset_link_issued.v1':
       return { latest: { tokenHash: event.data.tokenHash, expiresAt: event.data.expiresAt } };

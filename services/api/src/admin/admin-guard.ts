@@ -3,7 +3,7 @@ import { DomainError, streams, type ErrorCode, type User } from '@portcullis/con
 import { loadStream, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
-import { userAnswerModel } from '../session/session-log.ts';
+import { userAnswerModel } from '../session/session-answer.state.ts';
 import { decideActingOn, hasAdminPermission, type AdminAuthority, type Permissions } from './access.decider.ts';
 import { adminUserModel } from './user-admin.decider.ts';
 

@@ -11,7 +11,7 @@ import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../ide
 import { deleteUserIn } from '../identity/user-deletion.ts';
 import { requireSession } from '../session/current-session.ts';
 import { endAllSessions, endImpersonationsOpenedBy } from '../session/session-lifecycle.ts';
-import { userAnswerModel } from '../session/session-log.ts';
+import { userAnswerModel } from '../session/session-answer.state.ts';
 import { authorityOf, callerMay, decideOnTarget, existingUser, requireAdmin, requireAdminAction } from './admin-guard.ts';
 import { decideActingOn, hasAdminPermission } from './access.decider.ts';
 import { adminUserModel, decideAdminUser, decideCreateUser, type AdminUserCommand } from './user-admin.decider.ts';

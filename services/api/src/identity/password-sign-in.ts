@@ -16,9 +16,10 @@ import { requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession } from '../session/session-lifecycle.ts';
-import { accountModel, decideSignInBan, type AccountState, type ActiveAccount } from './account.decider.ts';
+import { decideSignInBan, type ActiveAccount } from './account.decider.ts';
 import { passwordCheck, type PasswordCheck } from './password-policy.ts';
-import { decideSignInGuard, signInGuardModel, type PasswordChange, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
+import { decideSignInGuard, signInGuardModel, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
+import { signInAccountModel, type SignInAccount } from './sign-in-account.state.ts';
 
 type SignInFailureReason = 'user_not_found' | 'credential_account_not_found' | 'invalid_password';
 
@@ -41,28 +42,6 @@ export interface SignInIdentity {
   /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
   readonly refusal: ErrorCode;
 }
-
-/**
- * The account with the time of its latest password change, which lifts a lock set before it, and the user
- * as the sign-in answer shows it (folded as the session cache folds it, from the same stream).
- */
-interface SignInAccount {
-  readonly account: AccountState;
-  readonly passwordChange: PasswordChange | null;
-  readonly user: User | null;
-}
-
-const signInAccountModel: StreamModel<SignInAccount> = {
-  name: 'sign-in-account',
-  revision: 1,
-  initial: () => ({ account: accountModel.initial(), passwordChange: null, user: null }),
-  evolve(state, event, time) {
-    const account = accountModel.evolve(state.account, event, time);
-    const user = evolveUserAnswer(state.user, event, time.occurredAt);
-    const passwordChange = event.type === 'user.password_changed.v1' ? { at: time.occurredAt, via: event.data.via } : state.passwordChange;
-    return { account, passwordChange, user };
-  },
-};
 
 /** A password sign-in that passed every check, within the command that opens its session. */
 export interface VerifiedSignIn {

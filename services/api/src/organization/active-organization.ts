@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { streams } from '@portcullis/contracts';
 import { loadStream, type SnapshotStore } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { organizationModel } from './organization-model.ts';
+import { organizationModel } from './organization.state.ts';
 import type { CurrentSession } from '../session/current-session.ts';
 import { setActiveSelection } from './organization-model.ts';
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, SessionActiveOrganizationChanged, streams, type DomainEvent, type StreamModel } from '@portcullis/contracts';
+import { DomainError, SessionActiveOrganizationChanged, streams, type DomainEvent } from '@portcullis/contracts';
 import { loadStream, type Loaded, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
@@ -7,7 +7,7 @@ import { storeCookieCache } from '../session/cookie-cache.ts';
 import { sessionAnswer, type CurrentSession } from '../session/current-session.ts';
 import { sessionModel } from '../session/session.decider.ts';
 import { recordMembershipChanges } from './membership-index.ts';
-import { evolveOrganization, initialOrganizationState, organizationSnapshot, type OrganizationState } from './organization.state.ts';
+import { organizationModel, type OrganizationState } from './organization.state.ts';
 
 /** The organization as the log holds it now, for a read that decides nothing. */
 export async function readOrganization(ctx: ApiContext, organizationId: string): Promise<OrganizationState> {
@@ -29,15 +29,6 @@ export interface OrganizationDecision<T> {
  * this bounds how many may race, not how long they wait.
  */
 const ORGANIZATION_RETRY_ATTEMPTS = 64;
-
-/** The organization stream as its commands fold it. */
-export const organizationModel: StreamModel<OrganizationState> = {
-  name: 'organization',
-  revision: 1,
-  initial: initialOrganizationState,
-  evolve: (state, event, time) => evolveOrganization(state, { event, occurredAt: time.occurredAt }),
-  snapshot: organizationSnapshot,
-};
 
 /**
  * Load the organization, decide, append against the version decided on (with any other streams the

@@ -10,6 +10,7 @@ import {
   TeamMemberAdded,
   creatorRole,
   rolesGrant,
+  streamModel,
   type DomainEvent,
   type ErrorCode,
 } from '@portcullis/contracts';
@@ -166,6 +167,9 @@ export function evolveSlugReservation(state: SlugReservationState, event: Domain
       return state;
   }
 }
+
+/** An organization slug's reservation stream `organization-slug-<slug>`. */
+export const slugReservationModel = streamModel('organization-slug', 1, initialSlugReservation, evolveSlugReservation);
 
 export interface ClaimSlug {
   readonly slug: string;

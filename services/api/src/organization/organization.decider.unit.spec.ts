@@ -20,7 +20,7 @@ import {
   initialSlugReservation,
   type CreateOrganization,
 } from './organization.decider.ts';
-import { evolveOrganization, initialOrganizationState } from './organization.state.ts';
+import { evolveOrganization, initialOrganizationState, organizationModel } from './organization.state.ts';
 
 const given = deciderSpec({ evolve: evolveOrganization, initial: initialOrganizationState, decide: decideOrganization });
 const claim = deciderSpec({ evolve: evolveSlugReservation, initial: initialSlugReservation, decide: decideSlugClaim });
@@ -213,5 +213,15 @@ describe('organization slug reservation', () => {
   it('ignores a release by an organization that does not hold it', () => {
     const state = [reserved, OrganizationSlugReleased({ slug: 'acme', organizationId: 'org2' })].reduce(evolveSlugReservation, initialSlugReservation());
     expect(state).toEqual({ status: 'reserved', organizationId: 'org1' });
+  });
+});
+
+describe('the organization stream\'s model', () => {
+  it('keeps a snapshot of its fold as JSON that reads back as the same state, members, invitations and teams', () => {
+    const teamed = [...acme, at(TeamCreated({ organizationId: orgId, teamId: 't1', name: 'Core' })), at(TeamMemberAdded({ organizationId: orgId, teamId: 't1', teamMemberId: 'tm1', userId: 'u-member' }))];
+    const state = teamed.reduce((folded, timed) => organizationModel.evolve(folded, timed.event, timed), organizationModel.initial());
+    const codec = organizationModel.snapshot!;
+    const stored = JSON.parse(JSON.stringify(codec.encode(state))) as unknown;
+    expect(codec.decode(stored)).toEqual(state);
   });
 });

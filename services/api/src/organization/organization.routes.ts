@@ -22,7 +22,7 @@ import { clearActiveOrganizationIf } from './active-organization.ts';
 import { listOrganizationInvitations } from './invitation-queries.ts';
 import { decideOrganization } from './organization.decider.ts';
 import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
-import { membershipIndexModel } from './membership-index.ts';
+import { membershipIndexModel } from './membership-index.decider.ts';
 import { prepareSwitch, runOrganizationCommand, setActiveSelection, switchedSession } from './organization-model.ts';
 import {
   findMemberWithUser,

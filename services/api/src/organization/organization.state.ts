@@ -1,4 +1,4 @@
-import { DomainError, creatorRole, parseRoleList, type SnapshotCodec, type TimedEvent } from '@portcullis/contracts';
+import { DomainError, creatorRole, parseRoleList, type SnapshotCodec, type StreamModel, type TimedEvent } from '@portcullis/contracts';
 
 /**
  * What the organization stream's deciders decide on: the organization with its members, invitations and
@@ -264,4 +264,13 @@ export const organizationSnapshot: SnapshotCodec<OrganizationState> = {
       teams: new Map(kept.teams.map(([id, team]) => [id, { ...team, members: new Map(team.members) }])),
     };
   },
+};
+
+/** The organization stream as its commands fold it. */
+export const organizationModel: StreamModel<OrganizationState> = {
+  name: 'organization',
+  revision: 1,
+  initial: initialOrganizationState,
+  evolve: (state, event, time) => evolveOrganization(state, { event, occurredAt: time.occurredAt }),
+  snapshot: organizationSnapshot,
 };

@@ -1,10 +1,7 @@
-import { normalizeSlug, OrganizationSlugReserved, streams, streamModel } from '@portcullis/contracts';
+import { normalizeSlug, OrganizationSlugReserved, streams } from '@portcullis/contracts';
 import { eventMetadataOf, loadStream, sql, systemRequest, WrongExpectedVersionError, type DatabasePool, type EventStore, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { decideSlugClaim, decideSlugRelease, evolveSlugReservation, initialSlugReservation, type ClaimSlug } from './organization.decider.ts';
-
-/** An organization slug's reservation stream `organization-slug-<slug>`. */
-const slugReservationModel = streamModel('organization-slug', 1, initialSlugReservation, evolveSlugReservation);
+import { decideSlugClaim, decideSlugRelease, slugReservationModel, type ClaimSlug } from './organization.decider.ts';
 
 /** The organization holding a slug now, from the log itself: never behind a projection. */
 export async function slugHolder(ctx: ApiContext, slug: string): Promise<string | null> {

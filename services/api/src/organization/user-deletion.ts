@@ -1,8 +1,9 @@
 import { streams } from '@portcullis/contracts';
 import type { UnitOfWork } from '@portcullis/platform';
 import { decideMember } from './member.decider.ts';
-import { membershipIndexModel, recordMembershipChanges } from './membership-index.ts';
-import { organizationModel } from './organization-model.ts';
+import { membershipIndexModel } from './membership-index.decider.ts';
+import { recordMembershipChanges } from './membership-index.ts';
+import { organizationModel } from './organization.state.ts';
 
 /**
  * A deleted user leaves every organization they belong to, in the same atomic append as the deletion: each

@@ -1,13 +1,7 @@
-import {
-  evolveSessionAnswer,
-  evolveUserAnswer,
-  streams,
-  type CachedSession,
-  type StreamModel,
-  type User,
-} from '@portcullis/contracts';
+import { streams, type CachedSession } from '@portcullis/contracts';
 import { loadStream, sessionIdForTokenHash } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { sessionAnswerModel, userAnswerModel } from './session-answer.state.ts';
 
 /**
  * Confirms, or clears, the organization and team a session works in, from the organization's own stream:
@@ -18,30 +12,6 @@ export type ActiveSelectionCheck = (
   userId: string,
   selection: { activeOrganizationId: string; activeTeamId: string | null },
 ) => Promise<{ activeOrganizationId: string | null; activeTeamId: string | null }>;
-
-/** A session's stream as get-session answers it, with the token hash it was created for. */
-interface SessionAnswerState {
-  readonly tokenHash: string | null;
-  readonly session: CachedSession['session'] | null;
-}
-
-const sessionAnswerModel: StreamModel<SessionAnswerState> = {
-  name: 'session-answer',
-  revision: 1,
-  initial: () => ({ tokenHash: null, session: null }),
-  evolve: (state, event, time) => ({
-    tokenHash: event.type === 'session.created.v1' || event.type === 'session.impersonation_started.v1' ? event.data.tokenHash : state.tokenHash,
-    session: evolveSessionAnswer(state.session, event, time.occurredAt),
-  }),
-};
-
-/** A user's stream as every answer shows the user. */
-export const userAnswerModel: StreamModel<User | null> = {
-  name: 'user-answer',
-  revision: 1,
-  initial: () => null,
-  evolve: (user, event, time) => evolveUserAnswer(user, event, time.occurredAt),
-};
 
 /**
  * The `{session, user}` for a token hash, folded from the log itself: the authority when no read model
