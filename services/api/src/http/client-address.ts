@@ -1,14 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ipv4OfMapped } from '@portcullis/contracts';
 
 const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 const BRACKETED_IPV6 = /^\[([^\]]+)\](?::\d{1,5})?$/;
-
-/** An IPv6 address in the one form the WHATWG URL serializer gives it (lower case, zeros compressed). */
-function canonicalIPv6(address: string): string {
-  return new URL(`http://[${address}]`).hostname.slice(1, -1);
-}
 
 /**
  * The client's address in one canonical form, or null when it is not an address. The socket's peer always
@@ -25,8 +21,9 @@ export function normalizeClientAddress(raw: string | undefined): string | null {
   if (withPort) return isIPv4(withPort[1]!) ? withPort[1]! : null;
   const inner = BRACKETED_IPV6.exec(raw)?.[1] ?? raw;
   const address = inner.split('%')[0]!;
-  if (!isIPv6(address)) return null;
-  return ipv4OfMapped(address) ?? canonicalIPv6(address);
+  if (!ipaddr.IPv6.isValid(address)) return null;
+  // RFC 5952's one form: lower case, zeros compressed.
+  return ipv4OfMapped(address) ?? ipaddr.IPv6.parse(address).toString();
 }
 
 /** The request's client address, normalized (see `normalizeClientAddress`), or null when it is not one. */

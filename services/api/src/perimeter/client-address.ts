@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { DomainError } from '@portcullis/contracts';
 import { clientAddress } from '../http/client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
@@ -19,11 +20,7 @@ export const requireClientAddress: AdmissionCheck = (request, _reply, guarded) =
  * each with a fresh bucket (better-auth's normalizeIP does the same).
  */
 export function clientBucket(address: string): string {
-  if (!address.includes(':')) return address;
-  const [head = '', tail] = address.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  const groups = [...left, ...Array<string>(missing).fill('0'), ...right].map((group) => group.padStart(4, '0'));
-  return `${groups.slice(0, 4).join(':')}::/64`;
+  if (!ipaddr.IPv6.isValid(address)) return address;
+  const groups = ipaddr.IPv6.parse(address).toNormalizedString().split(':').slice(0, 4);
+  return `${groups.map((group) => group.padStart(4, '0')).join(':')}::/64`;
 }

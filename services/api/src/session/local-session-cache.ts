@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { CachedSession } from '@portcullis/contracts';
 import { createRedisClient, type Logger, type Redis } from '@portcullis/platform';
 
 const INVALIDATION_CHANNEL = '__redis__:invalidate';
 
-interface Entry {
-  readonly value: CachedSession;
-  readonly staleAt: number;
-}
 
 /** A read of one key in flight: an invalidation of that key while it runs makes its answer unfit to keep. */
 interface Read {
@@ -46,7 +43,8 @@ const ROUND_TRIP_TIMEOUT_MS = 1000;
  * clients are not told of otherwise). A broken channel empties the cache at once.
  */
 export class LocalSessionCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Each entry lives until its backstop ttl or its session's expiry, whichever comes first. */
+  private readonly entries: LRUCache<string, CachedSession>;
   private readonly reads = new Map<string, Set<Read>>();
   /** Moves whenever the push channel may have missed something; reads begun before cannot be kept. */
   private epoch = 0;
@@ -70,6 +68,8 @@ export class LocalSessionCache {
   private connections = 0;
 
   constructor(private readonly options: LocalSessionCacheOptions) {
+    // Wall-clock ttls: an entry must go with its session's expiry, a time on the wall clock.
+    this.entries = new LRUCache<string, CachedSession>({ max: options.maxEntries, ttlAutopurge: false, perf: Date });
     this.roundTripChannel = `${options.keyPrefix}round-trip:${this.instance}`;
     this.subscriber = createRedisClient(options.redisUrl, { name: this.nextSubscriberName(), protocol: 2 });
     this.tracker = createRedisClient(options.redisUrl, { name: 'portcullis-api-tracking' });
@@ -140,11 +140,7 @@ export class LocalSessionCache {
 
   /** The answer held in the process for `key`, if it holds a fresh one (a stale one is dropped); never a read of Redis. */
   held(key: string): CachedSession | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.staleAt > Date.now()) return entry.value;
-    this.entries.delete(key);
-    return undefined;
+    return this.entries.get(key);
   }
 
   /** The cached answer for `key`, read through to `load` (Redis) and `decode` on a miss. */
@@ -210,15 +206,9 @@ export class LocalSessionCache {
   }
 
   private keep(key: string, value: CachedSession, now: number): void {
-    const staleAt = Math.min(now + this.options.ttlMs, Date.parse(value.session.expiresAt));
-    if (!(staleAt > now)) return;
-    this.entries.delete(key);
-    this.entries.set(key, { value, staleAt });
-    // Map order is insertion order: the first key is the one kept longest ago.
-    if (this.entries.size > this.options.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
+    const ttl = Math.min(this.options.ttlMs, Date.parse(value.session.expiresAt) - now);
+    if (!(ttl > 0)) return;
+    this.entries.set(key, value, { ttl, start: now });
   }
 
   private invalidate(key: string): void {

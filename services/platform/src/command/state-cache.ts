@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /** A stream's folded state at a version, kept between commands. */
 export interface CachedState {
   readonly version: number;
@@ -12,30 +14,26 @@ export interface CachedState {
  * another process has moved past costs one failed append and a fresh read, never a wrong decision.
  */
 export class StateCache {
-  private readonly entries = new Map<string, CachedState>();
+  /** Null when keeping states is off (a limit of 0). */
+  private readonly entries: LRUCache<string, CachedState> | null;
 
-  constructor(private readonly limit: number) {}
+  constructor(limit: number) {
+    this.entries = limit > 0 ? new LRUCache<string, CachedState>({ max: limit }) : null;
+  }
 
   get(key: string): CachedState | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry;
+    return this.entries?.get(key);
   }
 
   set(key: string, entry: CachedState): void {
-    if (this.limit <= 0) return;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value!);
+    this.entries?.set(key, entry);
   }
 
   delete(key: string): void {
-    this.entries.delete(key);
+    this.entries?.delete(key);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries?.size ?? 0;
   }
 }

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { constantTimeEqual } from './tokens.ts';
 
 /**
@@ -14,7 +15,7 @@ export function signCookieValue(value: string, secret: string): string {
  * session, and an HMAC key setup per request is most of what reading it costs. Only values whose signature
  * checked out are kept, and a hit needs the exact signed string, so the memo cannot admit a forgery.
  */
-const verifiedBySecret = new Map<string, Map<string, string>>();
+const verifiedBySecret = new Map<string, LRUCache<string, string>>();
 const VERIFIED_MAX_ENTRIES = 10_000;
 
 /** The value inside a signed cookie, or null when the signature is missing or wrong. */
@@ -28,9 +29,7 @@ export function unsignCookieValue(signed: string, secret: string): string | null
   const signature = signed.slice(dot + 1);
   if (signature.length !== 44 || !signature.endsWith('=')) return null;
   if (!constantTimeEqual(signature, sign(value, secret))) return null;
-  if (!verified) verifiedBySecret.set(secret, (verified = new Map<string, string>()));
-  // Oldest first out: a Map iterates in insertion order.
-  if (verified.size >= VERIFIED_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
+  if (!verified) verifiedBySecret.set(secret, (verified = new LRUCache<string, string>({ max: VERIFIED_MAX_ENTRIES })));
   verified.set(signed, value);
   return value;
 }

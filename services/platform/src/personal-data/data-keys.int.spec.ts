@@ -16,7 +16,8 @@ async function keyForWriting(keys: PostgresDataKeys, subjectId: string): Promise
 /** The data keys on real Postgres: what erasing leaves, what a cache may still believe, and for how long. */
 describe('data keys', () => {
   let db: EventLogDatabase;
-  let now = 0;
+  // A wall-clock time, as Date.now gives: lru-cache takes a kept time of 0 for none.
+  let now = Date.parse('2026-01-01T00:00:00.000Z');
   let keys: PostgresDataKeys;
   let another: PostgresDataKeys;
 

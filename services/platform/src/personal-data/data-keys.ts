@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
 import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
@@ -36,7 +37,6 @@ export interface DataKeys {
 
 interface Cached {
   readonly key: Buffer | null;
-  readonly until: number;
 }
 
 export interface PostgresDataKeysOptions {
@@ -90,45 +90,39 @@ const STATEMENTS = {
  */
 export class PostgresDataKeys implements DataKeys {
   private readonly pool: pg.Pool;
-  private readonly cache = new Map<string, Cached>();
+  private readonly cache: LRUCache<string, Cached>;
   /** Keys being read or created for writing: the events of one append share the one round trip. */
   private readonly pending = new Map<string, Promise<Buffer | null>>();
-  private readonly cacheSize: number;
   private readonly ttlMs: number;
-  private readonly clock: () => number;
 
   constructor(private readonly options: PostgresDataKeysOptions) {
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, connectionTimeoutMillis: 10_000, statement_timeout: 30_000 });
     this.pool.on('error', () => {});
-    this.cacheSize = options.cacheSize ?? 50_000;
     this.ttlMs = options.cacheTtlMs ?? 60_000;
-    this.clock = options.clock ?? Date.now;
+    // A stale key stays kept (for writing, see `cached`); lru-cache's list does not slow down as entries come
+    // and go, where a Map used as an LRU did: its first entry was found past every one deleted before it.
+    this.cache = new LRUCache<string, Cached>({
+      max: options.cacheSize ?? 50_000,
+      ...(this.ttlMs > 0 ? { ttl: this.ttlMs } : {}),
+      noDeleteOnStaleGet: true,
+      // The clock asked on every read (lru-cache would otherwise reuse a reading for a millisecond).
+      ttlResolution: 0,
+      perf: { now: options.clock ?? Date.now },
+    });
   }
 
   /**
-   * A kept key, moved to the LRU's young end. Reading trusts it only until `until`; writing trusts it for
-   * as long as it is kept, since encrypting under a key erased meanwhile only erases what is written.
+   * A kept key, moved to the LRU's young end. Reading believes it only for `cacheTtlMs` after it was kept (not
+   * at all with 0); writing for as long as it is kept, since encrypting under a key erased meanwhile only
+   * erases what is written.
    */
   private cached(subjectId: string, use: 'reading' | 'writing'): Cached | undefined {
-    const entry = this.cache.get(subjectId);
-    if (!entry) return undefined;
-    this.cache.delete(subjectId);
-    if (use === 'reading' && entry.until <= this.clock()) return undefined;
-    this.cache.set(subjectId, entry);
-    return entry;
+    if (use === 'reading') return this.ttlMs > 0 ? this.cache.get(subjectId) : undefined;
+    return this.cache.get(subjectId, { allowStale: true });
   }
 
   private keep(subjectId: string, key: Buffer | null): void {
-    this.cache.delete(subjectId);
-    this.cache.set(subjectId, { key, until: this.clock() + this.ttlMs });
-    if (this.cache.size <= this.cacheSize) return;
-    // A tenth at once: a Map's first entry is found past every entry deleted before it, so evicting one
-    // at a time made each key kept past the limit walk tens of thousands of holes (a replay of a long log).
-    let excess = this.cache.size - Math.floor(this.cacheSize * 0.9);
-    for (const oldest of this.cache.keys()) {
-      if (excess-- <= 0) break;
-      this.cache.delete(oldest);
-    }
+    this.cache.set(subjectId, { key });
   }
 
   private open(subjectId: string, wrapped: Buffer | null): Buffer | null {

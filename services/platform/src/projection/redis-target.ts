@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { deleteKeysMatching, scanKeys } from '../cache/redis.ts';
 import {
   formatCacheCheckpoint,
@@ -114,9 +115,10 @@ export class RedisProjectionTarget implements ProjectionTarget {
    * of its generation's keys while it holds the projection, so what it wrote is what Redis holds, unless a
    * key has expired or been evicted since, and a projection reads keys only to write them again. A batch
    * then reads ahead only what this does not hold: most batches none at all. Forgotten whenever what it
-   * writes might have changed under it (a fence, a failed batch, another generation, a new checkpoint).
+   * writes might have changed under it (a fence, a failed batch, another generation, a new checkpoint). A
+   * key Redis does not hold is kept as `{ value: null }`: lru-cache keeps no null values.
    */
-  private readonly known = new Map<string, string | null>();
+  private readonly known = new LRUCache<string, { readonly value: string | null }>({ max: KNOWN_VALUES });
 
   constructor(
     private readonly redis: Redis,
@@ -207,9 +209,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
   }
 
   private remember(key: string, value: string | null): void {
-    this.known.delete(key);
-    this.known.set(key, value);
-    if (this.known.size > KNOWN_VALUES) this.known.delete(this.known.keys().next().value!);
+    this.known.set(key, { value });
   }
 
   /** A served generation's batch and the notice of its checkpoint's move, in one round trip. */
@@ -314,7 +314,10 @@ export class RedisProjectionTarget implements ProjectionTarget {
   private async prefetch(events: readonly ProjectedEvent[], keys: SessionCacheKeys): Promise<Prefetched> {
     const wanted = [...new Set(events.flatMap((projected) => this.projection.readsOf?.(projected, keys) ?? []))];
     const known = new Map<string, string | null>();
-    for (const key of wanted) if (this.known.has(key)) known.set(key, this.known.get(key)!);
+    for (const key of wanted) {
+      const kept = this.known.get(key);
+      if (kept) known.set(key, kept.value);
+    }
     const strings = wanted.filter((key) => !known.has(key));
     const sets = [...new Set(events.flatMap((projected) => this.projection.setReadsOf?.(projected, keys) ?? []))];
     if (strings.length === 0 && sets.length === 0) return { strings: known, sets: new Map() };

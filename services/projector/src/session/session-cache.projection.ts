@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { CachedSession, DomainEvent, User } from '@portcullis/contracts';
 import { evolveUserAnswer, projectionEventTypes, projectionNames, unbannedUser } from '@portcullis/contracts';
 import type { ProjectedEvent, RedisBatch, RedisProjection, SessionCacheKeys } from '@portcullis/platform';
@@ -68,11 +69,9 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
    * batch fetch the entry a session change rewrites in its one read ahead, instead of looking the hash up
    * first and then the entry, two round trips more on every set-active's way to its answer.
    */
-  const tokenHashes = new Map<string, string>();
+  const tokenHashes = new LRUCache<string, string>({ max: REMEMBERED_TOKEN_HASHES });
   const rememberTokenHash = (sessionId: string, tokenHash: string): void => {
-    tokenHashes.delete(sessionId);
     tokenHashes.set(sessionId, tokenHash);
-    if (tokenHashes.size > REMEMBERED_TOKEN_HASHES) tokenHashes.delete(tokenHashes.keys().next().value!);
   };
   /** The keys a change of session `sessionId` reads: its hash's index, and its entry when the hash is known. */
   const sessionReads = (keys: SessionCacheKeys, sessionId: string): string[] => {
