@@ -1,15 +1,4 @@
-import {
-  CredentialAccountCreated,
-  DomainError,
-  EmailReserved,
-  streamModel,
-  UserBanned,
-  UserRegistered,
-  UserRoleChanged,
-  UserUnbanned,
-  type DomainEvent,
-} from '@portcullis/contracts';
-import type { EmailReservationState } from '@portcullis/contracts';
+import { DomainError, streamModel, UserBanned, UserRoleChanged, UserUnbanned, type DomainEvent } from '@portcullis/contracts';
 import { decideActingOn, DEFAULT_ROLE, locksOutOfAdmin, type AdminAuthority } from './access.decider.ts';
 
 /** The user stream `user-<userId>` as an admin's commands decide on it. */
@@ -69,34 +58,23 @@ export function decideAdminUser(command: AdminUserCommand, state: AdminUserState
   }
 }
 
-export interface CreateUser {
+export interface CreatedUserRights {
   readonly userId: string;
-  /** Lower-cased and checked already. */
-  readonly email: string;
-  readonly name: string;
-  readonly image: string | null;
-  readonly emailVerified: boolean;
-  /** Null: no password account (a user who signs in some other way). */
-  readonly credential: { readonly accountId: string; readonly passwordHash: string } | null;
   /** Null: the default role, which needs no event. */
   readonly role: string | null;
+  /** A ban from the start (create-user's `data.banned`), by the admin creating the user. */
+  readonly ban: { readonly by: AdminAuthority; readonly reason: string; readonly expiresAt: string | null } | null;
 }
 
-export interface UserCreation {
-  readonly reservation: DomainEvent[];
-  readonly user: DomainEvent[];
-}
-
-/** A user an admin creates: the address reserved (refused when taken) and the user with its role and password account. */
-export function decideCreateUser(command: CreateUser, reservation: EmailReservationState): UserCreation {
-  if (reservation.status === 'reserved') throw new DomainError('USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL');
+/**
+ * What an admin's create-user adds to the registration (identity's `registerUser`) on the new user's stream:
+ * the role, unless the default, and a ban, under the rule for admins acting on admins.
+ */
+export function decideCreatedUserRights(command: CreatedUserRights): DomainEvent[] {
   const { userId } = command;
-  return {
-    reservation: [EmailReserved({ email: command.email, userId })],
-    user: [
-      UserRegistered({ userId, email: command.email, name: command.name, image: command.image, emailVerified: command.emailVerified }),
-      ...(command.credential ? [CredentialAccountCreated({ userId, ...command.credential })] : []),
-      ...(command.role !== null && command.role !== DEFAULT_ROLE ? [UserRoleChanged({ userId, role: command.role })] : []),
-    ],
-  };
+  const role = command.role ?? DEFAULT_ROLE;
+  const roleEvents = role !== DEFAULT_ROLE ? [UserRoleChanged({ userId, role })] : [];
+  if (!command.ban) return roleEvents;
+  const { by, ...ban } = command.ban;
+  return [...roleEvents, ...decideAdminUser({ type: 'ban', by, ...ban }, { status: 'registered', userId, role, banned: false })];
 }

@@ -1,11 +1,10 @@
 import { describe, it, expect } from 'vitest';
-import { CredentialAccountCreated, EmailReserved, UserBanned, UserDeleted, UserRegistered, UserRoleChanged, UserUnbanned } from '@portcullis/contracts';
+import { UserBanned, UserDeleted, UserRegistered, UserRoleChanged, UserUnbanned } from '@portcullis/contracts';
 import { deciderSpec } from '../decider-spec.test-support.ts';
-import { decideAdminUser, decideCreateUser, evolveAdminUser, initialAdminUserState } from './user-admin.decider.ts';
+import { decideAdminUser, decideCreatedUserRights, evolveAdminUser, initialAdminUserState } from './user-admin.decider.ts';
 
 const given = deciderSpec({ evolve: evolveAdminUser, initial: initialAdminUserState, decide: decideAdminUser });
 const registered = UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false });
-const HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA';
 
 /** A role admin (`admin` role, not listed) and the listed root admin of a deployment with ADMIN_USER_IDS=root. */
 const roleAdmin = { userId: 'admin', adminUserIds: ['root'] };
@@ -79,26 +78,19 @@ describe('admin user decider', () => {
 });
 
 describe('admin user creation', () => {
-  const command = { userId: 'u2', email: 'bob@example.com', name: 'Bob', image: null, emailVerified: true, credential: { accountId: 'a2', passwordHash: HASH }, role: 'admin' };
-
-  it('reserves the address and registers the user with password account and role', () => {
-    expect(decideCreateUser(command, { status: 'free' })).toEqual({
-      reservation: [EmailReserved({ email: 'bob@example.com', userId: 'u2' })],
-      user: [
-        UserRegistered({ userId: 'u2', email: 'bob@example.com', name: 'Bob', image: null, emailVerified: true }),
-        CredentialAccountCreated({ userId: 'u2', accountId: 'a2', passwordHash: HASH }),
-        UserRoleChanged({ userId: 'u2', role: 'admin' }),
-      ],
-    });
+  it('adds the role to the registration, none for the default one', () => {
+    expect(decideCreatedUserRights({ userId: 'u2', role: 'admin', ban: null })).toEqual([UserRoleChanged({ userId: 'u2', role: 'admin' })]);
+    expect(decideCreatedUserRights({ userId: 'u2', role: 'user', ban: null })).toEqual([]);
+    expect(decideCreatedUserRights({ userId: 'u2', role: null, ban: null })).toEqual([]);
   });
 
-  it('needs no event for the default role, nor a password account without a password', () => {
-    expect(decideCreateUser({ ...command, credential: null, role: 'user' }, { status: 'free' }).user).toEqual([
-      UserRegistered({ userId: 'u2', email: 'bob@example.com', name: 'Bob', image: null, emailVerified: true }),
+  it('bans from the start, under the rule for admins acting on admins', () => {
+    const ban = { by: roleAdmin, reason: 'spam', expiresAt: null };
+    expect(decideCreatedUserRights({ userId: 'u2', role: null, ban })).toEqual([UserBanned({ userId: 'u2', reason: 'spam', expiresAt: null })]);
+    expect(() => decideCreatedUserRights({ userId: 'u2', role: 'admin', ban })).toThrow('You cannot act on admins');
+    expect(decideCreatedUserRights({ userId: 'u2', role: 'admin', ban: { ...ban, by: root } })).toEqual([
+      UserRoleChanged({ userId: 'u2', role: 'admin' }),
+      UserBanned({ userId: 'u2', reason: 'spam', expiresAt: null }),
     ]);
-  });
-
-  it('refuses a taken address with better-auth admin message', () => {
-    expect(() => decideCreateUser(command, { status: 'reserved', userId: 'other' })).toThrow('User already exists. Use another email.');
   });
 });

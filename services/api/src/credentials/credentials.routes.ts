@@ -7,14 +7,12 @@ import { route } from '../http/declared-route.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
-import { emailReservationIn, queueVerificationMail, unverifiedEmailRefuses } from '../identity/account-model.ts';
+import { unverifiedEmailRefuses } from '../identity/account-model.ts';
 import { emailReservationModel } from '@portcullis/contracts';
 import { answerSignIn, openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
-import { claimSignUpUsername, prepareSignUpUsername, usernameAnswerFields, withUsernameFields } from '../identity/username-claim.ts';
-import { newSession } from '../session/new-session.ts';
-import { openSession } from '../session/session-lifecycle.ts';
-import { decideRegistration } from './registration.decider.ts';
+import { registerUser } from '../identity/register-user.command.ts';
+import { prepareSignUpUsername, withUsernameFields } from '../identity/username-claim.ts';
 
 /**
  * Sign-ups with required verification answer no sooner than this: well above what hashing the password,
@@ -71,50 +69,23 @@ export function credentialsRoutes(ctx: ApiContext) {
 
         const userId = generateId();
         const rememberMe = body.rememberMe !== false;
-        // With required verification, better-auth opens no session until the email is verified.
-        const autoSignIn = ctx.config.signUpAutoSignIn && !undisclosed;
-        const requestMetadata = requestMetadataOf(request);
-        const { result } = await ctx.commands.handle({ name: 'sign-up', request: requestMetadata, actorId: userId }, async (unit) => {
-          // One atomic append: the address's reservation (a parallel sign-up with it loses here, and nothing
-          // of it is written), the username's, the user, the first session and the verification mail.
-          const reservation = await emailReservationIn(unit, email);
-          if (reservation.state.status === 'reserved') {
-            if (!undisclosed) throw new DomainError('USER_ALREADY_EXISTS');
-            return { registered: false as const };
-          }
-          const events = decideRegistration(
-            { userId, accountId: generateId(), email, name: body.name, image: body.image ?? null, passwordHash },
-            reservation.state,
-          );
-          unit.append(reservation.streamId, events.reservation);
-          const usernameEvents = await claimSignUpUsername(unit, usernameFields, userId);
-          unit.append(streams.user(userId), [...events.user, ...usernameEvents], { expected: 'no_stream' });
-          const { enabled, sendOnSignUp } = ctx.config.emailVerification;
-          if (enabled && sendOnSignUp) await queueVerificationMail(unit, ctx, { userId, email, name: body.name }, body.callbackURL);
-          // The answer's times are the registration's own, as every later answer folds them from the log.
-          const at = unit.now.toISOString();
-          if (!autoSignIn) return { registered: true as const, signIn: null, at };
-          const signIn = newSession(ctx, requestMetadata, unit.now, rememberMe);
-          openSession(unit, userId, signIn.session, 'sign-up');
-          return { registered: true as const, signIn, at };
+        const { enabled, sendOnSignUp } = ctx.config.emailVerification;
+        const registered = await registerUser(ctx, requestMetadataOf(request), {
+          via: 'sign-up',
+          actor: { id: userId },
+          registration: { userId, email, name: body.name, image: body.image ?? null, emailVerified: false, passwordHash, refusal: 'USER_ALREADY_EXISTS' },
+          username: usernameFields,
+          alsoOnUser: () => [],
+          verificationMail: enabled && sendOnSignUp ? { callbackURL: body.callbackURL } : null,
+          // With required verification, better-auth opens no session until the email is verified.
+          session: ctx.config.signUpAutoSignIn && !undisclosed ? { rememberMe } : null,
+          whenTaken: undisclosed ? 'undisclose' : 'refuse',
         });
-        if (!result.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
-
-        const user: User = {
-          id: userId,
-          email,
-          name: body.name,
-          image: body.image ?? null,
-          emailVerified: false,
-          createdAt: result.at,
-          updatedAt: result.at,
-          ...usernameAnswerFields(usernameFields),
-          ...unbannedUser,
-        };
-        if (!result.signIn) return { token: null, user };
+        if (!registered.registered) return withUsernameFields(undisclosedSignUp(body, email, now), usernameFields);
+        if (!registered.signIn) return { token: null, user: registered.user };
         if (rememberMe) clearDontRemember(request, reply, ctx.cookies);
-        setSessionCookie(reply, ctx.cookies, result.signIn.token, { dontRemember: !rememberMe });
-        return { token: result.signIn.token, user };
+        setSessionCookie(reply, ctx.cookies, registered.signIn.token, { dontRemember: !rememberMe });
+        return { token: registered.signIn.token, user: registered.user };
       };
       // With required verification a taken address is answered like a new one, after the same hashing (as
       // better-auth does); but a new account is also appended and waited for until the read models have it,

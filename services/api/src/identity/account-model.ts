@@ -73,7 +73,7 @@ export async function moveEmail(
 /** A verification mail for an address of the account (a JWT as better-auth signs it). */
 export async function queueVerificationMail(
   unit: UnitOfWork,
-  ctx: ApiContext,
+  ctx: Pick<ApiContext, 'config'>,
   account: { readonly userId: string; readonly email: string; readonly name: string },
   callbackURL: string | undefined,
 ): Promise<void> {

@@ -11,7 +11,7 @@ import { releaseUsernameOf } from './username-claim.ts';
  * new sign-ups, every session ended, and what other areas add (memberships removed from their
  * organizations). The user's own deletion and an admin's removal both end here.
  */
-export async function deleteUserIn(unit: UnitOfWork, ctx: ApiContext, account: LoadedAccount): Promise<void> {
+export async function deleteUserIn(unit: UnitOfWork, ctx: Pick<ApiContext, 'identity'>, account: LoadedAccount): Promise<void> {
   const { userId, email } = account.state;
   unit.append(account.streamId, decideAccount({ type: 'delete' }, account.state));
   const reservation = await emailReservationIn(unit, email);

@@ -18,7 +18,7 @@ export interface MailRequest {
 }
 
 const sealers = new WeakMap<object, TokenSealer>();
-function sealerFor(ctx: ApiContext): TokenSealer {
+function sealerFor(ctx: Pick<ApiContext, 'config'>): TokenSealer {
   let sealer = sealers.get(ctx.config);
   if (!sealer) {
     sealer = createTokenSealer(ctx.config.secret);
@@ -31,7 +31,7 @@ function sealerFor(ctx: ApiContext): TokenSealer {
  * A mail job for the mailer, on a stream of its own, in the same append as the fact it announces: the mail
  * goes out exactly when that fact is on the log. Its token travels sealed (AES-256-GCM under AUTH_SECRET).
  */
-export function queueMail(unit: UnitOfWork, ctx: ApiContext, mail: MailRequest): void {
+export function queueMail(unit: UnitOfWork, ctx: Pick<ApiContext, 'config'>, mail: MailRequest): void {
   const jobId = randomUUID();
   const event = MailJobQueued({
     jobId,

@@ -151,6 +151,6 @@ export async function listUserSessions(ctx: ApiContext, userId: string, now: Dat
   return rows.map((row) => ({ session: toSession(row), tokenHash: row.token_hash }));
 }
 
-export async function sessionIdByTokenHash(ctx: ApiContext, tokenHash: string): Promise<string | null> {
+export async function sessionIdByTokenHash(ctx: Pick<ApiContext, 'pool'>, tokenHash: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM session WHERE token = ${tokenHash}`));
 }
