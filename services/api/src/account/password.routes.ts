@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
-import { generateId, hashPassword, hashToken, loadStream, randomString } from '@portcullis/platform';
+import { hashToken, loadStream } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
-import { newSession } from '../session/new-session.ts';
 import { checkNewPassword, checkPresentedPassword, passwordCheck } from '../identity/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
@@ -12,15 +11,13 @@ import { serverCall } from '../http/server-call.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
-import { endAllSessions, endImpersonationsOpenedBy, openSession } from '../session/session-lifecycle.ts';
-import { decideAccount } from '../identity/account.decider.ts';
-import { accountByEmailIn, accountIn, activeAccountIn, readAccount } from '../identity/account-model.ts';
-import { queueMail } from '../mail/mail-jobs.ts';
-import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
-import { decideVerificationToken, initialVerificationToken, usableBy, verificationTokenModel } from './verification-token.decider.ts';
+import { readAccount } from '../identity/account-model.ts';
+import { changePassword } from './change-password.command.ts';
+import { requestPasswordReset } from './request-password-reset.command.ts';
+import { resetPassword } from './reset-password.command.ts';
+import { setPassword } from './set-password.command.ts';
+import { usableBy, verificationTokenModel } from './verification-token.decider.ts';
 
-/** Spec section 9: reset tokens are 24 random characters (better-auth's generateId(24), [a-zA-Z0-9]). */
-const RESET_TOKEN_LENGTH = 24;
 /**
  * Both answers (known and unknown address) take at least this long, so timing does not tell which emails
  * have accounts; it is well above what the known path's lookups, append and sealing cost.
@@ -43,47 +40,9 @@ export function passwordRoutes(ctx: ApiContext) {
     if (!ctx.config.resetPassword.enabled) throw new DomainError('RESET_PASSWORD_DISABLED');
     const { body } = request;
     checkCallbackURL(body.redirectTo, ctx.config.trustedOrigins, 'INVALID_REDIRECT_URL');
-    const email = body.email.toLowerCase();
-    await withMinimumDuration(RESET_REQUEST_FLOOR_MS, async () => {
-      const token = randomString(RESET_TOKEN_LENGTH);
-      const tokenHash = hashToken(token);
-      await ctx.commands.handle(
-        // Nothing the api reads waits on the verification table: the links are decided on their streams.
-        { name: 'request-password-reset', request: requestMetadataOf(request), actorId: null, settle: 'none' },
-        async (unit) => {
-          const found = await accountByEmailIn(unit, email);
-          if (!found) {
-            request.log.info('password reset requested for an unknown email');
-            return;
-          }
-          const account = found.state;
-          const resets = streams.passwordReset(account.userId);
-          const expiresAt = new Date(unit.now.getTime() + ctx.config.resetPassword.expiresInSeconds * 1000);
-          // A newer link ends the one before, in the same append: only the latest mailed link resets.
-          const index = await unit.load(resets, passwordResetModel);
-          const earlier = index.state.latest;
-          if (earlier) {
-            const earlierToken = await unit.load(streams.verification(earlier.tokenHash), verificationTokenModel);
-            unit.append(earlierToken.streamId, decideVerificationToken({ type: 'revoke', reason: 'superseded' }, earlierToken.state));
-          }
-          unit.append(resets, decidePasswordResetLink({ userId: account.userId, tokenHash, expiresAt }, index.state));
-          unit.append(
-            streams.verification(tokenHash),
-            decideVerificationToken({ type: 'issue', purpose: 'reset-password', tokenHash, userId: account.userId, expiresAt }, initialVerificationToken()),
-            { expected: 'no_stream', model: verificationTokenModel },
-          );
-          queueMail(unit, ctx, {
-            kind: 'password-reset',
-            userId: account.userId,
-            to: account.email,
-            name: account.name,
-            token,
-            callbackURL: body.redirectTo ?? null,
-            expiresAt,
-          });
-        },
-      );
-    });
+    await withMinimumDuration(RESET_REQUEST_FLOOR_MS, () =>
+      requestPasswordReset(ctx, requestMetadataOf(request), { email: body.email.toLowerCase(), redirectTo: body.redirectTo }),
+    );
     return RESET_REQUEST_ANSWER;
   };
 
@@ -108,29 +67,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const token = body.token || query.token;
       if (!token) throw new DomainError('INVALID_TOKEN');
       checkNewPassword(ctx.config, body.newPassword);
-      const tokenHash = hashToken(token);
-      const passwordHash = await hashPassword(body.newPassword);
-      const revokeSessions = ctx.config.resetPassword.revokeSessions;
-      await ctx.commands.handle(
-        // Revocation at least of the impersonation sessions the user opened, if an admin: answered once they are over.
-        { name: 'reset-password', request: requestMetadataOf(request), actorId: null, settle: 'revocation' },
-        async (unit) => {
-          // Consuming first: the token stream's version makes the reset happen once, even for racing requests.
-          const tokenStream = await unit.load(streams.verification(tokenHash), verificationTokenModel);
-          const consumed = decideVerificationToken({ type: 'consume', purpose: 'reset-password', now: unit.now }, tokenStream.state);
-          const consumption = consumed[0];
-          if (consumption?.type !== 'verification.token_consumed.v1') throw new DomainError('INVALID_TOKEN');
-          const userId = consumption.data.userId;
-          unit.actAs(userId);
-          unit.append(tokenStream.streamId, consumed);
-          const account = await accountIn(unit, userId);
-          unit.append(account.streamId, decideAccount({ type: 'reset-password', passwordHash, newAccountId: generateId() }, account.state));
-          // Whoever knew the old password could have opened impersonation sessions as this user, if an admin:
-          // those end with it, whether or not the user's own sessions do.
-          if (revokeSessions) await endAllSessions(unit, userId, 'password_reset');
-          else await endImpersonationsOpenedBy(unit, userId, 'password_reset');
-        },
-      );
+      await resetPassword(ctx, requestMetadataOf(request), { token, newPassword: body.newPassword });
       return { status: true };
     });
 
@@ -139,30 +76,12 @@ export function passwordRoutes(ctx: ApiContext) {
       const { body } = request;
       checkNewPassword(ctx.config, body.newPassword);
       checkPresentedPassword(ctx.config, body.currentPassword);
-      const userId = current.user.id;
-      const currentPassword = passwordCheck(body.currentPassword);
-      // Hashed while the current password is verified: both argon2 runs at once, on two of the lanes.
-      const hashing = hashPassword(body.newPassword);
-      hashing.catch(() => {});
-
-      const requestMetadata = requestMetadataOf(request);
-      const { result: opened } = await ctx.commands.handle(
-        { name: 'change-password', request: requestMetadata, actorId: userId, serialize: [streams.user(userId)], settle: body.revokeOtherSessions ? 'revocation' : 'write' },
-        async (unit) => {
-          // The current password is checked against the hash this change replaces, not one read before.
-          const account = await accountIn(unit, userId);
-          if (account.state.status !== 'active' || !account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
-          if (!(await currentPassword.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
-          const passwordHash = await hashing;
-          unit.append(account.streamId, decideAccount({ type: 'change-password', passwordHash }, account.state));
-          if (!body.revokeOtherSessions) return null;
-          // better-auth ends every session, the caller's too, and opens a new one for the caller.
-          await endAllSessions(unit, userId, 'password_changed');
-          const signIn = newSession(ctx, requestMetadata, unit.now, true);
-          openSession(unit, userId, signIn.session, 'email-password');
-          return signIn;
-        },
-      );
+      const opened = await changePassword(ctx, requestMetadataOf(request), {
+        userId: current.user.id,
+        currentPassword: body.currentPassword,
+        newPassword: body.newPassword,
+        revokeOtherSessions: body.revokeOtherSessions === true,
+      });
       if (opened) {
         clearDontRemember(request, reply, ctx.cookies);
         setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: false });
@@ -193,14 +112,7 @@ export function passwordRoutes(ctx: ApiContext) {
       const userId = body.userId ?? (await resolveSession(ctx, request, reply, { refresh: false }))?.user.id;
       if (!userId) throw new DomainError('UNAUTHORIZED');
       checkNewPassword(ctx.config, body.newPassword);
-      const before = await readAccount(ctx, userId);
-      if (before.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-      if (before.credential) throw new DomainError('PASSWORD_ALREADY_SET');
-      const passwordHash = await hashPassword(body.newPassword);
-      await ctx.commands.handle({ name: 'set-password', request: requestMetadataOf(request), actorId: null, serialize: [streams.user(userId)] }, async (unit) => {
-        const account = await activeAccountIn(unit, userId);
-        unit.append(account.streamId, decideAccount({ type: 'set-password', passwordHash, newAccountId: generateId() }, account.state));
-      });
+      await setPassword(ctx, requestMetadataOf(request), { userId, newPassword: body.newPassword });
       return { status: true };
     }, { admit: admitServerCalls });
   };

@@ -32,12 +32,12 @@ export async function accountByEmailIn(unit: UnitOfWork, email: string): Promise
 }
 
 /** The account as the log holds it now, for a read that decides nothing. */
-export async function readAccount(ctx: ApiContext, userId: string): Promise<AccountState> {
+export async function readAccount(ctx: Pick<ApiContext, 'store'>, userId: string): Promise<AccountState> {
   return (await loadStream(ctx.store, streams.user(userId), accountModel)).state;
 }
 
 /** The active account holding `email`, for a read that decides nothing. */
-export async function readAccountByEmail(ctx: ApiContext, email: string): Promise<ActiveAccount | null> {
+export async function readAccountByEmail(ctx: Pick<ApiContext, 'store'>, email: string): Promise<ActiveAccount | null> {
   const reservation = (await loadStream(ctx.store, streams.email(email), emailReservationModel)).state;
   if (reservation.status !== 'reserved') return null;
   const account = await readAccount(ctx, reservation.userId);
