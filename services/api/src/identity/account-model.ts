@@ -51,7 +51,7 @@ export async function readAccountByEmail(ctx: Pick<ApiContext, 'store'>, email: 
  */
 export async function moveEmail(
   unit: UnitOfWork,
-  ctx: ApiContext,
+  ctx: Pick<ApiContext, 'config'>,
   account: LoadedAccount,
   to: string,
   options: { readonly verified: boolean; readonly callbackURL: string | undefined },
