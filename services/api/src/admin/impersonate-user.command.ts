@@ -3,7 +3,7 @@ import type { RequestMetadata } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { accountIn } from '../identity/account-model.ts';
 import { decideSignInBan } from '../identity/account.decider.ts';
-import { runSessionCommand } from '../session/current-session.ts';
+import { runSessionCommand } from '../session/session-change.command.ts';
 import { newSession } from '../session/new-session.ts';
 import { openImpersonationSession, type NewSession } from '../session/session-lifecycle.ts';
 import type { AdminAuthority } from './access.decider.ts';

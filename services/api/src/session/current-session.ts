@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, streams, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
-import { hashToken, type RequestMetadata, type Settlement } from '@portcullis/platform';
+import { DomainError, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
+import { hashToken } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { markImpersonated, requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
-import { decideOnSession } from './session-lifecycle.ts';
-import { refreshDue, type SessionCommand } from './session.decider.ts';
+import { refreshDue } from './session.decider.ts';
+import { runSessionCommand } from './session-change.command.ts';
 import { findSessionByTokenHash, heldSessionByTokenHash } from './session-queries.ts';
 
 export interface CurrentSession {
@@ -56,21 +56,6 @@ export function sessionAnswerJson(current: CurrentSession): string {
   // Only one token hashes to a session; another one here gets an answer of its own rather than a stale one.
   if (facts.answer?.token !== current.token) facts.answer = { token: current.token, json: JSON.stringify(sessionAnswer(current)) };
   return facts.answer.json;
-}
-
-/** Decides one command on a session's stream (and the user's session index) through the command handler. */
-export async function runSessionCommand(
-  ctx: ApiContext,
-  request: RequestMetadata,
-  sessionId: string,
-  command: SessionCommand,
-  options: { actorId: string | null; settle?: Settlement },
-): Promise<Awaited<ReturnType<typeof decideOnSession>>> {
-  const { result } = await ctx.commands.handle(
-    { name: `session.${command.type}`, request, actorId: options.actorId, serialize: [streams.session(sessionId)], settle: options.settle ?? 'write' },
-    (unit) => decideOnSession(unit, sessionId, command),
-  );
-  return result;
 }
 
 type ResolveOptions = { readonly refresh: boolean };

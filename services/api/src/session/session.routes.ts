@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, getSessionQuerySchema, type SessionAnswer, sessionEndpoints as endpoints, streams } from '@portcullis/contracts';
-import { hashToken, sessionIdForTokenHash } from '@portcullis/platform';
+import { DomainError, getSessionQuerySchema, type SessionAnswer, sessionEndpoints as endpoints } from '@portcullis/contracts';
+import { hashToken } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
@@ -11,31 +11,14 @@ import {
   requireFreshSession,
   requireSession,
   resolveSession,
-  runSessionCommand,
   sessionAnswer,
   sessionAnswerJson,
   type CurrentSession,
 } from './current-session.ts';
-import { decideOnSession, endAllSessions } from './session-lifecycle.ts';
-import { listUserSessions, sessionIdByTokenHash } from './session-queries.ts';
-
-/**
- * Ends one of the caller's sessions by its token's hash: the session's stream is named by the hash (see
- * `sessionIdForTokenHash`); a session from before that rule is found through the session table.
- */
-async function endSessionByTokenHash(ctx: ApiContext, request: FastifyRequest, tokenHash: string, byUserId: string): Promise<void> {
-  const derived = sessionIdForTokenHash(tokenHash);
-  await ctx.commands.handle(
-    { name: 'session.revoke', request: requestMetadataOf(request), actorId: byUserId, serialize: [streams.session(derived)], settle: 'revocation' },
-    async (unit) => {
-      const own = await decideOnSession(unit, derived, { type: 'revoke', byUserId, reason: 'revoked' });
-      if (own.length > 0) return;
-      const legacy = await sessionIdByTokenHash(ctx, tokenHash);
-      // Unknown or someone else's: nothing happens, and the caller is told success, as better-auth answers.
-      if (legacy && legacy !== derived) await decideOnSession(unit, legacy, { type: 'revoke', byUserId, reason: 'revoked' });
-    },
-  );
-}
+import { revokeSession } from './revoke-session.command.ts';
+import { runSessionCommand } from './session-change.command.ts';
+import { revokeSessions } from './revoke-sessions.command.ts';
+import { listUserSessions } from './session-queries.ts';
 
 export function sessionRoutes(ctx: ApiContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -96,7 +79,7 @@ export function sessionRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const { token } = request.body;
       const tokenHash = /^[0-9a-f]{64}$/.test(token) ? token : hashToken(token);
-      await endSessionByTokenHash(ctx, request, tokenHash, current.user.id);
+      await revokeSession(ctx, requestMetadataOf(request), { byUserId: current.user.id, tokenHash });
       if (tokenHash === current.tokenHash) clearSessionCookies(reply, ctx.cookies);
       return { status: true };
     });
@@ -104,10 +87,7 @@ export function sessionRoutes(ctx: ApiContext) {
     route(app, endpoints.revokeSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
-      await ctx.commands.handle(
-        { name: 'session.revoke-all', request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
-        (unit) => endAllSessions(unit, userId, 'revoked_all'),
-      );
+      await revokeSessions(ctx, requestMetadataOf(request), { userId, except: null });
       clearSessionCookies(reply, ctx.cookies);
       return { status: true };
     });
@@ -115,10 +95,7 @@ export function sessionRoutes(ctx: ApiContext) {
     route(app, endpoints.revokeOtherSessions, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);
       const userId = current.user.id;
-      await ctx.commands.handle(
-        { name: 'session.revoke-others', request: requestMetadataOf(request), actorId: userId, serialize: [streams.userSessions(userId)], settle: 'revocation' },
-        (unit) => endAllSessions(unit, userId, 'revoked_others', { except: current.session.id }),
-      );
+      await revokeSessions(ctx, requestMetadataOf(request), { userId, except: current.session.id });
       return { status: true };
     });
 
