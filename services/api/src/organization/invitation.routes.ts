@@ -12,6 +12,7 @@ import {
 import { generateId } from '@portcullis/platform';
 import { queueMail } from '../mail/mail-jobs.ts';
 import type { ApiContext } from '../context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
@@ -56,7 +57,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const invitedUserId = isValidEmail(email) ? await userIdByEmail(ctx, email) : null;
       const teamIds = (typeof body.teamId === 'string' ? [body.teamId] : (body.teamId ?? [])).filter((id) => id !== '');
       const newInvitationId = generateId();
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, unit) => {
+      return runOrganizationCommand(ctx, { name: 'organization.invite-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, unit) => {
         const now = unit.now;
         const events = decideInvitation(
           {
@@ -104,7 +105,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
       const memberId = generateId();
-      const accepted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async ({ state }, unit) => {
+      const accepted = await runOrganizationCommand(ctx, { name: 'organization.accept-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async ({ state }, unit) => {
         const { now } = unit;
         const events = decideInvitation(
           {
@@ -143,7 +144,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      const invitation = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      const invitation = await runOrganizationCommand(ctx, { name: 'organization.reject-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
         const events = decideInvitation(
           {
             type: 'reject',
@@ -165,7 +166,7 @@ export function invitationRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      return runOrganizationCommand(ctx, { name: 'organization.cancel-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
         const events = decideInvitation({ type: 'cancel', invitationId: body.invitationId, byUserId: current.user.id }, state);
         const canceled = foldDecided(state, events, now).invitations.get(body.invitationId);
         if (!canceled) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');

@@ -9,6 +9,7 @@ import {
 import { generateId } from '@portcullis/platform';
 import { accountIn, readAccountByEmail } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
@@ -107,7 +108,7 @@ export function memberRoutes(ctx: ApiContext) {
         if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
         const memberId = generateId();
         const teamMemberId = generateId();
-        const org = await runOrganizationCommand(ctx, request, organizationId, null, async (loaded, unit) => {
+        const org = await runOrganizationCommand(ctx, { name: 'organization.add-member', request: requestMetadataOf(request), organizationId, actorId: null }, async (loaded, unit) => {
           // Decided on the user's stream too: a user deleted meanwhile is not added.
           const account = (await accountIn(unit, body.userId)).state;
           const events = decideMember(
@@ -135,7 +136,7 @@ export function memberRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded, { now }) => {
+      const org = await runOrganizationCommand(ctx, { name: 'organization.update-member-role', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, (loaded, { now }) => {
         const events = decideMember({ type: 'update-role', actorUserId: current.user.id, memberId: body.memberId, role: body.role }, loaded.state);
         return { events, result: foldDecided(loaded.state, events, now) };
       });
@@ -148,7 +149,7 @@ export function memberRoutes(ctx: ApiContext) {
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
       const { target, byEmail } = await removalTarget(ctx, body.memberIdOrEmail);
-      const removed = await runOrganizationCommand(ctx, request, organizationId, current.user.id, (loaded) => {
+      const removed = await runOrganizationCommand(ctx, { name: 'organization.remove-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, (loaded) => {
         const events = decideMember({ type: 'remove', actorUserId: current.user.id, target }, loaded.state);
         const org = requireOrganization(loaded.state);
         return { events, result: memberAnswer(org.id, org.members.get(removedMemberId(events))!) };
@@ -164,7 +165,7 @@ export function memberRoutes(ctx: ApiContext) {
     route(app, endpoints.leaveOrganization, async (request, reply): Promise<MemberWithUser> => {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
-      const left: MemberState = await runOrganizationCommand(ctx, request, body.organizationId, current.user.id, (loaded) => {
+      const left: MemberState = await runOrganizationCommand(ctx, { name: 'organization.leave', request: requestMetadataOf(request), organizationId: body.organizationId, actorId: current.user.id }, (loaded) => {
         const events = decideMember({ type: 'leave', userId: current.user.id }, loaded.state);
         const org = requireOrganization(loaded.state);
         return { events, result: org.members.get(removedMemberId(events))! };

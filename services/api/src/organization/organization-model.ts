@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, SessionActiveOrganizationChanged, streams, type DomainEvent } from '@portcullis/contracts';
-import { loadStream, type Loaded, type UnitOfWork } from '@portcullis/platform';
+import { loadStream, type Loaded, type RequestMetadata, type UnitOfWork } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { storeCookieCache } from '../session/cookie-cache.ts';
@@ -36,15 +36,14 @@ const ORGANIZATION_RETRY_ATTEMPTS = 64;
  * state spares the read, a conflict is retried on a fresh one, and one that persists is a 409.
  */
 export async function runOrganizationCommand<T>(
-  ctx: ApiContext,
-  request: FastifyRequest,
-  organizationId: string,
-  actorId: string | null,
+  ctx: Pick<ApiContext, 'commands'>,
+  command: { readonly name: `organization.${string}`; readonly request: RequestMetadata; readonly organizationId: string; readonly actorId: string | null },
   decide: (loaded: Loaded<OrganizationState>, unit: UnitOfWork) => OrganizationDecision<T> | Promise<OrganizationDecision<T>>,
 ): Promise<T> {
+  const { name, request, organizationId, actorId } = command;
   const streamId = streams.organization(organizationId);
   const { result } = await ctx.commands.handle(
-    { name: 'organization', request: requestMetadataOf(request), actorId, serialize: [streamId], attempts: ORGANIZATION_RETRY_ATTEMPTS },
+    { name, request, actorId, serialize: [streamId], attempts: ORGANIZATION_RETRY_ATTEMPTS },
     async (unit) => {
       const loaded = await unit.load(streamId, organizationModel);
       const decision = await decide(loaded, unit);

@@ -15,6 +15,7 @@ import {
 import { generateId } from '@portcullis/platform';
 import { readAccount } from '../identity/account-model.ts';
 import type { ApiContext } from '../context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
@@ -92,7 +93,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       // The creator's session works in the new organization from the same append on (as better-auth sets it).
       const selection = { activeOrganizationId: organizationId, activeTeamId: defaultTeam?.teamId ?? null };
       const switching = creator.session && !body.keepCurrentActiveOrganization ? creator.session : null;
-      const org = await runOrganizationCommand(ctx, request, organizationId, creator.userId, async (loaded, unit) => {
+      const org = await runOrganizationCommand(ctx, { name: 'organization.create', request: requestMetadataOf(request), organizationId, actorId: creator.userId }, async (loaded, unit) => {
         // Counted on the creator's index on the log, which the append requires unchanged: of many creates at
         // once, only as many as the limit allows can land.
         const [creatorIndex, alsoAppend] = await Promise.all([
@@ -138,7 +139,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const org = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, unit) => {
+      const org = await runOrganizationCommand(ctx, { name: 'organization.update', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async (loaded, unit) => {
         const events = decideOrganization({ type: 'update', actorUserId: current.user.id, changes: body.data }, loaded.state);
         const before = requireOrganization(loaded.state);
         const newSlug = movedSlug(events);
@@ -157,7 +158,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const deleted = await runOrganizationCommand(ctx, request, organizationId, current.user.id, async (loaded, unit) => {
+      const deleted = await runOrganizationCommand(ctx, { name: 'organization.delete', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async (loaded, unit) => {
         const events = decideOrganization({ type: 'delete', actorUserId: current.user.id }, loaded.state);
         const org = requireOrganization(loaded.state);
         await releaseSlug(unit, { slug: org.slug, organizationId });

@@ -9,6 +9,7 @@ import {
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
 import type { ApiContext } from '../context.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { readOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
@@ -49,7 +50,7 @@ export function teamRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamId = generateId();
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      return runOrganizationCommand(ctx, { name: 'organization.create-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
         const events = decideTeam(
           { type: 'create-team', actorUserId: current.user.id, teamId, name: body.name, maximumTeams: teams.maximumTeams },
           state,
@@ -64,7 +65,7 @@ export function teamRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.data.organizationId, current);
-      return runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      return runOrganizationCommand(ctx, { name: 'organization.update-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
         const events = decideTeam({ type: 'update-team', actorUserId: current.user.id, teamId: body.teamId, name: body.data.name }, state);
         // The decider has found the team in a live organization, or refused.
         const team = state.status === 'active' ? state.teams.get(body.teamId) : undefined;
@@ -80,7 +81,7 @@ export function teamRoutes(ctx: ApiContext) {
       // better-auth looks for the organization before the session, so its refusal comes first.
       const organizationId = targetOrganization(body.organizationId, current);
       if (!current) throw new DomainError('UNAUTHORIZED');
-      await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }) => ({
+      await runOrganizationCommand(ctx, { name: 'organization.remove-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }) => ({
         events: decideTeam(
           {
             type: 'remove-team',
@@ -166,7 +167,7 @@ export function teamRoutes(ctx: ApiContext) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
       const teamMemberId = generateId();
-      const added = await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }, { now }) => {
+      const added = await runOrganizationCommand(ctx, { name: 'organization.add-team-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
         const events = decideTeam(
           {
             type: 'add-team-member',
@@ -190,7 +191,7 @@ export function teamRoutes(ctx: ApiContext) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
-      await runOrganizationCommand(ctx, request, organizationId, current.user.id, ({ state }) => ({
+      await runOrganizationCommand(ctx, { name: 'organization.remove-team-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }) => ({
         events: decideTeam({ type: 'remove-team-member', actorUserId: current.user.id, teamId: body.teamId, userId: body.userId }, state),
         result: null,
       }));
