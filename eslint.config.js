@@ -27,6 +27,8 @@ function boundary(area, allowed) {
               group: forbidden.flatMap(areaImports),
               message: `${area} may import only ${allowed.length > 0 ? allowed.join(', ') : 'no other area'} (see eslint.config.js: leaves over cores)`,
             },
+            // The whole context is the composition root's: an area asks for the ports it uses (`<area>/ports.ts`).
+            ...(area === 'http' ? [] : [{ group: ['../context.ts'], message: `${area} takes the ports it uses (${area}/ports.ts), not the whole ApiContext` }]),
           ],
         },
       ],

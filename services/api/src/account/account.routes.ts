@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { changeEmailRoutes } from './change-email.routes.ts';
 import { deleteUserRoutes } from './delete-user.routes.ts';
 import { emailVerificationRoutes } from './email-verification.routes.ts';
@@ -11,7 +11,7 @@ import { passwordRoutes } from './password.routes.ts';
  * The email lifecycle of an account: verification, password reset and change, change of email, deletion;
  * and the accounts linked to a user.
  */
-export function accountRoutes(ctx: ApiContext) {
+export function accountRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     await app.register(emailVerificationRoutes(ctx));
     await app.register(passwordRoutes(ctx));

@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { signEmailVerificationToken, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { activeAccountIn, emailReservationIn, moveEmail } from '../identity/account-model.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 
@@ -10,7 +10,7 @@ import { queueMail } from '../mail/mail-jobs.ts';
  * email when followed (`confirmEmailChange`). Answers whether the email moved now.
  */
 export async function changeEmail(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly newEmail: string; readonly callbackURL: string | undefined },
 ): Promise<boolean> {

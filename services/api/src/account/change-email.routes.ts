@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
@@ -13,7 +13,7 @@ import { changeEmail } from './change-email.command.ts';
  * address); a verified user first confirms from the current address, and the link then moves the email,
  * unverified, and mails a verification link to the new address (email-verification.routes.ts).
  */
-export function changeEmailRoutes(ctx: ApiContext) {
+export function changeEmailRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.changeEmail, async (request, reply) => {
       if (!ctx.config.changeEmail.enabled) throw new DomainError('CHANGE_EMAIL_DISABLED');

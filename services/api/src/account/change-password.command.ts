@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { hashPassword, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { accountIn } from '../identity/account-model.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
@@ -13,7 +13,7 @@ import { endAllSessions, openSession, type NewSession } from '../session/session
  * opens for the caller, as better-auth does (answered here). The lengths are the caller's checks.
  */
 export async function changePassword(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly currentPassword: string; readonly newPassword: string; readonly revokeOtherSessions: boolean },
 ): Promise<{ readonly token: string; readonly session: NewSession } | null> {

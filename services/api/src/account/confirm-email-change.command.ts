@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import type { EmailVerificationClaims, RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { activeAccountIn, moveEmail } from '../identity/account-model.ts';
 
 /**
@@ -10,7 +10,7 @@ import { activeAccountIn, moveEmail } from '../identity/account-model.ts';
  * keeping the verified flag. A link works once: after the move, its address is no longer the user's.
  */
 export async function confirmEmailChange(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly claims: EmailVerificationClaims; readonly signedInAs: string | null; readonly callbackURL: string | undefined },
 ): Promise<void> {

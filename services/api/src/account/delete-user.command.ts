@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { hashToken, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
 import { deleteUserIn } from '../identity/user-deletion.ts';
@@ -18,7 +18,7 @@ export interface DeletionAuthority {
  * authorised it, so a link works once.
  */
 export async function deleteUser(
-  ports: Pick<ApiContext, 'commands' | 'identity'>,
+  ports: Pick<AccountPorts, 'commands' | 'identity'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly authority: DeletionAuthority },
 ): Promise<void> {

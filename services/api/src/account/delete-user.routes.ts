@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
@@ -11,7 +11,7 @@ import { requireSession, resolveSession, sessionIsFresh } from '../session/curre
 import { deleteUser } from './delete-user.command.ts';
 import { mailDeletionLink } from './mail-deletion-link.command.ts';
 
-export function deleteUserRoutes(ctx: ApiContext) {
+export function deleteUserRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.deleteUser, async (request, reply) => {
       // Off by default, as in better-auth, which then answers as if the route did not exist.

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError, type ErrorCode } from '@portcullis/contracts';
 import { verifyEmailVerificationToken, type EmailVerificationClaims } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
@@ -24,7 +24,7 @@ const redirectCodes = {
 } as const satisfies Partial<Record<ErrorCode, string>>;
 type VerifyFailure = keyof typeof redirectCodes;
 
-export function emailVerificationRoutes(ctx: ApiContext) {
+export function emailVerificationRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.sendVerificationEmail, async (request, reply) => {
       if (!ctx.config.emailVerification.enabled) throw new DomainError('VERIFICATION_EMAIL_NOT_ENABLED');
@@ -65,7 +65,7 @@ export function emailVerificationRoutes(ctx: ApiContext) {
 
 /** A plain verification link: the address it was sent to becomes verified (and, if configured, signs in). */
 async function verifyEmailFromLink(
-  ctx: ApiContext,
+  ctx: AccountPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   claims: EmailVerificationClaims,
@@ -84,7 +84,7 @@ async function verifyEmailFromLink(
 
 /** A change-of-email link (see `confirmEmailChange`); the second step answers the user as moved. */
 async function changeEmailFromLink(
-  ctx: ApiContext,
+  ctx: AccountPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   claims: EmailVerificationClaims,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accountLifecycleEndpoints as endpoints } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { isoTime } from '../read-model.ts';
 import { requireSession } from '../session/current-session.ts';
@@ -24,7 +24,7 @@ function scopesOf(scope: string | null): string[] {
     .filter(Boolean);
 }
 
-export function listAccountsRoutes(ctx: ApiContext) {
+export function listAccountsRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.listAccounts, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);

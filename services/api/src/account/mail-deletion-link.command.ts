@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { hashToken, randomString, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
@@ -15,7 +15,7 @@ const DELETE_TOKEN_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
  * `AUTH_DELETE_USER_EXPIRES_IN`), after the password is checked if one was given; the link deletes.
  */
 export async function mailDeletionLink(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly password: string | undefined; readonly callbackURL: string | undefined },
 ): Promise<void> {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError, streams } from '@portcullis/contracts';
 import { hashToken, loadStream } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { checkNewPassword, checkPresentedPassword, passwordCheck } from '../identity/password-policy.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
@@ -28,11 +28,11 @@ const RESET_REQUEST_ANSWER = {
   message: 'If this email exists in our system, check your email for the reset link',
 } as const;
 
-function readToken(ctx: ApiContext, tokenHash: string) {
+function readToken(ctx: AccountPorts, tokenHash: string) {
   return loadStream(ctx.store, streams.verification(tokenHash), verificationTokenModel);
 }
 
-export function passwordRoutes(ctx: ApiContext) {
+export function passwordRoutes(ctx: AccountPorts) {
   /** Where better-auth resolves a reset callbackURL: against its base URL (base path included). */
   const authBase = `${ctx.config.baseUrl}${ctx.config.basePath}`;
 

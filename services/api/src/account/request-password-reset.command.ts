@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { hashToken, randomString, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { accountByEmailIn } from '../identity/account-model.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 import { decidePasswordResetLink, passwordResetModel } from './password-reset.decider.ts';
@@ -15,7 +15,7 @@ const RESET_TOKEN_LENGTH = 24;
  * before in the same append, decided on the user's `password-reset-<userId>` stream.
  */
 export async function requestPasswordReset(
-  ports: Pick<ApiContext, 'commands' | 'config' | 'log'>,
+  ports: Pick<AccountPorts, 'commands' | 'config' | 'log'>,
   request: RequestMetadata,
   command: { readonly email: string; readonly redirectTo: string | undefined },
 ): Promise<void> {

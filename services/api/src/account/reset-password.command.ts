@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { generateId, hashPassword, hashToken, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { accountIn } from '../identity/account-model.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 import { endAllSessions, endImpersonationsOpenedBy } from '../session/session-lifecycle.ts';
@@ -13,7 +13,7 @@ import { decideVerificationToken, verificationTokenModel } from './verification-
  * have opened them. The new password's length is the caller's check.
  */
 export async function resetPassword(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly token: string; readonly newPassword: string },
 ): Promise<void> {

@@ -1,6 +1,6 @@
 import { DomainError } from '@portcullis/contracts';
 import { signEmailVerificationToken, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
 import { accountByEmailIn, activeAccountIn, queueVerificationMail } from '../identity/account-model.ts';
 
@@ -13,7 +13,7 @@ const UNAUTHENTICATED_FLOOR_MS = 500;
  * the address has an unverified account (the same signing work for none, and a floor).
  */
 export async function sendVerificationEmail(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: {
     readonly email: string;

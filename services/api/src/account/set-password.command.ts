@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { generateId, hashPassword, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { activeAccountIn, readAccount } from '../identity/account-model.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 
@@ -9,7 +9,7 @@ import { decideAccount } from '../identity/account.decider.ts';
  * imported). Refused for a user who has one, before any hashing. The length is the caller's check.
  */
 export async function setPassword(
-  ports: Pick<ApiContext, 'commands' | 'store'>,
+  ports: Pick<AccountPorts, 'commands' | 'store'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly newPassword: string },
 ): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { accountLifecycleEndpoints as endpoints, DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { readAccount } from '../identity/account-model.ts';
 import { requireFreshSession, requireSession } from '../session/current-session.ts';
@@ -11,7 +11,7 @@ import { requireFreshSession, requireSession } from '../session/current-session.
  * sign-in a user holds at most the credential account, so the answer is one of those two refusals; the
  * event that removes an account comes with the accounts that can be removed.
  */
-export function unlinkAccountRoutes(ctx: ApiContext) {
+export function unlinkAccountRoutes(ctx: AccountPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.unlinkAccount, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);

@@ -1,6 +1,6 @@
 import { DomainError } from '@portcullis/contracts';
 import type { EmailVerificationClaims, RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AccountPorts } from './ports.ts';
 import { accountByEmailIn } from '../identity/account-model.ts';
 import { decideAccount, decideSignInBan } from '../identity/account.decider.ts';
 import { newSession } from '../session/new-session.ts';
@@ -15,7 +15,7 @@ export type VerifiedEmail = { readonly changed: false } | { readonly changed: tr
  * address is still verified, as in better-auth). A link used again is a success that changes nothing.
  */
 export async function verifyEmail(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AccountPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly claims: EmailVerificationClaims; readonly opensSession: boolean },
 ): Promise<VerifiedEmail> {

@@ -1,14 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, streams, type ErrorCode, type User } from '@portcullis/contracts';
 import { loadStream, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { userAnswerModel } from '../session/session-answer.state.ts';
 import { decideActingOn, hasAdminPermission, type AdminAuthority, type Permissions } from './access.decider.ts';
 import { adminUserModel } from './user-admin.decider.ts';
 
 /** Whether the caller's roles (or ADMIN_USER_IDS) grant the permissions. */
-export function callerMay(ctx: ApiContext, caller: CurrentSession, permissions: Permissions): boolean {
+export function callerMay(ctx: AdminPorts, caller: CurrentSession, permissions: Permissions): boolean {
   return hasAdminPermission({ userId: caller.user.id, role: caller.user.role, adminUserIds: ctx.config.admin.adminUserIds, permissions });
 }
 
@@ -17,7 +17,7 @@ export function callerMay(ctx: ApiContext, caller: CurrentSession, permissions: 
  * permissions, else 403 with the action's own message.
  */
 export async function requireAdmin(
-  ctx: ApiContext,
+  ctx: AdminPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   permissions: Permissions,
@@ -36,7 +36,7 @@ export async function requireAdmin(
  * session keeps the reads, with the rights of the user it shows.
  */
 export async function requireAdminAction(
-  ctx: ApiContext,
+  ctx: AdminPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   permissions: Permissions,
@@ -48,7 +48,7 @@ export async function requireAdminAction(
 }
 
 /** The caller as the admin commands decide on them. */
-export function authorityOf(ctx: ApiContext, caller: CurrentSession): AdminAuthority {
+export function authorityOf(ctx: AdminPorts, caller: CurrentSession): AdminAuthority {
   return { userId: caller.user.id, adminUserIds: ctx.config.admin.adminUserIds };
 }
 
@@ -56,7 +56,7 @@ export function authorityOf(ctx: ApiContext, caller: CurrentSession): AdminAutho
  * Whether the caller's session is an operator's, for the ops endpoints that take one (the audit trail): an
  * admin who may list users and their sessions, as reading everyone's history amounts to, in their own session.
  */
-export async function operatorSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<'operator' | 'refused' | 'none'> {
+export async function operatorSession(ctx: AdminPorts, request: FastifyRequest, reply: FastifyReply): Promise<'operator' | 'refused' | 'none'> {
   const caller = await resolveSession(ctx, request, reply, { refresh: false });
   if (!caller) return 'none';
   // Operating is done as oneself, as admin actions are (see requireAdminAction).
@@ -65,11 +65,11 @@ export async function operatorSession(ctx: ApiContext, request: FastifyRequest, 
 }
 
 /** The user as every answer shows it, folded from the log itself: what an admin just changed is in it. */
-async function userFromLog(ctx: ApiContext, userId: string): Promise<User | null> {
+async function userFromLog(ctx: AdminPorts, userId: string): Promise<User | null> {
   return (await loadStream(ctx.store, streams.user(userId), userAnswerModel)).state;
 }
 
-export async function existingUser(ctx: ApiContext, userId: string): Promise<User> {
+export async function existingUser(ctx: AdminPorts, userId: string): Promise<User> {
   const user = await userFromLog(ctx, userId);
   if (!user) throw new DomainError('USER_NOT_FOUND');
   return user;

@@ -1,6 +1,6 @@
 import { DomainError, evolveUserAnswer, streams, type DomainEvent, type User } from '@portcullis/contracts';
 import type { RequestMetadata, UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { userAnswerModel } from '../session/session-answer.state.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { adminUserModel, decideAdminUser, type AdminUserCommand } from './user-admin.decider.ts';
@@ -18,7 +18,7 @@ export async function userAfter(unit: UnitOfWork, userId: string, events: readon
  * (`decideAdminUser`); a ban also ends every session of theirs and every impersonation session they opened,
  * through the same path as sign-out. Answers the user as changed.
  */
-export async function changeUser(ports: Pick<ApiContext, 'commands'>, request: RequestMetadata, userId: string, command: AdminUserCommand): Promise<User> {
+export async function changeUser(ports: Pick<AdminPorts, 'commands'>, request: RequestMetadata, userId: string, command: AdminUserCommand): Promise<User> {
   const banning = command.type === 'ban';
   const { result } = await ports.commands.handle(
     {

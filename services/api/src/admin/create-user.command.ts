@@ -1,6 +1,6 @@
 import { DomainError, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { registerUser } from '../identity/register-user.command.ts';
 import { initialUsernameFields } from '../identity/username.decider.ts';
 import type { AdminAuthority } from './access.decider.ts';
@@ -20,7 +20,7 @@ export interface CreateUser {
 }
 
 /** create-user: a registration like a sign-up's (identity's `registerUser`), with the role and ban the admin gives. */
-export async function createUser(ports: Pick<ApiContext, 'commands' | 'config'>, request: RequestMetadata, command: CreateUser): Promise<User> {
+export async function createUser(ports: Pick<AdminPorts, 'commands' | 'config'>, request: RequestMetadata, command: CreateUser): Promise<User> {
   const passwordHash = command.password ? await hashPassword(command.password) : null;
   const { by, role, ban } = command;
   const registered = await registerUser(ports, request, {

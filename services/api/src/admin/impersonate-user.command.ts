@@ -1,6 +1,6 @@
 import { DomainError, type CachedSession } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { accountIn } from '../identity/account-model.ts';
 import { decideSignInBan } from '../identity/account.decider.ts';
 import { runSessionCommand } from '../session/session-change.command.ts';
@@ -23,7 +23,7 @@ export interface OpenedImpersonation {
  * refused as better-auth's session-create hook refuses them (an expired ban is cleared on the way).
  */
 export async function impersonateUser(
-  ports: Pick<ApiContext, 'commands' | 'config'>,
+  ports: Pick<AdminPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly by: AdminAuthority; readonly userId: string },
 ): Promise<OpenedImpersonation> {
@@ -52,7 +52,7 @@ export async function impersonateUser(
  * once the admin's own session, kept aside, is known to be live and theirs.
  */
 export async function stopImpersonating(
-  ports: Parameters<typeof runSessionCommand>[0] & Pick<ApiContext, 'clock'>,
+  ports: Parameters<typeof runSessionCommand>[0] & Pick<AdminPorts, 'clock'>,
   request: RequestMetadata,
   command: { readonly impersonation: CachedSession['session']; readonly adminSession: CachedSession | null },
 ): Promise<void> {

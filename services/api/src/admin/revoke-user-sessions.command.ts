@@ -1,6 +1,6 @@
 import { streams } from '@portcullis/contracts';
 import { hashToken, sessionIdForTokenHash, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { decideOnSession, endAllSessions } from '../session/session-lifecycle.ts';
 import { sessionIdByTokenHash } from '../session/session-queries.ts';
 import { sessionModel } from '../session/session.decider.ts';
@@ -13,7 +13,7 @@ import { decideOnTarget } from './admin-guard.ts';
  * as better-auth answers.
  */
 export async function revokeUserSession(
-  ports: Pick<ApiContext, 'commands' | 'pool'>,
+  ports: Pick<AdminPorts, 'commands' | 'pool'>,
   request: RequestMetadata,
   command: { readonly by: AdminAuthority; readonly sessionToken: string },
 ): Promise<void> {
@@ -38,7 +38,7 @@ export async function revokeUserSession(
 
 /** revoke-user-sessions: every session of the user, and every impersonation session they opened. */
 export async function revokeUserSessions(
-  ports: Pick<ApiContext, 'commands'>,
+  ports: Pick<AdminPorts, 'commands'>,
   request: RequestMetadata,
   command: { readonly by: AdminAuthority; readonly userId: string },
 ): Promise<void> {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminEndpoints as endpoints, DomainError, type Session } from '@portcullis/contracts';
 import { hashToken } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import {
@@ -24,7 +24,7 @@ function answered(session: Omit<Session, 'token'> & { rememberMe?: boolean }, to
   return { ...rest, token };
 }
 
-export function adminSessionRoutes(ctx: ApiContext) {
+export function adminSessionRoutes(ctx: AdminPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.listUserSessions, async (request, reply) => {
       await requireAdmin(ctx, request, reply, { session: ['list'] }, 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS_SESSIONS');

@@ -1,6 +1,6 @@
 import { streams } from '@portcullis/contracts';
 import { generateId, hashPassword, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { accountIn } from '../identity/account-model.ts';
 import { decideAccount } from '../identity/account.decider.ts';
 import { endImpersonationsOpenedBy } from '../session/session-lifecycle.ts';
@@ -13,7 +13,7 @@ import { decideOnTarget } from './admin-guard.ts';
  * password could have opened them. The new password's length is the caller's check.
  */
 export async function setUserPassword(
-  ports: Pick<ApiContext, 'commands'>,
+  ports: Pick<AdminPorts, 'commands'>,
   request: RequestMetadata,
   command: { readonly by: AdminAuthority; readonly userId: string; readonly newPassword: string },
 ): Promise<void> {

@@ -1,6 +1,6 @@
 import { DomainError, EmailChanged, emailReservationModel, streams, UserUpdated, type DomainEvent, type User } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
 import { decideAccount, decideEmailMove } from '../identity/account.decider.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
@@ -24,7 +24,7 @@ export interface AdminUpdateUser {
  * admin sets the state), its verification, the role and the ban, in one append on the user's stream, under
  * the rule for admins acting on admins. A ban ends every session, as ban-user's does. Answers the user.
  */
-export async function adminUpdateUser(ports: Pick<ApiContext, 'commands'>, request: RequestMetadata, command: AdminUpdateUser): Promise<User> {
+export async function adminUpdateUser(ports: Pick<AdminPorts, 'commands'>, request: RequestMetadata, command: AdminUpdateUser): Promise<User> {
   const { by, userId, email, role, fields } = command;
   const bans = fields.ban !== undefined || fields.unban === true;
   const { result } = await ports.commands.handle(

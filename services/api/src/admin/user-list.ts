@@ -1,6 +1,6 @@
 import { DEFAULT_USERS_PAGE, type ListUsersQuery, type User } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { userColumns, userFromRow, type UserRow } from '../identity/user-queries.ts';
 
 type Fragment = ReturnType<typeof sql.fragment>;
@@ -96,7 +96,7 @@ export interface UserPage {
  * not overlap. A query that fails (a field the users
  * do not have) answers an empty list, as better-auth's does.
  */
-export async function listUsers(ctx: ApiContext, query: ListUsersQuery): Promise<UserPage> {
+export async function listUsers(ctx: AdminPorts, query: ListUsersQuery): Promise<UserPage> {
   const { limit, offset: asked } = query;
   // better-auth's `Number(offset) || undefined`: an offset of 0 is none.
   const offset = asked === 0 ? undefined : asked;

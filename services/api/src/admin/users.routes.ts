@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { adminEndpoints as endpoints, DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { AdminPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
@@ -23,7 +23,7 @@ function roleValue(role: unknown): string {
 }
 
 /** The admin plugin's user routes: each checks the caller's permission, then runs its command. */
-export function adminUserRoutes(ctx: ApiContext) {
+export function adminUserRoutes(ctx: AdminPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.listUsers, async (request, reply) => {
       await requireAdmin(ctx, request, reply, { user: ['list'] }, 'YOU_ARE_NOT_ALLOWED_TO_LIST_USERS');

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { auditEndpoints as endpoints, type AuditFilter } from '@portcullis/contracts';
 import { exportLogHead } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { operatorAccess } from '../http/operator-access.ts';
 import { auditIndexedTo, searchAudit } from './audit-search.ts';
@@ -16,7 +16,7 @@ const EXPORT_PAGE = 500;
  * The audit trail for operators (see `operatorAccess`): search, the NDJSON export, the signed log head,
  * and the state of a user or organization as of any point of the log.
  */
-export function auditRoutes(ctx: ApiContext, models?: AuditStreamModels) {
+export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
   const authorize = operatorAccess(ctx, { sessions: true });
 
   async function* exported(filter: AuditFilter): AsyncGenerator<string> {

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { auditEndpoints as endpoints } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import type { OperatorCheck } from '../http/operator-access.ts';
 import { timeTravel, type AuditStreamModels } from './time-travel.ts';
 
 /** `GET /ops/audit/users/:id` and `/ops/audit/organizations/:id`, `?at=` and `?diffFrom=` (see `timeTravel`). */
-export function timeTravelRoutes(ctx: ApiContext, authorize: OperatorCheck, models?: AuditStreamModels) {
+export function timeTravelRoutes(ctx: AuditPorts, authorize: OperatorCheck, models?: AuditStreamModels) {
   const travel = timeTravel({ store: ctx.store, db: ctx.pool, clock: ctx.clock, models });
   return function register(app: FastifyInstance): void {
     route(app, endpoints.auditUserAt, async (request, reply) => {

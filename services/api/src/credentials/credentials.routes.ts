@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { credentialsEndpoints as endpoints, DomainError, SignInFailed, streams, unbannedUser, type User } from '@portcullis/contracts';
 import { generateId, hashPassword, loadStream } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { CredentialsPorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { withMinimumDuration } from '../http/equal-timing.ts';
@@ -46,7 +46,7 @@ function undisclosedSignUp(body: { name: string; image?: string | undefined }, e
   };
 }
 
-export function credentialsRoutes(ctx: ApiContext) {
+export function credentialsRoutes(ctx: CredentialsPorts) {
   // The base URL's origin and TRUSTED_ORIGINS; the perimeter checks the same before the handler runs.
   const trustedOrigins = ctx.config.trustedOrigins;
   return async function register(app: FastifyInstance): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { ConfigPort, OperatorPort } from '../ports.ts';
 import { serverCall } from './server-call.ts';
 
 /** Hosts that only this machine can reach the api on. */
@@ -20,7 +20,7 @@ export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Pr
  * With `sessions`, an admin's session too (the audit trail, read from a browser). Returns the check a route
  * runs first.
  */
-export function operatorAccess(ctx: ApiContext, options: { sessions?: boolean } = {}): OperatorCheck {
+export function operatorAccess(ctx: ConfigPort & OperatorPort, options: { sessions?: boolean } = {}): OperatorCheck {
   const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
   const sessionCheck = options.sessions ? ctx.operatorSession : undefined;
   return async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { constantTimeEqual } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { ConfigPort } from '../ports.ts';
 import { markServerCall } from './request-context.ts';
 
 /**
@@ -8,7 +8,7 @@ import { markServerCall } from './request-context.ts';
  * authority (set-password for a user id, the ops endpoints in production). `absent` means the request did
  * not try; `refused` that it presented a wrong key (or the deployment has no key).
  */
-export function serverCall(ctx: ApiContext, request: FastifyRequest): 'absent' | 'accepted' | 'refused' {
+export function serverCall(ctx: ConfigPort, request: FastifyRequest): 'absent' | 'accepted' | 'refused' {
   const presented = request.headers['x-api-key'];
   if (presented === undefined) return 'absent';
   const key = ctx.config.serverApiKey;

@@ -1,6 +1,6 @@
 import { DomainError, streams } from '@portcullis/contracts';
 import { loadStream, signEmailVerificationToken, type Loaded, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 import { accountModel, decideAccount, decideEmailMove, type AccountState, type ActiveAccount } from './account.decider.ts';
 import { emailReservationModel, type EmailReservationState } from '@portcullis/contracts';
@@ -32,12 +32,12 @@ export async function accountByEmailIn(unit: UnitOfWork, email: string): Promise
 }
 
 /** The account as the log holds it now, for a read that decides nothing. */
-export async function readAccount(ctx: Pick<ApiContext, 'store'>, userId: string): Promise<AccountState> {
+export async function readAccount(ctx: Pick<IdentityPorts, 'store'>, userId: string): Promise<AccountState> {
   return (await loadStream(ctx.store, streams.user(userId), accountModel)).state;
 }
 
 /** The active account holding `email`, for a read that decides nothing. */
-export async function readAccountByEmail(ctx: Pick<ApiContext, 'store'>, email: string): Promise<ActiveAccount | null> {
+export async function readAccountByEmail(ctx: Pick<IdentityPorts, 'store'>, email: string): Promise<ActiveAccount | null> {
   const reservation = (await loadStream(ctx.store, streams.email(email), emailReservationModel)).state;
   if (reservation.status !== 'reserved') return null;
   const account = await readAccount(ctx, reservation.userId);
@@ -51,7 +51,7 @@ export async function readAccountByEmail(ctx: Pick<ApiContext, 'store'>, email: 
  */
 export async function moveEmail(
   unit: UnitOfWork,
-  ctx: Pick<ApiContext, 'config'>,
+  ctx: Pick<IdentityPorts, 'config'>,
   account: LoadedAccount,
   to: string,
   options: { readonly verified: boolean; readonly callbackURL: string | undefined },
@@ -73,7 +73,7 @@ export async function moveEmail(
 /** A verification mail for an address of the account (a JWT as better-auth signs it). */
 export async function queueVerificationMail(
   unit: UnitOfWork,
-  ctx: Pick<ApiContext, 'config'>,
+  ctx: Pick<IdentityPorts, 'config'>,
   account: { readonly userId: string; readonly email: string; readonly name: string },
   callbackURL: string | undefined,
 ): Promise<void> {
@@ -97,7 +97,7 @@ export async function queueVerificationMail(
  */
 export async function unverifiedEmailRefuses(
   unit: UnitOfWork,
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   account: ActiveAccount,
   callbackURL: string | undefined,
 ): Promise<boolean> {

@@ -10,7 +10,7 @@ import {
   type User,
 } from '@portcullis/contracts';
 import type { RequestMetadata, UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { redirectLocation } from '../http/redirect.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
@@ -79,7 +79,7 @@ function refuseLocked(reply: FastifyReply, retryAfterSeconds: number): never {
  * not required unchanged: failures others record during the password check do not undo a correct password.
  */
 export async function signInWithPassword<T>(
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   identity: SignInIdentity,
@@ -103,7 +103,7 @@ export async function signInWithPassword<T>(
 }
 
 async function decidePasswordSignIn<T>(
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   reply: FastifyReply,
   unit: UnitOfWork,
   request: RequestMetadata,
@@ -194,7 +194,7 @@ export interface OpenedSignIn {
  * better-auth), appended with everything the sign-in was decided on.
  */
 export function openSignInSession(
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   { unit, request, user }: VerifiedSignIn,
   options: { rememberMe?: boolean | undefined; callbackURL?: string | undefined; method: 'email-password' | 'username-password' },
 ): SignInOutcome<OpenedSignIn> {
@@ -209,7 +209,7 @@ export function openSignInSession(
 
 /** better-auth's sign-in answer `{redirect, token, url?, user}`, with the session's cookie and bearer header. */
 export function answerSignIn(
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   opened: OpenedSignIn,

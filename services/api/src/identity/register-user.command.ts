@@ -1,6 +1,6 @@
 import { evolveUserAnswer, streams, type ActorKind, type DomainEvent, type User } from '@portcullis/contracts';
 import { generateId, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession, type NewSession } from '../session/session-lifecycle.ts';
 import { emailReservationIn, queueVerificationMail } from './account-model.ts';
@@ -9,7 +9,7 @@ import { claimSignUpUsername } from './username-claim.ts';
 import type { UsernameFields } from './username.decider.ts';
 
 /** What registering a user runs on. */
-export type RegisterUserPorts = Pick<ApiContext, 'commands' | 'config'>;
+export type RegisterUserPorts = Pick<IdentityPorts, 'commands' | 'config'>;
 
 /**
  * A new user, whoever registers them: sign-up (`sign-up`) or an admin (`admin.create-user`). The checks that

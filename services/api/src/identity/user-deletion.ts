@@ -1,5 +1,5 @@
 import type { UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { endAllSessions } from '../session/session-lifecycle.ts';
 import { emailReservationIn, type LoadedAccount } from './account-model.ts';
 import { decideAccount, decideEmailRelease } from './account.decider.ts';
@@ -11,7 +11,7 @@ import { releaseUsernameOf } from './username-claim.ts';
  * new sign-ups, every session ended, and what other areas add (memberships removed from their
  * organizations). The user's own deletion and an admin's removal both end here.
  */
-export async function deleteUserIn(unit: UnitOfWork, ctx: Pick<ApiContext, 'identity'>, account: LoadedAccount): Promise<void> {
+export async function deleteUserIn(unit: UnitOfWork, ctx: Pick<IdentityPorts, 'identity'>, account: LoadedAccount): Promise<void> {
   const { userId, email } = account.state;
   unit.append(account.streamId, decideAccount({ type: 'delete' }, account.state));
   const reservation = await emailReservationIn(unit, email);

@@ -1,6 +1,6 @@
 import type { User } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { isoTime } from '../read-model.ts';
 
 export interface UserRow {
@@ -42,7 +42,7 @@ export function userFromRow(row: UserRow): User {
   };
 }
 
-export async function findUserById(ctx: ApiContext, userId: string): Promise<User | null> {
+export async function findUserById(ctx: IdentityPorts, userId: string): Promise<User | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT ${userColumns} FROM "user" WHERE id = ${userId}`)) as UserRow | null;
   return row ? userFromRow(row) : null;
 }

@@ -1,6 +1,6 @@
 import { DomainError, type DomainEvent, normalizeUsername, streams, type User, type UsernameBounds, usernameProblem } from '@portcullis/contracts';
 import { loadStream, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { IdentityPorts } from './ports.ts';
 import { userModel } from './user.decider.ts';
 import {
   decideUsernameClaim,
@@ -24,7 +24,7 @@ export function usernameReservationStream(username: string): string {
 }
 
 /** A username's reservation as the log holds it now, for a read that decides nothing. */
-export async function readUsernameReservation(ctx: ApiContext, username: string): Promise<UsernameReservationState> {
+export async function readUsernameReservation(ctx: IdentityPorts, username: string): Promise<UsernameReservationState> {
   return (await loadStream(ctx.store, usernameReservationStream(username), usernameReservationModel)).state;
 }
 
@@ -47,7 +47,7 @@ export function withUsernameFields<Answer extends { user: User }>(answer: Answer
  * is claimed atomically with the account, see `claimSignUpUsername`).
  */
 export async function prepareSignUpUsername(
-  ctx: ApiContext,
+  ctx: IdentityPorts,
   body: { username?: string | undefined; displayUsername?: string | undefined },
 ): Promise<UsernameFields> {
   let username = body.username;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MailJobQueued, streams, type InvitationMailDetails, type MailKind } from '@portcullis/contracts';
 import { createTokenSealer, type TokenSealer, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { MailPorts } from './ports.ts';
 
 export interface MailRequest {
   readonly kind: MailKind;
@@ -18,7 +18,7 @@ export interface MailRequest {
 }
 
 const sealers = new WeakMap<object, TokenSealer>();
-function sealerFor(ctx: Pick<ApiContext, 'config'>): TokenSealer {
+function sealerFor(ctx: Pick<MailPorts, 'config'>): TokenSealer {
   let sealer = sealers.get(ctx.config);
   if (!sealer) {
     sealer = createTokenSealer(ctx.config.secret);
@@ -31,7 +31,7 @@ function sealerFor(ctx: Pick<ApiContext, 'config'>): TokenSealer {
  * A mail job for the mailer, on a stream of its own, in the same append as the fact it announces: the mail
  * goes out exactly when that fact is on the log. Its token travels sealed (AES-256-GCM under AUTH_SECRET).
  */
-export function queueMail(unit: UnitOfWork, ctx: Pick<ApiContext, 'config'>, mail: MailRequest): void {
+export function queueMail(unit: UnitOfWork, ctx: Pick<MailPorts, 'config'>, mail: MailRequest): void {
   const jobId = randomUUID();
   const event = MailJobQueued({
     jobId,

@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import type { ApiContext } from '../context.ts';
+import type { OpenApiPorts } from './ports.ts';
 
 /**
  * The OpenAPI 3.1 document of every route, generated from the schemas the routes declare, and a reference
  * page over it, where better-auth's openAPI plugin serves them: `GET <basePath>/open-api/generate-schema`
  * and `GET <basePath>/reference`. The reference page's script is served from this process (no CDN).
  */
-export async function registerOpenApi(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, ctx: OpenApiPorts): Promise<void> {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -34,7 +34,7 @@ export async function registerOpenApi(app: FastifyInstance, ctx: ApiContext): Pr
 }
 
 /** The document and the reference page, under the auth base path. */
-export function openApiRoutes(ctx: ApiContext) {
+export function openApiRoutes(ctx: OpenApiPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     app.get('/open-api/generate-schema', { schema: { hide: true } }, (_request, reply) => {
       reply.header('cache-control', 'no-store');

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { opsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
 import { readDevMailbox, sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OpsPorts } from './ports.ts';
 import { operatorAccess } from '../http/operator-access.ts';
 import { route } from '../http/declared-route.ts';
 
@@ -28,7 +28,7 @@ interface DeliveryRow {
  * (server calls with x-api-key), except in development while the api listens on loopback alone, where
  * whoever can reach it is on this machine.
  */
-export function mailOpsRoutes(ctx: ApiContext) {
+export function mailOpsRoutes(ctx: OpsPorts) {
   const authorize = operatorAccess(ctx);
 
   return async function register(app: FastifyInstance): Promise<void> {

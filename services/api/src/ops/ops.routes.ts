@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { opsEndpoints as endpoints, projectionNames } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OpsPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { errorCode, renderErrorPage } from './error-page.ts';
 
 /** A projection further behind the log than this is not ready to serve reads. */
 const READY_MAX_LAG = 1000;
 
-export function publicOpsRoutes(ctx: ApiContext) {
+export function publicOpsRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.ok, async () => ({ ok: true }));
     route(app, endpoints.errorPage, async (request, reply) => {
@@ -21,7 +21,7 @@ export function publicOpsRoutes(ctx: ApiContext) {
   };
 }
 
-export function healthRoutes(ctx: ApiContext) {
+export function healthRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.healthz, async () => ({ status: 'ok' }));
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { opsEndpoints } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { OpsPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 
 /**
@@ -63,7 +63,7 @@ function renderStartPage(links: StartPageLinks): string {
  * GET / and GET /readme. Both answer text fixed at start, as cheaply as the probes, so like them they stand
  * outside the perimeter (which guards the auth API under the base path).
  */
-export function startPageRoutes(ctx: ApiContext) {
+export function startPageRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     const readme = await readFile(readmeFile, 'utf8').catch(() => null);
     const page = renderStartPage({ basePath: ctx.config.basePath, mailbox: ctx.config.env !== 'production', readme: readme !== null });

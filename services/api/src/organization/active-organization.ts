@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { streams } from '@portcullis/contracts';
 import { loadStream, type SnapshotStore } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { organizationModel } from './organization.state.ts';
 import type { CurrentSession } from '../session/current-session.ts';
 import { setActiveSelection } from './organization-model.ts';
@@ -12,7 +12,7 @@ import { setActiveSelection } from './organization-model.ts';
  * sessions; this rewrites the session (and the cookie cache) the caller presented, so the answer already shows it.
  */
 export async function clearActiveOrganizationIf(
-  ctx: ApiContext,
+  ctx: OrganizationPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   current: CurrentSession,

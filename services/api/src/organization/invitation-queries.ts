@@ -1,6 +1,6 @@
 import type { Invitation, InvitationStatusValue } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { isoTime } from '../read-model.ts';
 
 
@@ -41,7 +41,7 @@ export interface InvitationWithContext {
 }
 
 /** An invitation with what its recipient is shown beside it: the organization, and who invited them. */
-export async function findInvitationWithContext(ctx: ApiContext, invitationId: string): Promise<InvitationWithContext | null> {
+export async function findInvitationWithContext(ctx: OrganizationPorts, invitationId: string): Promise<InvitationWithContext | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT ${invitationColumns},
            o.name AS organization_name, o.slug AS organization_slug, u.email AS inviter_email
@@ -61,12 +61,12 @@ export async function findInvitationWithContext(ctx: ApiContext, invitationId: s
 }
 
 /** The organization an invitation belongs to, so the command can be decided on that organization's stream. */
-export async function invitationOrganizationId(ctx: ApiContext, invitationId: string): Promise<string | null> {
+export async function invitationOrganizationId(ctx: OrganizationPorts, invitationId: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT "organizationId" FROM invitation WHERE id = ${invitationId}`));
 }
 
 /** Every invitation of an organization, whatever its status (better-auth's listInvitations), oldest first. */
-export async function listOrganizationInvitations(ctx: ApiContext, organizationId: string): Promise<Invitation[]> {
+export async function listOrganizationInvitations(ctx: OrganizationPorts, organizationId: string): Promise<Invitation[]> {
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${invitationColumns} FROM invitation i
     WHERE i."organizationId" = ${organizationId}
@@ -75,7 +75,7 @@ export async function listOrganizationInvitations(ctx: ApiContext, organizationI
 }
 
 /** The pending invitations addressed to `email` (lower-cased), expired ones included as better-auth lists them. */
-export async function listPendingInvitationsFor(ctx: ApiContext, email: string): Promise<(Invitation & { organizationName: string })[]> {
+export async function listPendingInvitationsFor(ctx: OrganizationPorts, email: string): Promise<(Invitation & { organizationName: string })[]> {
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${invitationColumns}, o.name AS organization_name
     FROM invitation i JOIN organization o ON o.id = i."organizationId"
@@ -85,6 +85,6 @@ export async function listPendingInvitationsFor(ctx: ApiContext, email: string):
 }
 
 /** The id of the user holding an address (lower-cased), from the `user` read model. */
-export async function userIdByEmail(ctx: ApiContext, email: string): Promise<string | null> {
+export async function userIdByEmail(ctx: OrganizationPorts, email: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM "user" WHERE email = ${email.toLowerCase()}`));
 }

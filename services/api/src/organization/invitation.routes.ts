@@ -11,7 +11,7 @@ import {
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
 import { queueMail } from '../mail/mail-jobs.ts';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -33,7 +33,7 @@ function recipientOf(current: CurrentSession): Recipient {
 }
 
 /** A command on an invitation by id: it is decided on the stream of the organization the invitation is in. */
-async function organizationOfInvitation(ctx: ApiContext, invitationId: string): Promise<string> {
+async function organizationOfInvitation(ctx: OrganizationPorts, invitationId: string): Promise<string> {
   const organizationId = await invitationOrganizationId(ctx, invitationId);
   if (!organizationId) throw new DomainError('INVITATION_NOT_FOUND');
   return organizationId;
@@ -44,7 +44,7 @@ async function organizationOfInvitation(ctx: ApiContext, invitationId: string): 
  * stream (invitation.decider.ts); the invitation mail is a mail job appended in the same atomic write as the
  * invitation it announces, so there is never an invitation without its mail or a mail without its invitation.
  */
-export function invitationRoutes(ctx: ApiContext) {
+export function invitationRoutes(ctx: OrganizationPorts) {
   const options = ctx.config.organization;
   const teams = { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam };
   return async function register(app: FastifyInstance): Promise<void> {

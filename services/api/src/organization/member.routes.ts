@@ -8,7 +8,7 @@ import {
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
 import { accountIn, readAccountByEmail } from '../identity/account-model.ts';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -23,7 +23,7 @@ import { requireOrganization, type MemberState } from './organization.state.ts';
 
 /** The organization a member read asks for: by slug, else by id, else the session's active one. */
 async function requestedOrganizationId(
-  ctx: ApiContext,
+  ctx: OrganizationPorts,
   current: CurrentSession,
   query: { organizationId?: string | undefined; organizationSlug?: string | undefined },
 ): Promise<string> {
@@ -38,7 +38,7 @@ async function requestedOrganizationId(
 }
 
 /** A removal's target: anything holding '@' is an email (better-auth's rule), whose user is found in the log. */
-async function removalTarget(ctx: ApiContext, memberIdOrEmail: string): Promise<{ target: RemovalTarget; byEmail: boolean }> {
+async function removalTarget(ctx: OrganizationPorts, memberIdOrEmail: string): Promise<{ target: RemovalTarget; byEmail: boolean }> {
   if (!memberIdOrEmail.includes('@')) return { target: { memberId: memberIdOrEmail }, byEmail: false };
   const holder = await readAccountByEmail(ctx, memberIdOrEmail.toLowerCase());
   return { target: { userId: holder?.userId ?? null }, byEmail: true };
@@ -51,7 +51,7 @@ function removedMemberId(events: readonly DomainEvent[]): string {
 }
 
 /** better-auth's member endpoints (`routes/crud-members.ts`). */
-export function memberRoutes(ctx: ApiContext) {
+export function memberRoutes(ctx: OrganizationPorts) {
   const options = ctx.config.organization;
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.getActiveMember, async (request, reply): Promise<MemberWithUser> => {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, SessionActiveOrganizationChanged, streams, type DomainEvent } from '@portcullis/contracts';
 import { loadStream, type Loaded, type RequestMetadata, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { storeCookieCache } from '../session/cookie-cache.ts';
 import { sessionAnswer, type CurrentSession } from '../session/current-session.ts';
@@ -10,7 +10,7 @@ import { recordMembershipChanges } from './membership-index.ts';
 import { organizationModel, type OrganizationState } from './organization.state.ts';
 
 /** The organization as the log holds it now, for a read that decides nothing. */
-export async function readOrganization(ctx: ApiContext, organizationId: string): Promise<OrganizationState> {
+export async function readOrganization(ctx: OrganizationPorts, organizationId: string): Promise<OrganizationState> {
   return (await loadStream(ctx.store, streams.organization(organizationId), organizationModel)).state;
 }
 
@@ -36,7 +36,7 @@ const ORGANIZATION_RETRY_ATTEMPTS = 64;
  * state spares the read, a conflict is retried on a fresh one, and one that persists is a 409.
  */
 export async function runOrganizationCommand<T>(
-  ctx: Pick<ApiContext, 'commands'>,
+  ctx: Pick<OrganizationPorts, 'commands'>,
   command: { readonly name: `organization.${string}`; readonly request: RequestMetadata; readonly organizationId: string; readonly actorId: string | null },
   decide: (loaded: Loaded<OrganizationState>, unit: UnitOfWork) => OrganizationDecision<T> | Promise<OrganizationDecision<T>>,
 ): Promise<T> {
@@ -86,7 +86,7 @@ export async function prepareSwitch(unit: UnitOfWork, current: CurrentSession, s
  * The session as it is once switched: the signed cookie cache (when on) is rewritten, as better-auth's
  * setSessionCookie does, so a client reading its session from the cookie sees the change at once.
  */
-export function switchedSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession, selection: ActiveSelection): CurrentSession {
+export function switchedSession(ctx: OrganizationPorts, request: FastifyRequest, reply: FastifyReply, current: CurrentSession, selection: ActiveSelection): CurrentSession {
   const updated: CurrentSession = { ...current, session: { ...current.session, ...selection } };
   if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
     storeCookieCache(ctx, request, reply, sessionAnswer(updated), {
@@ -98,7 +98,7 @@ export function switchedSession(ctx: ApiContext, request: FastifyRequest, reply:
 
 /** Records which organization and team the caller's session works in, and answers with the session as it is now. */
 export async function setActiveSelection(
-  ctx: ApiContext,
+  ctx: OrganizationPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   current: CurrentSession,

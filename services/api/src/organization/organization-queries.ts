@@ -1,6 +1,6 @@
 import { DomainError, type ListMembersQuery, type MemberWithUser, type Organization } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { slugHolder } from './slug-reservation.ts';
 import { parseMetadata } from './organization-answers.ts';
 import { isoTime } from '../read-model.ts';
@@ -50,12 +50,12 @@ function toMemberWithUser(row: MemberUserRow): MemberWithUser {
   };
 }
 
-export async function findOrganizationById(ctx: ApiContext, organizationId: string): Promise<Organization | null> {
+export async function findOrganizationById(ctx: OrganizationPorts, organizationId: string): Promise<Organization | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT ${organizationColumns} FROM organization o WHERE o.id = ${organizationId}`)) as OrganizationRow | null;
   return row ? toOrganization(row) : null;
 }
 
-export async function findOrganizationBySlug(ctx: ApiContext, slug: string): Promise<Organization | null> {
+export async function findOrganizationBySlug(ctx: OrganizationPorts, slug: string): Promise<Organization | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT ${organizationColumns} FROM organization o WHERE o.slug = ${slug}`)) as OrganizationRow | null;
   if (row) return toOrganization(row);
   // One named before slugs were normalized (`ALPHA`) holds the normalized form asked for on the log alone.
@@ -64,7 +64,7 @@ export async function findOrganizationBySlug(ctx: ApiContext, slug: string): Pro
 }
 
 /** The organizations a user is a member of, in the order they joined. */
-export async function listUserOrganizations(ctx: ApiContext, userId: string): Promise<Organization[]> {
+export async function listUserOrganizations(ctx: OrganizationPorts, userId: string): Promise<Organization[]> {
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${organizationColumns} FROM member m JOIN organization o ON o.id = m."organizationId"
     WHERE m."userId" = ${userId}
@@ -73,7 +73,7 @@ export async function listUserOrganizations(ctx: ApiContext, userId: string): Pr
 }
 
 /** A user's membership of an organization with the user's public fields, or null for a non-member. */
-export async function findMemberWithUser(ctx: ApiContext, organizationId: string, userId: string): Promise<MemberWithUser | null> {
+export async function findMemberWithUser(ctx: OrganizationPorts, organizationId: string, userId: string): Promise<MemberWithUser | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT ${memberUserColumns} FROM member m JOIN "user" u ON u.id = m."userId"
     WHERE m."organizationId" = ${organizationId} AND m."userId" = ${userId}`)) as MemberUserRow | null;
@@ -137,7 +137,7 @@ function memberFilter(filter: MemberFilter): ReturnType<typeof sql.fragment> {
 
 /** A page of an organization's members with their users, and how many match in all (better-auth's listMembers). */
 export async function listMembers(
-  ctx: ApiContext,
+  ctx: OrganizationPorts,
   organizationId: string,
   page: Pick<ListMembersQuery, 'sortBy' | 'sortDirection' | 'filterField' | 'filterOperator' | 'filterValue'> & {
     readonly limit: number;

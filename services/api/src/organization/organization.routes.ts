@@ -14,7 +14,7 @@ import {
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
 import { readAccount } from '../identity/account-model.ts';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
@@ -47,7 +47,7 @@ interface Creator {
  * better-auth takes `userId` only from server-side calls without a session; over HTTP that is a call with
  * AUTH_SERVER_API_KEY. Anyone else creates for themself, whatever `userId` they send.
  */
-async function resolveCreator(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, userId: string | undefined): Promise<Creator> {
+async function resolveCreator(ctx: OrganizationPorts, request: FastifyRequest, reply: FastifyReply, userId: string | undefined): Promise<Creator> {
   const call = serverCall(ctx, request);
   if (call === 'refused') throw new DomainError('UNAUTHORIZED');
   const session = await resolveSession(ctx, request, reply, { refresh: false });
@@ -64,7 +64,7 @@ class NotAMember extends Error {}
  * A read of an organization the caller turns out not to belong to: better-auth clears it as the session's
  * active organization (it may be the stale one) and refuses with 403.
  */
-async function refuseNonMember(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, current: CurrentSession): Promise<never> {
+async function refuseNonMember(ctx: OrganizationPorts, request: FastifyRequest, reply: FastifyReply, current: CurrentSession): Promise<never> {
   if (current.session.activeOrganizationId !== null) {
     await setActiveSelection(ctx, request, reply, current, { activeOrganizationId: null, activeTeamId: null });
   }
@@ -80,7 +80,7 @@ function movedSlug(events: readonly DomainEvent[]): string | undefined {
 const endpoints = { ...organizationEndpoints, ...fullOrganizationEndpoints };
 
 /** better-auth's organization endpoints (`routes/crud-org.ts`) and has-permission. */
-export function organizationCoreRoutes(ctx: ApiContext) {
+export function organizationCoreRoutes(ctx: OrganizationPorts) {
   const options = ctx.config.organization;
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.createOrganization, async (request, reply): Promise<CreateOrganizationAnswer> => {
@@ -262,7 +262,7 @@ export function organizationCoreRoutes(ctx: ApiContext) {
  * none is asked for and none is active (better-auth answers null then).
  */
 async function findRequestedOrganization(
-  ctx: ApiContext,
+  ctx: OrganizationPorts,
   current: CurrentSession,
   query: { organizationId?: string | undefined; organizationSlug?: string | undefined },
 ): Promise<Organization | undefined> {

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { invitationRoutes } from './invitation.routes.ts';
 import { memberRoutes } from './member.routes.ts';
 import { organizationCoreRoutes } from './organization.routes.ts';
 import { teamRoutes } from './team.routes.ts';
 
 /** better-auth's organization plugin endpoints, under `/organization/`. */
-export function organizationRoutes(ctx: ApiContext) {
+export function organizationRoutes(ctx: OrganizationPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     await app.register(organizationCoreRoutes(ctx));
     await app.register(memberRoutes(ctx));

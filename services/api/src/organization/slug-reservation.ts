@@ -1,10 +1,10 @@
 import { normalizeSlug, OrganizationSlugReserved, streams } from '@portcullis/contracts';
 import { eventMetadataOf, loadStream, sql, systemRequest, WrongExpectedVersionError, type DatabasePool, type EventStore, type UnitOfWork } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { decideSlugClaim, decideSlugRelease, slugReservationModel, type ClaimSlug } from './organization.decider.ts';
 
 /** The organization holding a slug now, from the log itself: never behind a projection. */
-export async function slugHolder(ctx: ApiContext, slug: string): Promise<string | null> {
+export async function slugHolder(ctx: OrganizationPorts, slug: string): Promise<string | null> {
   const { state } = await loadStream(ctx.store, streams.organizationSlug(slug), slugReservationModel);
   return state.status === 'reserved' ? state.organizationId : null;
 }

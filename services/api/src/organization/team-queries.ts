@@ -1,6 +1,6 @@
 import type { Team, TeamMember } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { isoTime } from '../read-model.ts';
 
 /** Reads of the `team` and `teamMember` read models (better-auth's tables), answered in better-auth's shapes. */
@@ -41,12 +41,12 @@ function teamMemberAnswer(row: TeamMemberRow): TeamMember {
   return { id: row.id, teamId: row.teamId, userId: row.userId, createdAt: isoTime(row.createdAt) };
 }
 
-export async function findTeam(ctx: ApiContext, teamId: string): Promise<Team | null> {
+export async function findTeam(ctx: OrganizationPorts, teamId: string): Promise<Team | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT ${teamColumns} FROM team t WHERE t.id = ${teamId}`)) as TeamRow | null;
   return row ? teamAnswer(row) : null;
 }
 
-export async function listOrganizationTeams(ctx: ApiContext, organizationId: string): Promise<Team[]> {
+export async function listOrganizationTeams(ctx: OrganizationPorts, organizationId: string): Promise<Team[]> {
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${teamColumns} FROM team t WHERE t."organizationId" = ${organizationId}
     ORDER BY t."createdAt", t.id`)) as readonly TeamRow[];
@@ -57,7 +57,7 @@ export async function listOrganizationTeams(ctx: ApiContext, organizationId: str
  * The teams a user is in, of one organization or (without one) of every organization the user is still a
  * member of: a team membership outliving its organization membership is never shown.
  */
-export async function listTeamsOfUser(ctx: ApiContext, userId: string, organizationId: string | null): Promise<Team[]> {
+export async function listTeamsOfUser(ctx: OrganizationPorts, userId: string, organizationId: string | null): Promise<Team[]> {
   const inOrganization = organizationId === null ? sql.fragment`` : sql.fragment`AND t."organizationId" = ${organizationId}`;
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${teamColumns} FROM "teamMember" tm
@@ -68,14 +68,14 @@ export async function listTeamsOfUser(ctx: ApiContext, userId: string, organizat
   return rows.map(teamAnswer);
 }
 
-export async function findTeamMember(ctx: ApiContext, teamId: string, userId: string): Promise<TeamMember | null> {
+export async function findTeamMember(ctx: OrganizationPorts, teamId: string, userId: string): Promise<TeamMember | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT id, "teamId", "userId", "createdAt" FROM "teamMember"
     WHERE "teamId" = ${teamId} AND "userId" = ${userId}`)) as TeamMemberRow | null;
   return row ? teamMemberAnswer(row) : null;
 }
 
-export async function listTeamMembers(ctx: ApiContext, teamId: string): Promise<TeamMember[]> {
+export async function listTeamMembers(ctx: OrganizationPorts, teamId: string): Promise<TeamMember[]> {
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT id, "teamId", "userId", "createdAt" FROM "teamMember" WHERE "teamId" = ${teamId}
     ORDER BY "createdAt", id`)) as readonly TeamMemberRow[];
@@ -83,7 +83,7 @@ export async function listTeamMembers(ctx: ApiContext, teamId: string): Promise<
 }
 
 /** The caller's role in an organization as stored ("admin,member"), or null for a non-member. */
-export async function memberRole(ctx: ApiContext, organizationId: string, userId: string): Promise<string | null> {
+export async function memberRole(ctx: OrganizationPorts, organizationId: string, userId: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`
     SELECT role FROM member WHERE "organizationId" = ${organizationId} AND "userId" = ${userId}`));
 }

@@ -8,7 +8,7 @@ import {
   type TeamMember,
 } from '@portcullis/contracts';
 import { generateId } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
@@ -39,7 +39,7 @@ function teamStateAnswer(organizationId: string, team: TeamState): Team {
  * better-auth's team endpoints (`routes/crud-team.ts`). Changes are decided on the organization stream
  * (team.decider.ts); lists are read from the `team` and `teamMember` read models.
  */
-export function teamRoutes(ctx: ApiContext) {
+export function teamRoutes(ctx: OrganizationPorts) {
   const teams = ctx.config.organization.teams;
   return async function register(app: FastifyInstance): Promise<void> {
     // better-auth registers these endpoints only with teams on; without them they do not exist (404).
@@ -204,7 +204,7 @@ export function teamRoutes(ctx: ApiContext) {
  * Adding someone already in the team answers their membership as it is stored. Its row may trail the log
  * by a moment when another request added them just now, so wait for the log's head before reading again.
  */
-async function existingTeamMember(ctx: ApiContext, teamId: string, userId: string): Promise<TeamMember> {
+async function existingTeamMember(ctx: OrganizationPorts, teamId: string, userId: string): Promise<TeamMember> {
   const found = await findTeamMember(ctx, teamId, userId);
   if (found) return found;
   await ctx.progress.waitFor(await ctx.store.headPosition(), [projectionNames.organizations]);

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { CaptchaRefused, DomainError } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { PerimeterPorts } from './ports.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { captchaVerdict, siteVerify, type CaptchaSettings } from './captcha-verify.ts';
 import type { AdmissionCheck } from './perimeter.ts';
@@ -35,7 +35,7 @@ function endpointMatcher(pattern: string): RegExp {
  * limit, then plugins' onRequest, then the body, the origin check and the handler), so a flood is limited
  * before it can make the api call the vendor, and a bot never gets its body parsed.
  */
-export function captcha(ctx: ApiContext, refusals: RefusalLog | null = null): AdmissionCheck | null {
+export function captcha(ctx: PerimeterPorts, refusals: RefusalLog | null = null): AdmissionCheck | null {
   const settings: CaptchaSettings | null = ctx.config.captcha;
   if (!settings) return null;
   const endpoints = settings.endpoints.map(endpointMatcher);

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { PerimeterPorts } from './ports.ts';
 import { isTrustedOrigin, isTrustedRedirect } from '../http/trusted-origins.ts';
 
 /**
@@ -40,7 +40,7 @@ function asRecord(value: unknown): Record<string, unknown> | null {
  *   method, must be relative paths or on a trusted origin, or the answer becomes an open redirect.
  * It runs before body validation, as better-auth's does, so a forged request learns nothing about the schema.
  */
-export function originCheck(ctx: ApiContext): (request: FastifyRequest, route: string) => void {
+export function originCheck(ctx: PerimeterPorts): (request: FastifyRequest, route: string) => void {
   const { trustedOrigins } = ctx.config;
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 

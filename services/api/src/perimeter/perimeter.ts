@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiContext } from '../context.ts';
+import type { PerimeterPorts } from './ports.ts';
 import { captcha } from './captcha.ts';
 import { requireClientAddress } from './client-address.ts';
 import { hostileInput } from './hostile-input.ts';
@@ -40,7 +40,7 @@ export interface Perimeter {
   close(): Promise<void>;
 }
 
-export function perimeter(ctx: ApiContext): Perimeter {
+export function perimeter(ctx: PerimeterPorts): Perimeter {
   const { basePath } = ctx.config;
   const refusals = refusalLog(ctx);
   const limiter = rateLimiter(ctx, refusals);

@@ -9,7 +9,7 @@ import {
   type RateLimitCount,
   type RateLimitStore,
 } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { PerimeterPorts } from './ports.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { clientBucket } from './client-address.ts';
 import type { AdmissionCheck } from './perimeter.ts';
@@ -28,7 +28,7 @@ const UNROUTED_BUCKET = '(unrouted)';
  * The limit for a route (its pattern under the base path, `/reset-password/:token`): the first configured or
  * default rule that covers it, else the general limit.
  */
-function limitFor(config: ApiContext['config']['rateLimit'], route: string): RateLimit | null {
+function limitFor(config: PerimeterPorts['config']['rateLimit'], route: string): RateLimit | null {
   const rule = config.rules.find((r) => rulePathMatches(r.path, route));
   return rule ? rule.limit : { window: config.window, max: config.max };
 }
@@ -76,7 +76,7 @@ export interface RateLimiter {
  * The client is the socket's peer, or the address forwarded by a trusted proxy (AUTH_TRUSTED_PROXIES):
  * a client cannot pick its own bucket with a header.
  */
-export function rateLimiter(ctx: ApiContext, refusals: RefusalLog | null = null): RateLimiter | null {
+export function rateLimiter(ctx: PerimeterPorts, refusals: RefusalLog | null = null): RateLimiter | null {
   const { rateLimit: settings } = ctx.config;
   if (!settings.enabled) return null;
   const postgres = new PostgresRateLimitStore(ctx.pool, (error) => ctx.log.warn({ err: error }, 'pruning rate-limit rows failed'));

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { streams, type DomainEvent } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { PerimeterPorts } from './ports.ts';
 import { clientAddress } from '../http/client-address.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clientBucket } from './client-address.ts';
@@ -16,7 +16,7 @@ export interface RefusalLog {
   settled(): Promise<void>;
 }
 
-export function refusalLog(ctx: ApiContext): RefusalLog {
+export function refusalLog(ctx: PerimeterPorts): RefusalLog {
   const pending = new Set<Promise<unknown>>();
   return {
     record(request, event) {

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, sessionAnswerSchema, type SessionAnswer } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { presentedToken } from '../http/session-cookies.ts';
 
 /**
@@ -67,12 +67,12 @@ export function decodeCookieCache(value: string, secret: string, token: string, 
   return { session, user };
 }
 
-function cookieAttributes(ctx: ApiContext) {
+function cookieAttributes(ctx: SessionPorts) {
   return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.cookies.secure };
 }
 
 /** get-session's fast path: the answer from a valid cookie cache, with no store read; null to go to the store. */
-export function answerFromCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): SessionAnswer | null {
+export function answerFromCookieCache(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): SessionAnswer | null {
   const name = ctx.cookies.names.sessionData;
   const value = request.cookies[name];
   if (value === undefined) return null;
@@ -91,7 +91,7 @@ export function answerFromCookieCache(ctx: ApiContext, request: FastifyRequest, 
  * SESSION_DATA_TOO_LARGE, which costs the cache, not the answer: get-session still answers from the store.
  */
 export function storeCookieCache(
-  ctx: ApiContext,
+  ctx: SessionPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   answer: SessionAnswer,
@@ -113,7 +113,7 @@ export function storeCookieCache(
  * The user just changed (update-user, email verified or changed): a session_data cookie the request carries
  * holds the old user, so it is expired and the next get-session reads the store and writes a fresh one.
  */
-export function expireCookieCache(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): void {
+export function expireCookieCache(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): void {
   const name = ctx.cookies.names.sessionData;
   if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type CachedSession, type Session, type SessionAnswer } from '@portcullis/contracts';
 import { hashToken } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { markImpersonated, requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies, presentedToken, setSessionCookie, type PresentedToken } from '../http/session-cookies.ts';
 import { refreshDue } from './session.decider.ts';
@@ -62,7 +62,7 @@ type ResolveOptions = { readonly refresh: boolean };
 
 /** Whether the refresh rule asks for one: deciding a refresh means reading the session's stream, so the rule goes first. */
 function refreshWanted(
-  ctx: ApiContext,
+  ctx: SessionPorts,
   presented: PresentedToken,
   session: CurrentSession['session'],
   expiresAtMs: number,
@@ -82,7 +82,7 @@ function refreshWanted(
  * most get-session calls. Everything else waits on the store.
  */
 export function resolveSession(
-  ctx: ApiContext,
+  ctx: SessionPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   options: ResolveOptions,
@@ -104,7 +104,7 @@ export function resolveSession(
 
 /** The rest of resolveSession: the store read (unless the process holds the session), the expiry, the refresh. */
 async function settleSession(
-  ctx: ApiContext,
+  ctx: SessionPorts,
   request: FastifyRequest,
   reply: FastifyReply,
   options: ResolveOptions,
@@ -159,7 +159,7 @@ async function settleSession(
   return { token: presented.token, tokenHash, presented, session, user: found.user };
 }
 
-export async function requireSession(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply): Promise<CurrentSession> {
+export async function requireSession(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): Promise<CurrentSession> {
   const current = await resolveSession(ctx, request, reply, { refresh: false });
   if (!current) throw new DomainError('UNAUTHORIZED');
   return current;
@@ -169,12 +169,12 @@ export async function requireSession(ctx: ApiContext, request: FastifyRequest, r
  * better-auth's freshness rule for sensitive requests: the session must have been created within freshAge
  * (a refresh does not make it fresh again); a freshAge of 0 turns the check off.
  */
-export function sessionIsFresh(ctx: ApiContext, current: CurrentSession): boolean {
+export function sessionIsFresh(ctx: SessionPorts, current: CurrentSession): boolean {
   const freshAgeMs = ctx.config.session.freshAgeSeconds * 1000;
   return freshAgeMs === 0 || ctx.clock().getTime() - Date.parse(current.session.createdAt) < freshAgeMs;
 }
 
 /** SESSION_NOT_FRESH unless the session is fresh (`sessionIsFresh`). */
-export function requireFreshSession(ctx: ApiContext, current: CurrentSession): void {
+export function requireFreshSession(ctx: SessionPorts, current: CurrentSession): void {
   if (!sessionIsFresh(ctx, current)) throw new DomainError('SESSION_NOT_FRESH');
 }

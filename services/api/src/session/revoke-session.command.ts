@@ -1,6 +1,6 @@
 import { streams } from '@portcullis/contracts';
 import { sessionIdForTokenHash, type RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { decideOnSession } from './session-lifecycle.ts';
 import { sessionIdByTokenHash } from './session-queries.ts';
 
@@ -10,7 +10,7 @@ import { sessionIdByTokenHash } from './session-queries.ts';
  * Unknown or someone else's: nothing happens, and the caller is told success, as better-auth answers.
  */
 export async function revokeSession(
-  ports: Pick<ApiContext, 'commands' | 'pool'>,
+  ports: Pick<SessionPorts, 'commands' | 'pool'>,
   request: RequestMetadata,
   command: { readonly byUserId: string; readonly tokenHash: string },
 ): Promise<void> {

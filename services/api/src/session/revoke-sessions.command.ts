@@ -1,6 +1,6 @@
 import { streams } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { endAllSessions } from './session-lifecycle.ts';
 
 /**
@@ -8,7 +8,7 @@ import { endAllSessions } from './session-lifecycle.ts';
  * (and the impersonation sessions they opened), decided on the user's session index.
  */
 export async function revokeSessions(
-  ports: Pick<ApiContext, 'commands'>,
+  ports: Pick<SessionPorts, 'commands'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly except: string | null },
 ): Promise<void> {

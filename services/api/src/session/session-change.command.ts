@@ -1,6 +1,6 @@
 import { streams } from '@portcullis/contracts';
 import type { RequestMetadata, Settlement } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { decideOnSession } from './session-lifecycle.ts';
 import type { SessionCommand } from './session.decider.ts';
 
@@ -10,7 +10,7 @@ import type { SessionCommand } from './session.decider.ts';
  * impersonation.
  */
 export async function runSessionCommand(
-  ctx: Pick<ApiContext, 'commands'>,
+  ctx: Pick<SessionPorts, 'commands'>,
   request: RequestMetadata,
   sessionId: string,
   command: SessionCommand,

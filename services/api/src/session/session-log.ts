@@ -1,6 +1,6 @@
 import { streams, type CachedSession } from '@portcullis/contracts';
 import { loadStream, sessionIdForTokenHash } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { sessionAnswerModel, userAnswerModel } from './session-answer.state.ts';
 
 /**
@@ -18,7 +18,7 @@ export type ActiveSelectionCheck = (
  * may be believed (lagging, rebuilding, lost) or none holds the session (it was appended a moment ago).
  * Null for a session that does not exist, has ended, or whose user is gone; expiry is the caller's rule.
  */
-export async function sessionFromLog(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
+export async function sessionFromLog(ctx: SessionPorts, tokenHash: string): Promise<CachedSession | null> {
   const { state } = await loadStream(ctx.store, streams.session(sessionIdForTokenHash(tokenHash)), sessionAnswerModel);
   // The id is derived from the hash; the stream must still be this token's.
   const session = state.tokenHash === tokenHash ? state.session : null;

@@ -1,6 +1,6 @@
 import { unbannedUser, type CachedSession } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { isoTime } from '../read-model.ts';
 import { sessionFromLog } from './session-log.ts';
 
@@ -73,7 +73,7 @@ function withSelection(cached: CachedSession): CachedSession {
  * The `{session, user}` for a token hash if this process holds it (the in-process session cache) and that
  * cache may be believed now (see ReadModelProgress), else undefined.
  */
-export function heldSessionByTokenHash(ctx: ApiContext, tokenHash: string): CachedSession | undefined {
+export function heldSessionByTokenHash(ctx: SessionPorts, tokenHash: string): CachedSession | undefined {
   const local = ctx.cache?.local;
   if (!local || !ctx.progress.trusted('held')) return undefined;
   const keys = ctx.progress.redisKeys;
@@ -86,7 +86,7 @@ export function heldSessionByTokenHash(ctx: ApiContext, tokenHash: string): Cach
  * be believed, or the one asked does not hold the session, the log answers (`sessionFromLog`): a session
  * appended a moment ago is found, and one ended is never brought back by a read model that missed it.
  */
-export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
+export async function findSessionByTokenHash(ctx: SessionPorts, tokenHash: string): Promise<CachedSession | null> {
   const keys = ctx.progress.redisKeys;
   if (ctx.cache && keys && ctx.progress.trusted('redis')) {
     try {
@@ -106,7 +106,7 @@ export async function findSessionByTokenHash(ctx: ApiContext, tokenHash: string)
   return sessionFromLog(ctx, tokenHash);
 }
 
-async function sessionFromTable(ctx: ApiContext, tokenHash: string): Promise<CachedSession | null> {
+async function sessionFromTable(ctx: SessionPorts, tokenHash: string): Promise<CachedSession | null> {
   const row = (await ctx.pool.maybeOne(sql.unsafe`
     SELECT ${sessionColumns},
            u.id AS u_id, u.email AS u_email, u.name AS u_name, u.image AS u_image,
@@ -142,7 +142,7 @@ export interface ListedSession {
 }
 
 /** A user's unexpired sessions, newest first, from the session table once it has reached the log's head. */
-export async function listUserSessions(ctx: ApiContext, userId: string, now: Date): Promise<ListedSession[]> {
+export async function listUserSessions(ctx: SessionPorts, userId: string, now: Date): Promise<ListedSession[]> {
   await ctx.progress.sessionTableCaughtUp();
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT ${sessionColumns}, s.token AS token_hash FROM session s
@@ -151,6 +151,6 @@ export async function listUserSessions(ctx: ApiContext, userId: string, now: Dat
   return rows.map((row) => ({ session: toSession(row), tokenHash: row.token_hash }));
 }
 
-export async function sessionIdByTokenHash(ctx: Pick<ApiContext, 'pool'>, tokenHash: string): Promise<string | null> {
+export async function sessionIdByTokenHash(ctx: Pick<SessionPorts, 'pool'>, tokenHash: string): Promise<string | null> {
   return (await ctx.pool.maybeOneFirst(sql.unsafe`SELECT id FROM session WHERE token = ${tokenHash}`));
 }

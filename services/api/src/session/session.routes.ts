@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, getSessionQuerySchema, type SessionAnswer, sessionEndpoints as endpoints } from '@portcullis/contracts';
 import { hashToken } from '@portcullis/platform';
-import type { ApiContext } from '../context.ts';
+import type { SessionPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { clearSessionCookies } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
@@ -20,7 +20,7 @@ import { runSessionCommand } from './session-change.command.ts';
 import { revokeSessions } from './revoke-sessions.command.ts';
 import { listUserSessions } from './session-queries.ts';
 
-export function sessionRoutes(ctx: ApiContext) {
+export function sessionRoutes(ctx: SessionPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     const answer = (request: FastifyRequest, reply: FastifyReply, current: CurrentSession | null): SessionAnswer | string | null => {
       if (!current) return null;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, userEndpoints as endpoints } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { UserPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { setSessionCookie } from '../http/session-cookies.ts';
@@ -9,7 +9,7 @@ import { expireCookieCache } from '../session/cookie-cache.ts';
 import { requireSession } from '../session/current-session.ts';
 import { updateUser } from './update-user.command.ts';
 
-export function userRoutes(ctx: ApiContext) {
+export function userRoutes(ctx: UserPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.updateUser, async (request, reply) => {
       const current = await requireSession(ctx, request, reply);

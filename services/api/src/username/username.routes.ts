@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, normalizeUsername, streams, UsernameSignInFailed, usernameEndpoints as endpoints } from '@portcullis/contracts';
-import type { ApiContext } from '../context.ts';
+import type { UsernamePorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { unverifiedEmailRefuses } from '../identity/account-model.ts';
@@ -23,7 +23,7 @@ function usernameSignInIdentity(username: string): SignInIdentity {
 }
 
 /** better-auth's username plugin endpoints. */
-export function usernameRoutes(ctx: ApiContext) {
+export function usernameRoutes(ctx: UsernamePorts) {
   const trustedOrigins = ctx.config.trustedOrigins;
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.signInUsername, async (request, reply) => {

@@ -1,0 +1,4 @@
+import type { ConfigPort } from '../ports.ts';
+
+/** Queuing mail needs the secret its tokens are sealed with. */
+export type MailPorts = ConfigPort;
