@@ -6,27 +6,22 @@ import {
   isValidEmail,
   parseRoleList,
   rolesGrant,
-  type Invitation,
   type InvitationDetails,
 } from '@portcullis/contracts';
-import { generateId } from '@portcullis/platform';
-import { queueMail } from '../mail/mail-jobs.ts';
 import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
-import { decideInvitation, invitationTeamIds, type Recipient } from './invitation.decider.ts';
+import { acceptInvitation } from './accept-invitation.command.ts';
+import { cancelInvitation } from './cancel-invitation.command.ts';
+import { inviteMember } from './invite-member.command.ts';
+import type { Recipient } from './invitation.decider.ts';
 import { findInvitationWithContext, invitationOrganizationId, listOrganizationInvitations, listPendingInvitationsFor, userIdByEmail } from './invitation-queries.ts';
-import { foldDecided, memberAnswer } from './organization-answers.ts';
-import { prepareSwitch, runOrganizationCommand, switchedSession } from './organization-model.ts';
-import { memberByUserId, type InvitationState } from './organization.state.ts';
+import { invitationAnswer, memberAnswer } from './organization-answers.ts';
+import { switchedSession } from './organization-model.ts';
+import { rejectInvitation } from './reject-invitation.command.ts';
 import { memberRole } from './team-queries.ts';
-
-function invitationAnswer(organizationId: string, invitation: InvitationState): Invitation {
-  const { id, email, role, status, teamId, inviterId, expiresAt, createdAt } = invitation;
-  return { id, organizationId, email, role, status, teamId, inviterId, expiresAt, createdAt };
-}
 
 function recipientOf(current: CurrentSession): Recipient {
   return { id: current.user.id, email: current.user.email, emailVerified: current.user.emailVerified };
@@ -45,8 +40,6 @@ async function organizationOfInvitation(ctx: OrganizationPorts, invitationId: st
  * invitation it announces, so there is never an invitation without its mail or a mail without its invitation.
  */
 export function invitationRoutes(ctx: OrganizationPorts) {
-  const options = ctx.config.organization;
-  const teams = { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam };
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.inviteMember, async (request, reply) => {
       const { body } = request;
@@ -56,47 +49,14 @@ export function invitationRoutes(ctx: OrganizationPorts) {
       const email = body.email.toLowerCase();
       const invitedUserId = isValidEmail(email) ? await userIdByEmail(ctx, email) : null;
       const teamIds = (typeof body.teamId === 'string' ? [body.teamId] : (body.teamId ?? [])).filter((id) => id !== '');
-      const newInvitationId = generateId();
-      return runOrganizationCommand(ctx, { name: 'organization.invite-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, unit) => {
-        const now = unit.now;
-        const events = decideInvitation(
-          {
-            type: 'invite',
-            inviterId: current.user.id,
-            email,
-            role: body.role,
-            teamIds,
-            invitedUserId,
-            invitationId: newInvitationId,
-            now,
-            expiresInSeconds: options.invitationExpiresInSeconds,
-            invitationLimit: options.invitationLimit,
-            teams,
-            resend: body.resend === true,
-          },
-          state,
-        );
-        const organization = foldDecided(state, events, now);
-        // One event: a new invitation, or the pending one sent again.
-        const invitationId = events[0]?.type === 'organization.invitation_resent.v1' ? events[0].data.invitationId : newInvitationId;
-        const invitation = organization.invitations.get(invitationId);
-        if (!invitation) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        queueMail(unit, ctx, {
-            kind: 'invitation',
-            userId: current.user.id,
-            to: invitation.email,
-            name: '',
-            token: invitation.id,
-            callbackURL: null,
-            expiresAt: new Date(invitation.expiresAt),
-            invitation: {
-              organizationName: organization.name,
-              inviterName: current.user.name,
-              inviterEmail: current.user.email,
-              role: invitation.role,
-            },
-        });
-        return { events, result: invitationAnswer(organizationId, invitation) };
+      return inviteMember(ctx, requestMetadataOf(request), {
+        organizationId,
+        inviter: { id: current.user.id, name: current.user.name, email: current.user.email },
+        email,
+        invitedUserId,
+        role: body.role,
+        teamIds,
+        resend: body.resend === true,
       });
     });
 
@@ -104,35 +64,7 @@ export function invitationRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      const memberId = generateId();
-      const accepted = await runOrganizationCommand(ctx, { name: 'organization.accept-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async ({ state }, unit) => {
-        const { now } = unit;
-        const events = decideInvitation(
-          {
-            type: 'accept',
-            invitationId: body.invitationId,
-            recipient: recipientOf(current),
-            memberId,
-            teamMemberIdFor: () => generateId(),
-            now,
-            requireEmailVerification: options.requireEmailVerificationOnInvitation,
-            membershipLimit: options.membershipLimit,
-            teams,
-          },
-          state,
-        );
-        const organization = foldDecided(state, events, now);
-        const invitation = organization.invitations.get(body.invitationId);
-        const member = memberByUserId(organization, current.user.id);
-        if (!invitation || !member) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        // The session works in the organization joined, from the same append on (see prepareSwitch). As
-        // better-auth: an invitation into one team makes it the active team too. A team active in another
-        // organization would not belong to the new one, so it is let go (better-auth keeps it).
-        const joinedTeams = teams.enabled ? invitationTeamIds(invitation) : [];
-        const keptTeam = current.session.activeOrganizationId === organizationId ? current.session.activeTeamId : null;
-        const selection = { activeOrganizationId: organizationId, activeTeamId: joinedTeams.length === 1 ? joinedTeams[0]! : keptTeam };
-        return { events, result: { invitation, member, selection }, alsoAppend: await prepareSwitch(unit, current, selection) };
-      });
+      const accepted = await acceptInvitation(ctx, requestMetadataOf(request), { organizationId, invitationId: body.invitationId, current });
       switchedSession(ctx, request, reply, current, accepted.selection);
       return {
         invitation: invitationAnswer(organizationId, accepted.invitation),
@@ -144,21 +76,7 @@ export function invitationRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      const invitation = await runOrganizationCommand(ctx, { name: 'organization.reject-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
-        const events = decideInvitation(
-          {
-            type: 'reject',
-            invitationId: body.invitationId,
-            recipient: recipientOf(current),
-            now,
-            requireEmailVerification: options.requireEmailVerificationOnInvitation,
-          },
-          state,
-        );
-        const rejected = foldDecided(state, events, now).invitations.get(body.invitationId);
-        if (!rejected) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        return { events, result: invitationAnswer(organizationId, rejected) };
-      });
+      const invitation = await rejectInvitation(ctx, requestMetadataOf(request), { organizationId, invitationId: body.invitationId, recipient: recipientOf(current) });
       return { invitation, member: null };
     });
 
@@ -166,12 +84,7 @@ export function invitationRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = await organizationOfInvitation(ctx, body.invitationId);
-      return runOrganizationCommand(ctx, { name: 'organization.cancel-invitation', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
-        const events = decideInvitation({ type: 'cancel', invitationId: body.invitationId, byUserId: current.user.id }, state);
-        const canceled = foldDecided(state, events, now).invitations.get(body.invitationId);
-        if (!canceled) throw new DomainError('FAILED_TO_RETRIEVE_INVITATION');
-        return { events, result: invitationAnswer(organizationId, canceled) };
-      });
+      return cancelInvitation(ctx, requestMetadataOf(request), { organizationId, invitationId: body.invitationId, byUserId: current.user.id });
     });
 
     route(app, endpoints.getInvitation, async (request, reply): Promise<InvitationDetails> => {
@@ -186,7 +99,7 @@ export function invitationRoutes(ctx: OrganizationPorts) {
       if (found.invitation.email.toLowerCase() !== current.user.email.toLowerCase()) {
         throw new DomainError('YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION');
       }
-      if (options.requireEmailVerificationOnInvitation && !current.user.emailVerified) {
+      if (ctx.config.organization.requireEmailVerificationOnInvitation && !current.user.emailVerified) {
         throw new DomainError('EMAIL_VERIFICATION_REQUIRED_FOR_INVITATION');
       }
       if (!found.organization) throw new DomainError('ORGANIZATION_NOT_FOUND');

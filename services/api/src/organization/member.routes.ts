@@ -1,13 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import {
-  DomainError,
-  organizationEndpoints as endpoints,
-  type DomainEvent,
-  type Member,
-  type MemberWithUser,
-} from '@portcullis/contracts';
-import { generateId } from '@portcullis/platform';
-import { accountIn, readAccountByEmail } from '../identity/account-model.ts';
+import { DomainError, organizationEndpoints as endpoints, type Member, type MemberWithUser } from '@portcullis/contracts';
+import { readAccountByEmail } from '../identity/account-model.ts';
 import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
@@ -15,11 +8,13 @@ import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { findUserById } from '../identity/user-queries.ts';
 import { clearActiveOrganizationIf } from './active-organization.ts';
-import { decideMember, type RemovalTarget } from './member.decider.ts';
-import { foldDecided, memberAnswer } from './organization-answers.ts';
-import { runOrganizationCommand } from './organization-model.ts';
+import { addMember } from './add-member.command.ts';
+import type { RemovalTarget } from './member.decider.ts';
+import { memberAnswer } from './organization-answers.ts';
 import { findMemberWithUser, findOrganizationBySlug, listMembers } from './organization-queries.ts';
-import { requireOrganization, type MemberState } from './organization.state.ts';
+import { leaveOrganization } from './leave-organization.command.ts';
+import { removeMember } from './remove-member.command.ts';
+import { updateMemberRole } from './update-member-role.command.ts';
 
 /** The organization a member read asks for: by slug, else by id, else the session's active one. */
 async function requestedOrganizationId(
@@ -42,12 +37,6 @@ async function removalTarget(ctx: OrganizationPorts, memberIdOrEmail: string): P
   if (!memberIdOrEmail.includes('@')) return { target: { memberId: memberIdOrEmail }, byEmail: false };
   const holder = await readAccountByEmail(ctx, memberIdOrEmail.toLowerCase());
   return { target: { userId: holder?.userId ?? null }, byEmail: true };
-}
-
-/** The member a removal or leaving decided on: decided only with its member_removed event. */
-function removedMemberId(events: readonly DomainEvent[]): string {
-  for (const event of events) if (event.type === 'organization.member_removed.v1') return event.data.memberId;
-  throw new Error('a removal decides organization.member_removed.v1');
 }
 
 /** better-auth's member endpoints (`routes/crud-members.ts`). */
@@ -106,28 +95,8 @@ export function memberRoutes(ctx: OrganizationPorts) {
         const session = body.organizationId ? null : await resolveSession(ctx, request, reply, { refresh: false });
         const organizationId = body.organizationId || session?.session.activeOrganizationId;
         if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-        const memberId = generateId();
-        const teamMemberId = generateId();
-        const org = await runOrganizationCommand(ctx, { name: 'organization.add-member', request: requestMetadataOf(request), organizationId, actorId: null }, async (loaded, unit) => {
-          // Decided on the user's stream too: a user deleted meanwhile is not added.
-          const account = (await accountIn(unit, body.userId)).state;
-          const events = decideMember(
-            {
-              type: 'add',
-              memberId,
-              userId: body.userId,
-              userExists: account.status === 'active',
-              role: body.role,
-              teamId: body.teamId ?? null,
-              teamMemberId,
-              membershipLimit: options.membershipLimit,
-              teams: { enabled: options.teams.enabled, maximumMembersPerTeam: options.teams.maximumMembersPerTeam },
-            },
-            loaded.state,
-          );
-          return { events, result: foldDecided(loaded.state, events, unit.now) };
-        });
-        return memberAnswer(org.id, org.members.get(memberId)!);
+        const added = await addMember(ctx, requestMetadataOf(request), { organizationId, userId: body.userId, role: body.role, teamId: body.teamId ?? null });
+        return memberAnswer(added.organization.id, added.organization.members.get(added.memberId)!);
       });
     });
 
@@ -136,10 +105,7 @@ export function memberRoutes(ctx: OrganizationPorts) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
-      const org = await runOrganizationCommand(ctx, { name: 'organization.update-member-role', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, (loaded, { now }) => {
-        const events = decideMember({ type: 'update-role', actorUserId: current.user.id, memberId: body.memberId, role: body.role }, loaded.state);
-        return { events, result: foldDecided(loaded.state, events, now) };
-      });
+      const org = await updateMemberRole(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, memberId: body.memberId, role: body.role });
       return memberAnswer(org.id, org.members.get(body.memberId)!);
     });
 
@@ -149,11 +115,7 @@ export function memberRoutes(ctx: OrganizationPorts) {
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('NO_ACTIVE_ORGANIZATION');
       const { target, byEmail } = await removalTarget(ctx, body.memberIdOrEmail);
-      const removed = await runOrganizationCommand(ctx, { name: 'organization.remove-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, (loaded) => {
-        const events = decideMember({ type: 'remove', actorUserId: current.user.id, target }, loaded.state);
-        const org = requireOrganization(loaded.state);
-        return { events, result: memberAnswer(org.id, org.members.get(removedMemberId(events))!) };
-      });
+      const removed = await removeMember(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, target });
       if (removed.userId === current.user.id) await clearActiveOrganizationIf(ctx, request, reply, current, organizationId);
       // better-auth finds a member named by email together with its user, and answers it so.
       if (!byEmail) return { member: removed };
@@ -165,11 +127,7 @@ export function memberRoutes(ctx: OrganizationPorts) {
     route(app, endpoints.leaveOrganization, async (request, reply): Promise<MemberWithUser> => {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
-      const left: MemberState = await runOrganizationCommand(ctx, { name: 'organization.leave', request: requestMetadataOf(request), organizationId: body.organizationId, actorId: current.user.id }, (loaded) => {
-        const events = decideMember({ type: 'leave', userId: current.user.id }, loaded.state);
-        const org = requireOrganization(loaded.state);
-        return { events, result: org.members.get(removedMemberId(events))! };
-      });
+      const left = await leaveOrganization(ctx, requestMetadataOf(request), { organizationId: body.organizationId, userId: current.user.id });
       await clearActiveOrganizationIf(ctx, request, reply, current, body.organizationId);
       const { id, name, email, image } = current.user;
       return { ...memberAnswer(body.organizationId, left), user: { id, name, email, image } };

@@ -1,5 +1,5 @@
-import type { DomainEvent, Member, Organization } from '@portcullis/contracts';
-import { evolveOrganization, requireOrganization, type ActiveOrganization, type MemberState, type OrganizationState } from './organization.state.ts';
+import type { DomainEvent, Invitation, Member, Organization, Team } from '@portcullis/contracts';
+import { evolveOrganization, requireOrganization, type ActiveOrganization, type InvitationState, type MemberState, type OrganizationState, type TeamState } from './organization.state.ts';
 
 /** The organization as the decided events leave it: an answer shows what was appended, not a re-read. */
 export function foldDecided(state: OrganizationState, events: readonly DomainEvent[], now: Date): ActiveOrganization {
@@ -29,4 +29,13 @@ export function organizationAnswer(org: ActiveOrganization): Organization {
 export function memberAnswer(organizationId: string, member: MemberState): Member {
   const { id, userId, role, teamId, createdAt } = member;
   return { id, organizationId, userId, role, createdAt, ...(teamId !== null ? { teamId } : {}) };
+}
+
+export function invitationAnswer(organizationId: string, invitation: InvitationState): Invitation {
+  const { id, email, role, status, teamId, inviterId, expiresAt, createdAt } = invitation;
+  return { id, organizationId, email, role, status, teamId, inviterId, expiresAt, createdAt };
+}
+
+export function teamStateAnswer(organizationId: string, team: TeamState): Team {
+  return { id: team.id, name: team.name, organizationId, createdAt: team.createdAt, updatedAt: team.updatedAt ?? team.createdAt };
 }

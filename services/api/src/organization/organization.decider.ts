@@ -47,7 +47,7 @@ export interface CreateOrganization {
   readonly policy: CreationPolicy;
 }
 
-interface OrganizationChanges {
+export interface OrganizationChanges {
   readonly name?: string | undefined;
   readonly slug?: string | undefined;
   readonly logo?: string | null | undefined;

@@ -6,13 +6,10 @@ import {
   organizationEndpoints,
   parseRoleList,
   rolesGrant,
-  streams,
   type CreateOrganizationAnswer,
-  type DomainEvent,
   type FullOrganization,
   type Organization,
 } from '@portcullis/contracts';
-import { generateId } from '@portcullis/platform';
 import { readAccount } from '../identity/account-model.ts';
 import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
@@ -21,10 +18,11 @@ import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
 import { clearActiveOrganizationIf } from './active-organization.ts';
 import { listOrganizationInvitations } from './invitation-queries.ts';
-import { decideOrganization } from './organization.decider.ts';
-import { foldDecided, memberAnswer, organizationAnswer } from './organization-answers.ts';
-import { membershipIndexModel } from './membership-index.decider.ts';
-import { prepareSwitch, runOrganizationCommand, setActiveSelection, switchedSession } from './organization-model.ts';
+import { memberAnswer, organizationAnswer } from './organization-answers.ts';
+import { setActiveSelection, switchedSession } from './organization-model.ts';
+import { createOrganization } from './create-organization.command.ts';
+import { updateOrganization } from './update-organization.command.ts';
+import { deleteOrganization } from './delete-organization.command.ts';
 import {
   findMemberWithUser,
   findOrganizationById,
@@ -32,8 +30,7 @@ import {
   listMembers,
   listUserOrganizations,
 } from './organization-queries.ts';
-import { requireOrganization } from './organization.state.ts';
-import { claimSlug, releaseSlug, slugHolder } from './slug-reservation.ts';
+import { slugHolder } from './slug-reservation.ts';
 import { listOrganizationTeams } from './team-queries.ts';
 
 /** Who creates an organization: the signed-in user, or the user a server call names. */
@@ -71,12 +68,6 @@ async function refuseNonMember(ctx: OrganizationPorts, request: FastifyRequest, 
   throw new DomainError('USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION', { status: 403 });
 }
 
-/** The slug an update moves the organization to, if it does. */
-function movedSlug(events: readonly DomainEvent[]): string | undefined {
-  for (const event of events) if (event.type === 'organization.updated.v1') return event.data.slug;
-  return undefined;
-}
-
 const endpoints = { ...organizationEndpoints, ...fullOrganizationEndpoints };
 
 /** better-auth's organization endpoints (`routes/crud-org.ts`) and has-permission. */
@@ -86,45 +77,19 @@ export function organizationCoreRoutes(ctx: OrganizationPorts) {
     route(app, endpoints.createOrganization, async (request, reply): Promise<CreateOrganizationAnswer> => {
       const { body } = request;
       const creator = await resolveCreator(ctx, request, reply, body.userId);
-      const organizationId = generateId();
-      const memberId = generateId();
-      const defaultTeam = options.teams.enabled && options.teams.defaultTeam ? { teamId: generateId(), teamMemberId: generateId() } : null;
-
-      // The creator's session works in the new organization from the same append on (as better-auth sets it).
-      const selection = { activeOrganizationId: organizationId, activeTeamId: defaultTeam?.teamId ?? null };
       const switching = creator.session && !body.keepCurrentActiveOrganization ? creator.session : null;
-      const org = await runOrganizationCommand(ctx, { name: 'organization.create', request: requestMetadataOf(request), organizationId, actorId: creator.userId }, async (loaded, unit) => {
-        // Counted on the creator's index on the log, which the append requires unchanged: of many creates at
-        // once, only as many as the limit allows can land.
-        const [creatorIndex, alsoAppend] = await Promise.all([
-          unit.load(streams.userOrganizations(creator.userId), membershipIndexModel),
-          switching ? prepareSwitch(unit, switching, selection) : null,
-        ]);
-        const creatorMemberships = creatorIndex.state.organizationIds.length;
-        const events = decideOrganization(
-          {
-            type: 'create',
-            organizationId,
-            name: body.name,
-            slug: body.slug,
-            logo: body.logo ?? null,
-            metadata: body.metadata,
-            creatorUserId: creator.userId,
-            memberId,
-            defaultTeam,
-            byServer: creator.byServer,
-            creatorMemberships,
-            policy: { allowCreate: options.allowCreate, organizationLimit: options.organizationLimit },
-          },
-          loaded.state,
-        );
-        // After the creation rules, as better-auth: a caller who may not create learns nothing of the slug.
-        await claimSlug(unit, { slug: body.slug, organizationId, refusal: 'ORGANIZATION_ALREADY_EXISTS' });
-        return { events, result: foldDecided(loaded.state, events, unit.now), alsoAppend };
+      const { organization, selection } = await createOrganization(ctx, requestMetadataOf(request), {
+        name: body.name,
+        slug: body.slug,
+        logo: body.logo ?? null,
+        metadata: body.metadata,
+        creatorUserId: creator.userId,
+        byServer: creator.byServer,
+        switching,
       });
       if (switching) switchedSession(ctx, request, reply, switching, selection);
-      const members = [...org.members.values()].map((member) => memberAnswer(org.id, member));
-      return { ...organizationAnswer(org), members };
+      const members = [...organization.members.values()].map((member) => memberAnswer(organization.id, member));
+      return { ...organizationAnswer(organization), members };
     });
 
     route(app, endpoints.checkSlug, async (request, reply) => {
@@ -139,17 +104,8 @@ export function organizationCoreRoutes(ctx: OrganizationPorts) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId || current.session.activeOrganizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const org = await runOrganizationCommand(ctx, { name: 'organization.update', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async (loaded, unit) => {
-        const events = decideOrganization({ type: 'update', actorUserId: current.user.id, changes: body.data }, loaded.state);
-        const before = requireOrganization(loaded.state);
-        const newSlug = movedSlug(events);
-        if (newSlug !== undefined) {
-          await claimSlug(unit, { slug: newSlug, organizationId, refusal: 'ORGANIZATION_SLUG_TAKEN_ON_UPDATE' });
-          await releaseSlug(unit, { slug: before.slug, organizationId, movingTo: newSlug });
-        }
-        return { events, result: foldDecided(loaded.state, events, unit.now) };
-      });
-      return organizationAnswer(org);
+      const updated = await updateOrganization(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, changes: body.data });
+      return organizationAnswer(updated);
     });
 
     route(app, endpoints.deleteOrganization, async (request, reply): Promise<Organization> => {
@@ -158,12 +114,7 @@ export function organizationCoreRoutes(ctx: OrganizationPorts) {
       const current = await requireSession(ctx, request, reply);
       const organizationId = body.organizationId;
       if (!organizationId) throw new DomainError('ORGANIZATION_NOT_FOUND');
-      const deleted = await runOrganizationCommand(ctx, { name: 'organization.delete', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, async (loaded, unit) => {
-        const events = decideOrganization({ type: 'delete', actorUserId: current.user.id }, loaded.state);
-        const org = requireOrganization(loaded.state);
-        await releaseSlug(unit, { slug: org.slug, organizationId });
-        return { events, result: org };
-      });
+      const deleted = await deleteOrganization(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id });
       await clearActiveOrganizationIf(ctx, request, reply, current, organizationId);
       return organizationAnswer(deleted);
     });

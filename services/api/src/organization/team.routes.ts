@@ -4,17 +4,20 @@ import {
   projectionNames,
   rolesGrant,
   teamEndpoints as endpoints,
-  type Team,
   type TeamMember,
 } from '@portcullis/contracts';
-import { generateId } from '@portcullis/platform';
 import type { OrganizationPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { route } from '../http/declared-route.ts';
 import { requireSession, resolveSession, type CurrentSession } from '../session/current-session.ts';
-import { readOrganization, runOrganizationCommand, setActiveSelection } from './organization-model.ts';
-import type { TeamState } from './organization.state.ts';
-import { activeTeamFor, decideTeam } from './team.decider.ts';
+import { readOrganization, setActiveSelection } from './organization-model.ts';
+import { teamStateAnswer } from './organization-answers.ts';
+import { activeTeamFor } from './team.decider.ts';
+import { createTeam } from './create-team.command.ts';
+import { updateTeam } from './update-team.command.ts';
+import { removeTeam } from './remove-team.command.ts';
+import { addTeamMember } from './add-team-member.command.ts';
+import { removeTeamMember } from './remove-team-member.command.ts';
 import {
   findTeam,
   findTeamMember,
@@ -31,10 +34,6 @@ function targetOrganization(named: string | undefined, current: CurrentSession |
   return organizationId;
 }
 
-function teamStateAnswer(organizationId: string, team: TeamState): Team {
-  return { id: team.id, name: team.name, organizationId, createdAt: team.createdAt, updatedAt: team.updatedAt ?? team.createdAt };
-}
-
 /**
  * better-auth's team endpoints (`routes/crud-team.ts`). Changes are decided on the organization stream
  * (team.decider.ts); lists are read from the `team` and `teamMember` read models.
@@ -49,30 +48,14 @@ export function teamRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
-      const teamId = generateId();
-      return runOrganizationCommand(ctx, { name: 'organization.create-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
-        const events = decideTeam(
-          { type: 'create-team', actorUserId: current.user.id, teamId, name: body.name, maximumTeams: teams.maximumTeams },
-          state,
-        );
-        const createdAt = now.toISOString();
-        const team: Team = { id: teamId, name: body.name, organizationId, createdAt, updatedAt: createdAt };
-        return { events, result: team };
-      });
+      return createTeam(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, name: body.name });
     });
 
     route(app, endpoints.updateTeam, async (request, reply) => {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.data.organizationId, current);
-      return runOrganizationCommand(ctx, { name: 'organization.update-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
-        const events = decideTeam({ type: 'update-team', actorUserId: current.user.id, teamId: body.teamId, name: body.data.name }, state);
-        // The decider has found the team in a live organization, or refused.
-        const team = state.status === 'active' ? state.teams.get(body.teamId) : undefined;
-        if (!team) throw new DomainError('TEAM_NOT_FOUND');
-        const renamed = events.length > 0 ? { ...team, name: body.data.name ?? team.name, updatedAt: now.toISOString() } : team;
-        return { events, result: teamStateAnswer(organizationId, renamed) };
-      });
+      return updateTeam(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, teamId: body.teamId, name: body.data.name });
     });
 
     route(app, endpoints.removeTeam, async (request, reply) => {
@@ -81,19 +64,7 @@ export function teamRoutes(ctx: OrganizationPorts) {
       // better-auth looks for the organization before the session, so its refusal comes first.
       const organizationId = targetOrganization(body.organizationId, current);
       if (!current) throw new DomainError('UNAUTHORIZED');
-      await runOrganizationCommand(ctx, { name: 'organization.remove-team', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }) => ({
-        events: decideTeam(
-          {
-            type: 'remove-team',
-            actorUserId: current.user.id,
-            actorActiveTeamId: current.session.activeTeamId,
-            teamId: body.teamId,
-            allowRemovingAllTeams: teams.allowRemovingAllTeams,
-          },
-          state,
-        ),
-        result: null,
-      }));
+      await removeTeam(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, actorActiveTeamId: current.session.activeTeamId, teamId: body.teamId });
       return { message: 'Team removed successfully.' };
     });
 
@@ -166,23 +137,7 @@ export function teamRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
-      const teamMemberId = generateId();
-      const added = await runOrganizationCommand(ctx, { name: 'organization.add-team-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }, { now }) => {
-        const events = decideTeam(
-          {
-            type: 'add-team-member',
-            actorUserId: current.user.id,
-            teamId: body.teamId,
-            userId: body.userId,
-            teamMemberId,
-            maximumMembersPerTeam: teams.maximumMembersPerTeam,
-          },
-          state,
-        );
-        const created: TeamMember | null =
-          events.length > 0 ? { id: teamMemberId, teamId: body.teamId, userId: body.userId, createdAt: now.toISOString() } : null;
-        return { events, result: created };
-      });
+      const added = await addTeamMember(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, teamId: body.teamId, userId: body.userId });
       if (added) return added;
       return existingTeamMember(ctx, body.teamId, body.userId);
     });
@@ -191,10 +146,7 @@ export function teamRoutes(ctx: OrganizationPorts) {
       const { body } = request;
       const current = await requireSession(ctx, request, reply);
       const organizationId = targetOrganization(body.organizationId, current);
-      await runOrganizationCommand(ctx, { name: 'organization.remove-team-member', request: requestMetadataOf(request), organizationId, actorId: current.user.id }, ({ state }) => ({
-        events: decideTeam({ type: 'remove-team-member', actorUserId: current.user.id, teamId: body.teamId, userId: body.userId }, state),
-        result: null,
-      }));
+      await removeTeamMember(ctx, requestMetadataOf(request), { organizationId, actorUserId: current.user.id, teamId: body.teamId, userId: body.userId });
       return { message: 'Team member removed successfully.' };
     });
   };
