@@ -87,6 +87,24 @@ export default tseslint.config(
   boundary('identity', ['http', 'mail', 'session']),
   ...leaves.map((leaf) => boundary(leaf, cores)),
   {
+    // Route files keep to HTTP: a write is a named command module (<area>/<verb>.command.ts) the route calls,
+    // so no route runs a command of its own or appends to a stream.
+    files: [`${api}/**/*.routes.ts`],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='handle'][callee.object.property.name='commands']",
+          message: 'a route calls a command module (<area>/<verb>.command.ts); it does not run a command itself',
+        },
+        {
+          selector: "CallExpression[callee.property.name='append']",
+          message: 'a route appends nothing; the command module it calls does',
+        },
+      ],
+    },
+  },
+  {
     // Deciders and the folds they decide on are pure: the events and shapes of contracts, and other
     // deciders' folds, nothing else.
     files: ['**/*.decider.ts', '**/*.state.ts'],

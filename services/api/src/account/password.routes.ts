@@ -8,7 +8,7 @@ import { withMinimumDuration } from '../http/equal-timing.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { serverCall } from '../http/server-call.ts';
-import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import { setOpenedSessionCookies } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { readAccount } from '../identity/account-model.ts';
@@ -83,8 +83,7 @@ export function passwordRoutes(ctx: AccountPorts) {
         revokeOtherSessions: body.revokeOtherSessions === true,
       });
       if (opened) {
-        clearDontRemember(request, reply, ctx.cookies);
-        setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: false });
+        setOpenedSessionCookies(request, reply, ctx.cookies, opened.token, true);
       }
       // better-auth answers the user of the session the change was made in, read no further.
       return { token: opened?.token ?? null, user: current.user };

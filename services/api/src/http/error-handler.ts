@@ -11,6 +11,10 @@ function render(code: ErrorCode, details?: string): { code: string; message: str
  */
 function answerError(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof DomainError) {
+    if (error.retryAfterSeconds !== undefined) {
+      const seconds = String(error.retryAfterSeconds);
+      reply.header('x-retry-after', seconds).header('retry-after', seconds);
+    }
     return reply.status(error.status).send(render(error.code, error.details));
   }
   const fastifyCode = (error).code;

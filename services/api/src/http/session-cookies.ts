@@ -112,6 +112,15 @@ export function clearSessionCookies(reply: FastifyReply, settings: SessionCookie
   }
 }
 
+/**
+ * The cookies of a session just opened (sign-in, sign-up, a password change): the session's own, and a
+ * dont_remember cookie left from an earlier sign-in dropped when this one wants to be remembered.
+ */
+export function setOpenedSessionCookies(request: FastifyRequest, reply: FastifyReply, settings: SessionCookieSettings, token: string, rememberMe: boolean): void {
+  if (rememberMe) clearDontRemember(request, reply, settings);
+  setSessionCookie(reply, settings, token, { dontRemember: !rememberMe });
+}
+
 /** A later sign-in that wants to be remembered drops a dont_remember cookie left from an earlier one. */
 export function clearDontRemember(request: FastifyRequest, reply: FastifyReply, settings: SessionCookieSettings): void {
   const { names } = settings;

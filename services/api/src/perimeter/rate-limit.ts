@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { DomainError, SignInRateLimited } from '@portcullis/contracts';
 import {
   BatchedRateLimitCounter,
@@ -38,9 +38,8 @@ function limitFor(config: PerimeterPorts['config']['rateLimit'], route: string):
  * the limit. The first sign-in refused in a window is an audit event; later ones in that window are not, so
  * a flood writes one event per window however hard it pushes.
  */
-function settle(
+function refuseOverLimit(
   request: FastifyRequest,
-  reply: FastifyReply,
   bucketPath: string,
   limit: RateLimit,
   counted: RateLimitCount | null,
@@ -51,10 +50,8 @@ function settle(
   if (refusals && counted.count === limit.max + 1 && bucketPath.startsWith('/sign-in')) {
     refusals.record(request, SignInRateLimited({ route: bucketPath, max: limit.max, windowSeconds: limit.window }));
   }
-  const retryAfter = String(Math.max(1, Math.ceil(counted.resetInMs / 1000)));
-  reply.header('x-retry-after', retryAfter).header('retry-after', retryAfter);
   request.log.info({ ip: clientAddress(request), path: bucketPath, count: counted.count }, 'rate limited');
-  throw new DomainError('TOO_MANY_REQUESTS');
+  throw new DomainError('TOO_MANY_REQUESTS', { retryAfterSeconds: Math.max(1, Math.ceil(counted.resetInMs / 1000)) });
 }
 
 export interface RateLimiter {
@@ -125,7 +122,7 @@ export function rateLimiter(ctx: PerimeterPorts, refusals: RefusalLog | null = n
 
   return {
     // A lenient limit is counted in the process, synchronously: no promise for the request to wait on.
-    check(request, reply, guarded) {
+    check(request, _reply, guarded) {
       if (guarded === null) return;
       // A route's pattern, not its concrete path, so /reset-password/<token> guesses share one bucket; and the
       // operation's current path, so its older name (/forget-password) shares the budget rather than doubling it.
@@ -135,8 +132,8 @@ export function rateLimiter(ctx: PerimeterPorts, refusals: RefusalLog | null = n
       // requireClientAddress has refused a request without one.
       const key = `${clientBucket(clientAddress(request) ?? '')}|${bucketPath}`;
       const counted = batched && limit.max >= BATCHED_FROM_MAX ? batched.hit(key, limit.window * 1000) : hit(key, limit.window * 1000);
-      if (counted instanceof Promise) return counted.then((c) => settle(request, reply, bucketPath, limit, c, refusals));
-      settle(request, reply, bucketPath, limit, counted, refusals);
+      if (counted instanceof Promise) return counted.then((c) => refuseOverLimit(request, bucketPath, limit, c, refusals));
+      refuseOverLimit(request, bucketPath, limit, counted, refusals);
     },
     close: async () => {
       await batched?.close();

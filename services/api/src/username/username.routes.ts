@@ -4,7 +4,9 @@ import type { UsernamePorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
 import { unverifiedEmailRefuses } from '../identity/account-model.ts';
-import { answerSignIn, openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/password-sign-in.ts';
+import { requestMetadataOf } from '../http/request-context.ts';
+import { answerSignIn } from '../http/sign-in-answer.ts';
+import { openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/sign-in-with-password.command.ts';
 import { checkPresentedPassword } from '../identity/password-policy.ts';
 import { checkUsername, readUsernameReservation, usernameReservationStream } from '../identity/username-claim.ts';
 import { usernameReservationModel } from '../identity/username.decider.ts';
@@ -34,12 +36,12 @@ export function usernameRoutes(ctx: UsernamePorts) {
       checkPresentedPassword(ctx.config, body.password);
       const username = normalizeUsername(body.username);
 
-      const opened = await signInWithPassword(ctx, request, reply, usernameSignInIdentity(username), body.password, async (signIn) => {
+      const opened = await signInWithPassword(ctx, requestMetadataOf(request), usernameSignInIdentity(username), body.password, async (signIn) => {
         // After the password, as better-auth: only the account's owner learns that its email is unverified.
         if (await unverifiedEmailRefuses(signIn.unit, ctx, signIn.account, body.callbackURL)) return { refusal: 'USERNAME_EMAIL_NOT_VERIFIED' };
         return openSignInSession(ctx, signIn, { ...body, method: 'username-password' });
       });
-      return answerSignIn(ctx, request, reply, opened);
+      return answerSignIn(ctx.cookies, request, reply, opened);
     });
 
     route(app, endpoints.isUsernameAvailable, async (request) => {

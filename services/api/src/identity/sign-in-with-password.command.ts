@@ -1,4 +1,3 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AccountSignInFailed,
   DomainError,
@@ -12,8 +11,7 @@ import {
 import type { RequestMetadata, UnitOfWork } from '@portcullis/platform';
 import type { IdentityPorts } from './ports.ts';
 import { redirectLocation } from '../http/redirect.ts';
-import { requestMetadataOf } from '../http/request-context.ts';
-import { clearDontRemember, setSessionCookie } from '../http/session-cookies.ts';
+import type { OpenedSignIn } from '../http/sign-in-answer.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession } from '../session/session-lifecycle.ts';
 import { decideSignInBan, type ActiveAccount } from './account.decider.ts';
@@ -57,13 +55,6 @@ export type SignInOutcome<T> = { readonly answer: T } | { readonly refusal: Erro
 /** At most this many fresh reads for one sign-in, when its streams keep changing between read and append. */
 const SIGN_IN_ATTEMPTS = 5;
 
-/** better-auth's X-Retry-After (its rate limiter's header), and the standard Retry-After beside it. */
-function refuseLocked(reply: FastifyReply, retryAfterSeconds: number): never {
-  reply.header('x-retry-after', String(retryAfterSeconds));
-  reply.header('retry-after', String(retryAfterSeconds));
-  throw new DomainError('TOO_MANY_FAILED_SIGN_INS');
-}
-
 /**
  * The password sign-in shared by email and username, one command: the identifier's reservation, its user
  * and the sign-in streams (the identifier's and the account's) are decided on; `open` gets a verified
@@ -80,17 +71,15 @@ function refuseLocked(reply: FastifyReply, retryAfterSeconds: number): never {
  */
 export async function signInWithPassword<T>(
   ctx: IdentityPorts,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RequestMetadata,
   identity: SignInIdentity,
   password: string,
   open: (signIn: VerifiedSignIn) => Promise<SignInOutcome<T>>,
 ): Promise<T> {
   const check = passwordCheck(password);
-  const metadata = requestMetadataOf(request);
   const command = (storm: boolean) =>
-    ctx.commands.handle({ name: `sign-in.${identity.via}`, request: metadata, actorId: null, attempts: SIGN_IN_ATTEMPTS }, (unit) =>
-      decidePasswordSignIn(ctx, reply, unit, metadata, identity, check, storm, open),
+    ctx.commands.handle({ name: `sign-in.${identity.via}`, request, actorId: null, attempts: SIGN_IN_ATTEMPTS }, (unit) =>
+      decidePasswordSignIn(ctx, unit, request, identity, check, storm, open),
     );
   const { result } = await command(false).catch((error: unknown) => {
     if (!(error instanceof DomainError && error.code === 'CONFLICT')) throw error;
@@ -104,7 +93,6 @@ export async function signInWithPassword<T>(
 
 async function decidePasswordSignIn<T>(
   ctx: IdentityPorts,
-  reply: FastifyReply,
   unit: UnitOfWork,
   request: RequestMetadata,
   identity: SignInIdentity,
@@ -141,7 +129,7 @@ async function decidePasswordSignIn<T>(
   ];
   for (const { scope, streamId, state } of guards) {
     const decision = decideSignInGuard({ type: 'check', scope, ...attempt }, state);
-    if (decision.outcome === 'locked') refuseLocked(reply, decision.retryAfterSeconds);
+    if (decision.outcome === 'locked') throw new DomainError('TOO_MANY_FAILED_SIGN_INS', { retryAfterSeconds: decision.retryAfterSeconds });
     // A lock lifted by a password change is recorded as lifted, in the same append as the sign-in.
     unit.append(streamId, decision.events);
   }
@@ -179,16 +167,6 @@ async function decidePasswordSignIn<T>(
   return open({ unit, request, account: { ...account, ban: null }, user: signedIn ?? user });
 }
 
-/** A session a sign-in opened, to be answered once its command has landed. */
-export interface OpenedSignIn {
-  readonly token: string;
-  readonly user: User;
-  readonly rememberMe: boolean;
-  readonly callbackURL: string | undefined;
-  /** Where a callbackURL sends the browser, decided before the session was appended. */
-  readonly location: string | null;
-}
-
 /**
  * The end of every password sign-in, within its command: a new session (a day long for rememberMe false, as
  * better-auth), appended with everything the sign-in was decided on.
@@ -205,22 +183,4 @@ export function openSignInSession(
   const signIn = newSession(ctx, request, unit.now, rememberMe);
   openSession(unit, user.id, signIn.session, options.method);
   return { answer: { token: signIn.token, user, rememberMe, callbackURL: options.callbackURL, location } };
-}
-
-/** better-auth's sign-in answer `{redirect, token, url?, user}`, with the session's cookie and bearer header. */
-export function answerSignIn(
-  ctx: IdentityPorts,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  opened: OpenedSignIn,
-): { redirect: boolean; token: string; url?: string; user: User } {
-  if (opened.rememberMe) clearDontRemember(request, reply, ctx.cookies);
-  setSessionCookie(reply, ctx.cookies, opened.token, { dontRemember: !opened.rememberMe });
-  if (opened.location) reply.header('location', opened.location);
-  return {
-    redirect: Boolean(opened.callbackURL),
-    token: opened.token,
-    ...(opened.callbackURL ? { url: opened.callbackURL } : {}),
-    user: opened.user,
-  };
 }
