@@ -5,8 +5,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cookieNames, DEFAULT_PASSWORD, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
-import { freePort } from '../support/processes.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /**
  * Cross-site request forgery from a real browser (spec section 5): Debian's headless Chromium, driven by
@@ -74,8 +74,8 @@ describeWithChromium('CSRF from a real browser (headless Chromium)', () => {
   const api = (): string => system.authUrl;
 
   beforeAll(async () => {
-    attackerPort = await freePort();
-    partnerPort = await freePort();
+    attackerPort = await pickFreePort();
+    partnerPort = await pickFreePort();
     system = await startSystem({ env: { TRUSTED_ORIGINS: `http://127.0.0.1:${partnerPort}` } });
     servers.push(await pageServer(attackerPort, attackerPages, api));
     servers.push(await pageServer(partnerPort, { '/': () => '<!doctype html><title>partner</title>' }, api));

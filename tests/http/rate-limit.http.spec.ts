@@ -2,11 +2,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCatalogue } from '@portcullis/contracts';
 import { expectCatalogueError, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
-import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { describeWithRedis, testRedisUrl } from '../support/redis.ts';
 import { rawRequest } from '../support/raw-request.ts';
 import { HttpClient, startSystem, type HttpResponse, type System } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /**
  * Rate limiting with better-auth's default limits, over real HTTP, counted in the store every replica
@@ -193,7 +194,7 @@ function acrossTwoReplicas(storage: 'redis' | 'postgres'): void {
   let secondUrl = '';
 
   beforeAll(async () => {
-    const port = await freePort();
+    const port = await pickFreePort();
     // A second replica of the api behind the same public URL: same database, same Redis, same secret.
     second = spawnService({ name: 'api-2', entry: serviceEntries.api.built, env: { ...system().env, PORT: String(port) } });
     secondUrl = `http://127.0.0.1:${port}`;

@@ -3,10 +3,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, uniqueEmail } from '../support/auth.ts';
 import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../support/postgres.ts';
-import { freePort, spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { spawnService, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { redisServerAvailable, startPrivateRedis, type PrivateRedis } from '../support/redis-server.ts';
 import { HttpClient } from '../support/system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 interface Running {
   readonly authUrl: string;
@@ -35,7 +36,7 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('the sessi
 
   /** The api and a projector on `databaseUrl`, against the test's Redis, ready. */
   async function run(databaseUrl: string): Promise<Running> {
-    const port = await freePort();
+    const port = await pickFreePort();
     const env = {
       NODE_ENV: 'test',
       DATABASE_URL: databaseUrl,

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { freePort, spawnService } from '../support/processes.ts';
+import { spawnService } from '../support/processes.ts';
 import { redisServerAvailable, startPrivateRedis, type PrivateRedis } from '../support/redis-server.ts';
 import { serviceEntries } from '../../scripts/build.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /**
  * The session cache must not lose what it has applied behind its back: a Redis that evicts keys is refused
@@ -24,7 +25,7 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('a Redis t
   });
 
   it('is refused by the api and by the projector at start', async () => {
-    const port = await freePort();
+    const port = await pickFreePort();
     const env = {
       NODE_ENV: 'test',
       DATABASE_URL: database.url,

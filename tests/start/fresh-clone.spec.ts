@@ -6,8 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STAGING_ROOT, stagingFolderOf } from '../../services/platform/src/embedded-postgres.ts';
-import { freePort, repoRoot, spawnShellCommand, type ServiceProcess } from '../support/processes.ts';
+import { repoRoot, spawnShellCommand, type ServiceProcess } from '../support/processes.ts';
 import { stagedPostgresData, stopPostgresServersIn } from '../support/staged-postgres.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 const run = promisify(execFile);
 
@@ -82,8 +83,8 @@ describe('a fresh clone in a private directory', () => {
 
     const command = await readmeFirstCommand(checkout);
     expect(command).toBe('npm install && npm start');
-    const port = await freePort();
-    const pgPort = await freePort();
+    const port = await pickFreePort();
+    const pgPort = await pickFreePort();
     running = spawnShellCommand({
       name: 'fresh-clone',
       command,

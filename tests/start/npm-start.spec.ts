@@ -2,8 +2,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, inheritedEnv, repoRoot, spawnService, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
+import { inheritedEnv, repoRoot, spawnService, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { removeStagedPostgresData, stagedPostgresData } from '../support/staged-postgres.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /**
  * `npm start` on a machine with nothing configured: embedded Postgres, migrations, projector and api as
@@ -44,8 +45,8 @@ describe('npm start (embedded default)', () => {
     // 0700, as mkdtemp makes it: run as root, the unprivileged user Postgres runs as cannot enter it.
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
-    const port = await freePort();
-    const pgPort = await freePort();
+    const port = await pickFreePort();
+    const pgPort = await pickFreePort();
     const auth = `http://127.0.0.1:${port}/api/auth`;
 
     running = await start(port, pgPort);
@@ -91,8 +92,8 @@ describe('npm start (embedded default)', () => {
   it('leaves nothing running when npm start itself is killed outright (SIGKILL)', async () => {
     await running?.stop();
     dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
-    const port = await freePort();
-    const started = await start(port, await freePort());
+    const port = await pickFreePort();
+    const started = await start(port, await pickFreePort());
     running = started;
     // What it started: the services, Postgres (a process group of its own) and the watcher beside it.
     const children = await childrenOf(started.pid);
@@ -110,10 +111,10 @@ describe('npm start (embedded default)', () => {
   it('stops everything when only npm is sent SIGTERM, as an orchestrator stops it', async () => {
     await running?.stop();
     dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
-    const port = await freePort();
+    const port = await pickFreePort();
     // npm's own variables describe the npm running the tests.
     const env = Object.fromEntries(Object.entries(inheritedEnv()).filter(([name]) => !/^npm_/i.test(name)));
-    Object.assign(env, startEnvironment(port, await freePort()));
+    Object.assign(env, startEnvironment(port, await pickFreePort()));
     // `exec`: the command's process is npm itself, so a signal to its pid reaches npm alone.
     const npm = spawnShellCommand({ name: 'npm-start-term', command: 'exec npm start', cwd: repoRoot, env });
     running = npm;

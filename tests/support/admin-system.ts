@@ -3,9 +3,10 @@ import { adminClient } from 'better-auth/client/plugins';
 import { DEFAULT_PASSWORD, uniqueEmail } from './auth.ts';
 import { cookieJarFetch } from './better-auth-fetch.ts';
 import type { HttpClient } from './system.ts';
-import { freePort, spawnService, waitFor, type ServiceProcess } from './processes.ts';
+import { spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { startSystem, type StartSystemOptions, type System } from './system.ts';
 import { serviceEntries } from '../../scripts/build.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /** A better-auth client with the admin plugin, and the cookie jar it keeps. */
 export type AdminAuthClient = ReturnType<typeof adminAuthClient>;
@@ -49,7 +50,7 @@ export async function startAdminSystem<S extends System = System>(
     });
     if (!signedUp.data) throw new Error(`the root admin could not sign up: ${JSON.stringify(signedUp.error)}`);
     const rootId = signedUp.data.user.id;
-    const port = await freePort();
+    const port = await pickFreePort();
     const adminUrl = `http://127.0.0.1:${port}`;
     adminApi = spawnService({ name: 'admin-api', entry: serviceEntries.api.built, env: { ...system.env, PORT: String(port), ADMIN_USER_IDS: rootId } });
     await waitFor(

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeArgumentsFor } from '../../scripts/build.ts';
@@ -235,18 +234,6 @@ export async function waitFor(condition: () => Promise<boolean> | boolean, opts:
   }
 }
 
-/** A port that was free a moment ago; the OS picks it, so parallel workers do not race on a fixed range. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error('could not determine a free port'))));
-    });
-  });
-}
 
 function tail(text: string, lines = 40): string {
   const kept = text.trimEnd().split('\n').slice(-lines);

@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, waitFor } from './processes.ts';
+import { waitFor } from './processes.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 /**
  * A Redis server of the test's own (Debian's redis-server, on a free port, keeping nothing on disk), for
@@ -54,7 +55,7 @@ async function kill(child: ChildProcess): Promise<void> {
 }
 
 export async function startPrivateRedis(options: { args?: readonly string[] } = {}): Promise<PrivateRedis> {
-  const port = await freePort();
+  const port = await pickFreePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-redis-'));
   let child = await launch(port, dir, options.args ?? []);
   return {
@@ -92,7 +93,7 @@ export async function startPrivateRedisCluster(masters = 3): Promise<PrivateRedi
   };
   try {
     for (let i = 0; i < masters; i += 1) {
-      const port = await freePort();
+      const port = await pickFreePort();
       const dir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-redis-cluster-'));
       const child = await launch(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000']);
       nodes.push({ port, dir, child });

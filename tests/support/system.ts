@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPersonalDataCipher, PersonalData, PostgresDataKeys, type EventBody } from '@portcullis/platform';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import { freePort, spawnService, waitFor, type ServiceProcess } from './processes.ts';
+import { spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from './redis.ts';
 import { serviceEntries } from '../../scripts/build.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 export interface StartSystemOptions {
   /** Run with the Redis session cache (the caller must skip when Redis is unreachable: describeWithRedis). */
@@ -47,7 +48,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
 
   const database = await createTestDatabase('http');
-  const port = await freePort();
+  const port = await pickFreePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
   const env: Record<string, string> = {

@@ -129,7 +129,6 @@ export async function waitUntil(
   }
 }
 
-export { freePort } from '../../../tests/support/processes.ts';
 
 /** True once GET `url` answers 2xx. */
 export async function answersOk(url: string): Promise<boolean> {

@@ -1,4 +1,5 @@
-import { answersOk, freePort, spawnEntry, waitUntil, type Child } from './children.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
+import { answersOk, spawnEntry, waitUntil, type Child } from './children.ts';
 import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 
 // Built once per bench run, then measured as `npm start` runs it.
@@ -61,7 +62,7 @@ const OWNED = [
 
 /** Starts api + projector the way production runs them and returns once the api reports ready. */
 export async function startDeployment(options: DeploymentOptions): Promise<Deployment> {
-  const port = await freePort();
+  const port = await pickFreePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of OWNED) delete env[name];
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -98,7 +99,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     api,
     projector,
     startAnotherApi: async () => {
-      const otherPort = await freePort();
+      const otherPort = await pickFreePort();
       const otherBaseUrl = `http://127.0.0.1:${otherPort}`;
       const child = spawnEntry(`api ${others.length + 2}`, serviceEntries.api.built, { ...env, PORT: String(otherPort), BASE_URL: otherBaseUrl }, { profiled: true });
       others.push(child);

@@ -1,4 +1,5 @@
-import { answersOk, freePort, spawnEntry, waitUntil, type Child } from '../lib/children.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
+import { answersOk, spawnEntry, waitUntil, type Child } from '../lib/children.ts';
 
 export interface BetterAuthPeer {
   readonly authUrl: string;
@@ -18,7 +19,7 @@ export interface PeerOptions {
 
 /** Starts better-auth (`better-auth-server.ts`) as a child on a free port; resolves once it answers /ok. */
 export async function startBetterAuthPeer(options: PeerOptions): Promise<BetterAuthPeer> {
-  const port = await freePort();
+  const port = await pickFreePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken } from '@portcullis/platform';
 import { AuthClient, bearerHeader, cookieHeader } from '../lib/auth-client.ts';
-import { answersOk, freePort, spawnEntry, tail, waitUntil, type Child } from '../lib/children.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
+import { answersOk, spawnEntry, tail, waitUntil, type Child } from '../lib/children.ts';
 import { CostMeter, type Cost, type CostSources } from '../lib/cost-meter.ts';
 import { createBenchDatabase } from '../lib/database.ts';
 import { runLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
@@ -76,7 +77,7 @@ class ReadBench {
   }
 
   async startBareFastify(): Promise<{ url: string; child: Child }> {
-    const port = await freePort();
+    const port = await pickFreePort();
     const child = spawnEntry('bare-fastify', 'bench/src/bare-fastify.ts', { ...process.env, PORT: String(port) });
     this.teardown.add('stop bare fastify', () => child.stop());
     const url = `http://127.0.0.1:${port}/`;

