@@ -33,7 +33,7 @@ export const erasureProjectionName = 'erasure';
 
 /** A session's own history. */
 const sessionLifecycle = [
-  'session.created.v1',
+  'session.created.v2',
   'session.impersonation_started.v1',
   'session.refreshed.v1',
   'session.updated.v1',
@@ -58,6 +58,9 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
   identity: new Set([
     'user.registered.v1',
     'user.credential_account_created.v1',
+    'user.provider_account_linked.v1',
+    'user.provider_tokens_updated.v1',
+    'user.account_unlinked.v1',
     'user.updated.v1',
     'user.username_changed.v1',
     'user.email_verified.v1',
@@ -120,7 +123,7 @@ function projectionsConcernedWith(types: Iterable<string>, among: readonly Proje
  * reach the log's head first. The projector gathers these into fewer writes (`ProjectionTarget.holdsBack`).
  */
 export const shownLateBesideSessionCache: Partial<Record<ProjectionName, ReadonlySet<DomainEventType>>> = {
-  sessions: new Set(['session.created.v1']),
+  sessions: new Set(['session.created.v2']),
 };
 
 /**

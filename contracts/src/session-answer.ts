@@ -11,7 +11,7 @@ type CachedSessionFields = CachedSession['session'];
  * fold checks the selection against the organization itself.
  */
 export function evolveSessionAnswer(session: CachedSessionFields | null, event: DomainEvent, occurredAt: string): CachedSessionFields | null {
-  if (event.type === 'session.created.v1') return openedSession(event.data, occurredAt, { rememberMe: event.data.rememberMe, impersonatedBy: null });
+  if (event.type === 'session.created.v2') return openedSession(event.data, occurredAt, { rememberMe: event.data.rememberMe, impersonatedBy: null });
   if (event.type === 'session.impersonation_started.v1') {
     // better-auth opens it as a dont-remember session: it lasts its hour and is never extended.
     return openedSession(event.data, occurredAt, { rememberMe: false, impersonatedBy: event.data.impersonatedBy });

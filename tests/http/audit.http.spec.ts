@@ -69,7 +69,7 @@ describe('audit trail: HTTP and the CLI', () => {
     const exported = await cli('export', '--user', userId);
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout.trimEnd().split('\n')).toEqual(overHttp);
-    expect(overHttp.map((line) => (JSON.parse(line) as AuditEvent).type)).toContain('session.created.v1');
+    expect(overHttp.map((line) => (JSON.parse(line) as AuditEvent).type)).toContain('session.created.v2');
   });
 
   it('replays a user as of now with the deciders\' models', async () => {

@@ -57,7 +57,7 @@ describe('parallel sign-ups with one email', () => {
     // No orphan: the only session (in the read model and in the log) is the winner's.
     const sessions = await system.query<{ userId: string }>(`SELECT "userId" FROM session`);
     expect(sessions).toEqual([{ userId: winner.user.id }]);
-    expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'session.created.v1'`, [])).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'session.created.v2'`, [])).toBe(1);
 
     // And the winner's session works.
     const winnerClient = clients[responses.indexOf(winners[0]!)]!;

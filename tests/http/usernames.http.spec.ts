@@ -163,7 +163,7 @@ describe('usernames (better-auth username plugin)', () => {
       const session = await c.get<SessionAnswerJson & { user: UsernameUserJson }>('get-session');
       expect(session.json.session.token).toBe(response.json.token);
       expect(session.json.user).toMatchObject({ id: userId, username: username.toLowerCase(), displayUsername: username });
-      const stored = await system.query(`SELECT data->>'method' AS method FROM events WHERE type = 'session.created.v1' AND data->>'sessionId' = $1`, [
+      const stored = await system.query(`SELECT data->>'method' AS method FROM events WHERE type = 'session.created.v2' AND data->>'sessionId' = $1`, [
         session.json.session.id,
       ]);
       expect(stored).toEqual([{ method: 'username-password' }]);

@@ -33,6 +33,8 @@ describe('replaying every historical version of every event', () => {
   const impersonation = randomUUID();
   const adminId = randomUUID();
   const tokenHash = (sessionId: string): string => hashToken(`token-of-${sessionId}`);
+  const githubAccountId = randomUUID();
+  const STATE_HASH = hashToken(`state-of-${userId}`);
 
   /** One example of each type and version, as written when it was current, on the stream it belongs to. */
   const history: Array<{ stream: string; type: string; data: Record<string, unknown> }> = [
@@ -44,12 +46,35 @@ describe('replaying every historical version of every event', () => {
     { stream: streams.user(userId), type: 'user.username_changed.v1', data: { userId, username: 'historic', displayUsername: 'Historic' } },
     { stream: streams.user(userId), type: 'user.email_verified.v1', data: { userId, email } },
     { stream: streams.username('historic'), type: 'username.released.v1', data: { username: 'historic', userId } },
+    // A provider's sign-in: its flow, the account claimed and linked, new tokens, then unlinked and released.
+    { stream: streams.socialFlow(STATE_HASH), type: 'social.flow_started.v1', data: { stateHash: STATE_HASH, providerId: 'github', callbackURL: '/', errorURL: null, newUserURL: null, requestSignUp: false, linkUserId: userId, linkEmail: email, expiresAt } },
+    { stream: streams.socialFlow(STATE_HASH), type: 'social.flow_finished.v1', data: { stateHash: STATE_HASH } },
+    { stream: streams.providerAccount('github', '4242'), type: 'provider_account.claimed.v1', data: { providerId: 'github', providerAccountId: '4242', userId, accountId: githubAccountId } },
+    {
+      stream: streams.user(userId),
+      type: 'user.provider_account_linked.v1',
+      data: { userId, accountId: githubAccountId, providerId: 'github', providerAccountId: '4242', scope: 'read:user', accessToken: 'gho_history', refreshToken: null, idToken: null, accessTokenExpiresAt: expiresAt, refreshTokenExpiresAt: null },
+    },
+    {
+      stream: streams.user(userId),
+      type: 'user.provider_tokens_updated.v1',
+      data: { userId, accountId: githubAccountId, providerId: 'github', accessToken: 'gho_renewed', refreshToken: null, idToken: null, accessTokenExpiresAt: expiresAt, refreshTokenExpiresAt: null },
+    },
+    { stream: streams.user(userId), type: 'user.account_unlinked.v1', data: { userId, accountId: githubAccountId, providerId: 'github' } },
+    { stream: streams.providerAccount('github', '4242'), type: 'provider_account.released.v1', data: { providerId: 'github', providerAccountId: '4242', userId } },
     ...Object.values(sessions).flatMap((sessionId) => [
-      {
-        stream: streams.session(sessionId),
-        type: 'session.created.v1',
-        data: { sessionId, userId, tokenHash: tokenHash(sessionId), expiresAt, ipAddress: '203.0.113.1', userAgent: 'history', rememberMe: true, method: 'email-password' },
-      },
+      // The first version knew no providers: the kept session is the second's, opened by a provider.
+      sessionId === sessions.kept
+        ? {
+            stream: streams.session(sessionId),
+            type: 'session.created.v2',
+            data: { sessionId, userId, tokenHash: tokenHash(sessionId), expiresAt, ipAddress: '203.0.113.1', userAgent: 'history', rememberMe: true, method: 'social', providerId: 'github' },
+          }
+        : {
+            stream: streams.session(sessionId),
+            type: 'session.created.v1',
+            data: { sessionId, userId, tokenHash: tokenHash(sessionId), expiresAt, ipAddress: '203.0.113.1', userAgent: 'history', rememberMe: true, method: 'email-password' },
+          },
       { stream: streams.userSessions(userId), type: 'session_index.session_opened.v1', data: { userId, sessionId, tokenHash: tokenHash(sessionId), expiresAt } },
     ]),
     { stream: streams.session(sessions.kept), type: 'session.refreshed.v1', data: { sessionId: sessions.kept, userId, expiresAt } },
@@ -224,6 +249,8 @@ describe('replaying every historical version of every event', () => {
     const user = await db.pool.one(sql.unsafe`SELECT email, name, "emailVerified", username, role, banned FROM "user" WHERE id = ${userId}`);
     expect(user).toEqual({ email: `moved-${email}`, name: 'History Renamed', emailVerified: false, username: 'historic', role: 'admin,user', banned: false });
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM "user" WHERE id = ${deletedUserId}`)).toEqual([]);
+    // The provider's account came and went; the password account stays.
+    expect(await db.pool.anyFirst(sql.unsafe`SELECT "providerId" FROM account WHERE "userId" = ${userId}`)).toEqual(['credential']);
     // The v1 revocation (no token hash) and the v2 one both ended their sessions; the third one lives on,
     // its organization and team cleared by the organization's own events.
     expect(

@@ -128,13 +128,13 @@ describeWithRedis('with the projector paused (real processes, Redis cache)', () 
       for (const token of tokens) expect(await sessionOf(token)).toBeNull();
     });
     const positions = await system.query<{ created: string; reset: string }>(
-      `SELECT (SELECT max(position) FROM events WHERE type = 'session.created.v1' AND data->>'userId' = $1) AS created,
+      `SELECT (SELECT max(position) FROM events WHERE type = 'session.created.v2' AND data->>'userId' = $1) AS created,
               (SELECT position FROM events WHERE type = 'user.password_changed.v1' AND data->>'userId' = $1) AS reset`,
       [user.id],
     );
     expect(Number(positions[0]!.created)).toBeLessThan(Number(positions[0]!.reset));
     const open = await system.query(
-      `SELECT c.data->>'sessionId' AS id FROM events c WHERE c.type = 'session.created.v1' AND c.data->>'userId' = $1
+      `SELECT c.data->>'sessionId' AS id FROM events c WHERE c.type = 'session.created.v2' AND c.data->>'userId' = $1
          AND NOT EXISTS (SELECT 1 FROM events r WHERE r.type = 'session.revoked.v2' AND r.data->>'sessionId' = c.data->>'sessionId')`,
       [user.id],
     );

@@ -56,7 +56,7 @@ function userHistory(n: number, at: Date): { writes: StreamWrite[]; userId: stri
     {
       streamId: streams.session(sessionId),
       expectedVersion: 'no_stream',
-      events: [event('session.created.v1', { sessionId, userId, tokenHash, expiresAt, ipAddress: ip, userAgent: 'bench', rememberMe: true, method: 'email-password' }, userId)],
+      events: [event('session.created.v2', { sessionId, userId, tokenHash, expiresAt, ipAddress: ip, userAgent: 'bench', rememberMe: true, method: 'email-password' }, userId)],
     },
     { streamId: streams.userSessions(userId), expectedVersion: 'no_stream', events: [event('session_index.session_opened.v1', { userId, sessionId, tokenHash, expiresAt }, userId)] },
     {

@@ -174,7 +174,7 @@ export const accountLifecycleEndpoints = {
     operationId: 'listUserAccounts',
     method: 'GET',
     path: '/list-accounts',
-    summary: 'The accounts linked to the caller (today the email and password one, when the user has a password)',
+    summary: 'The accounts linked to the caller: the password one and each provider\'s, never their tokens',
     tag: 'Account',
     auth: 'session',
     answer: listAccountsAnswerSchema,

@@ -55,7 +55,7 @@ export const auditFilterSchema = z.object({
   actor: z.string().max(255).optional().meta({ description: 'events this user id did: as the acting user, or as the admin behind an impersonation' }),
   actorKind: z.enum(actorKinds).optional(),
   ip: ipOrCidr.optional().meta({ description: 'client address, or a CIDR range it falls in' }),
-  type: z.string().max(200).optional().meta({ description: 'comma-separated event types (`session.created.v1,session.revoked.v2`)' }),
+  type: z.string().max(200).optional().meta({ description: 'comma-separated event types (`session.created.v2,session.revoked.v2`)' }),
   typePrefix: z.string().max(200).optional().meta({ description: 'event types starting with this (`credentials.`)' }),
   stream: z.string().max(300).optional(),
   from: instant.optional().meta({ description: 'recorded in the log at or after this instant' }),

@@ -24,7 +24,7 @@ export const UserUnbanned = defineEvent('user.unbanned.v1', z.object({ userId: z
 
 /**
  * Stream `session-<sessionId>`: a session opened by an admin impersonating the user, in place of
- * `session.created.v1` (whose published shape has no impersonator). Short-lived, never remembered beyond
+ * `session.created.v2` (whose published shape has no impersonator). Short-lived, never remembered beyond
  * its lifetime; `impersonatedBy` names the admin, as better-auth's session field does.
  */
 export const ImpersonationStarted = defineEvent(

@@ -1,6 +1,17 @@
 import { z } from 'zod';
 import type { EventOf, SupersededEvent } from './define-event.ts';
-import { CredentialAccountCreated, EmailReserved, SignInFailed, UserRegistered, UserUpdated } from './identity.ts';
+import {
+  AccountUnlinked,
+  CredentialAccountCreated,
+  EmailReserved,
+  ProviderAccountClaimed,
+  ProviderAccountLinked,
+  ProviderAccountReleased,
+  ProviderTokensUpdated,
+  SignInFailed,
+  UserRegistered,
+  UserUpdated,
+} from './identity.ts';
 import {
   SessionCreated,
   SessionExtended,
@@ -32,6 +43,7 @@ import {
   VerificationTokenRevoked,
 } from './account-lifecycle.ts';
 import { MailJobQueued } from './mail.ts';
+import { SocialFlowFinished, SocialFlowStarted } from './social.ts';
 import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
 import { ImpersonationOpened, ImpersonationsClosed, ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
 import {
@@ -60,6 +72,7 @@ import {
 
 export * from './define-event.ts';
 export * from './identity.ts';
+export * from './social.ts';
 export * from './session.ts';
 export * from './username.ts';
 export * from './sign-in-guard.ts';
@@ -132,6 +145,13 @@ export const eventDefinitions = [
   ImpersonationStarted,
   ImpersonationOpened,
   ImpersonationsClosed,
+  ProviderAccountLinked,
+  ProviderTokensUpdated,
+  AccountUnlinked,
+  ProviderAccountClaimed,
+  ProviderAccountReleased,
+  SocialFlowStarted,
+  SocialFlowFinished,
 ] as const;
 
 export type DomainEvent = EventOf<(typeof eventDefinitions)[number]>;
@@ -202,6 +222,10 @@ export const streams = {
   usernameSignIn: (username: string) => `sign-in-username-${username}`,
   /** Failures and locks of one account, by any of its identifiers; user ids hold no '@', so no email's stream either. */
   accountSignIn: (userId: string) => `sign-in-account-${userId}`,
+  /** A provider sign-in under way, by the SHA-256 of its state (see `SocialFlowStarted`). */
+  socialFlow: (stateHash: string) => `social-flow-${stateHash}`,
+  /** Which user holds a provider's account (see `ProviderAccountClaimed`). */
+  providerAccount: (providerId: string, providerAccountId: string) => `provider-account-${providerId}:${providerAccountId}`,
   verification: (tokenHash: string) => `verification-${tokenHash}`,
   /** The user's latest password-reset link (see `PasswordResetLinkIssued`). */
   passwordReset: (userId: string) => `password-reset-${userId}`,

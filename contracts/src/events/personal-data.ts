@@ -68,7 +68,14 @@ export const personalDataRules: Readonly<Record<string, readonly PersonalDataRul
   'username.reserved.v1': [{ fields: ['username'], subject: byUser('userId') }],
   'username.released.v1': [{ fields: ['username'], subject: byUser('userId') }],
   'user.username_changed.v1': [{ fields: ['username', 'displayUsername'], subject: byUser('userId') }],
+  // A provider's tokens are secrets as well as personal: sealed like the rest, and redacted from audit answers.
+  'user.provider_account_linked.v1': [{ fields: ['providerAccountId', 'accessToken', 'refreshToken', 'idToken'], subject: byUser('userId') }],
+  'user.provider_tokens_updated.v1': [{ fields: ['accessToken', 'refreshToken', 'idToken'], subject: byUser('userId') }],
+  'provider_account.claimed.v1': [{ fields: ['providerAccountId'], subject: byUser('userId') }],
+  'provider_account.released.v1': [{ fields: ['providerAccountId'], subject: byUser('userId') }],
+  'social.flow_started.v1': [{ fields: ['linkEmail'], subject: byUser('linkUserId') }],
   'session.created.v1': [{ fields: ['ipAddress', 'userAgent'], subject: byUser('userId') }],
+  'session.created.v2': [{ fields: ['ipAddress', 'userAgent'], subject: byUser('userId') }],
   'session.impersonation_started.v1': [{ fields: ['ipAddress', 'userAgent'], subject: byUser('userId') }],
   // The invitee is an address until someone accepts: the address's key, which that person's deletion destroys.
   'organization.invitation_created.v1': [{ fields: ['email'], subject: byAddress('email') }],
@@ -125,9 +132,9 @@ export function readableAddress(value: unknown): string | null {
  * Stream ids that would spell an address: the reservations and sign-in guards of emails and usernames.
  * The store names them by a keyed hash of that part (`email-hmac-<hex>`), so neither the log nor the audit
  * index keeps the address readable; callers keep using `streams.email(address)`. `sign-in-account-<userId>`
- * holds an id, not an address.
+ * holds an id, not an address. A provider's account id names a person too (`provider-account-`).
  */
-const addressStreamPrefixes = ['sign-in-username-', 'sign-in-', 'email-', 'username-'] as const;
+const addressStreamPrefixes = ['sign-in-username-', 'sign-in-', 'email-', 'username-', 'provider-account-'] as const;
 
 /** The prefix and the address of a stream id that spells one, or null. */
 export function addressInStreamId(streamId: string): { readonly prefix: string; readonly address: string } | null {

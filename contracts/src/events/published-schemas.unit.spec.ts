@@ -7,7 +7,7 @@ const recorded = JSON.parse(readFileSync(new URL('./published-schemas.json', imp
 /**
  * A published event version never changes shape: readers everywhere (older projectors, the audit trail, a
  * replay of years of history) rely on it. Two versions were widened in place before this record existed
- * (`session.created.v1` gained methods, `mail.job_queued.v1` an optional `invitation`); the record holds
+ * (`session.created.v2` gained methods, `mail.job_queued.v1` an optional `invitation`); the record holds
  * them as they stand, which covers everything ever written under their names, and they are frozen now.
  */
 describe('published event schemas', () => {

@@ -3,20 +3,35 @@ import { defineEvent, superseded } from './define-event.ts';
 
 const tokenHash = z.string().regex(/^[0-9a-f]{64}$/);
 
-/** Stream `session-<sessionId>`. `tokenHash` is the SHA-256 (hex) of the session token; the token itself is never stored. */
-export const SessionCreated = defineEvent(
+const sessionCreatedFields = {
+  sessionId: z.string(),
+  userId: z.string(),
+  tokenHash,
+  expiresAt: z.string(),
+  ipAddress: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  rememberMe: z.boolean(),
+};
+
+/** The first version: sign-ins by password, sign-up and a verification link only. */
+const SessionCreatedV1 = defineEvent(
   'session.created.v1',
   z.object({
-    sessionId: z.string(),
-    userId: z.string(),
-    tokenHash,
-    expiresAt: z.string(),
-    ipAddress: z.string().nullable(),
-    userAgent: z.string().nullable(),
-    rememberMe: z.boolean(),
-    // Widened (additive) with 'email-verification': auto sign-in from a verification link, and
-    // 'username-password': POST /sign-in/username.
+    ...sessionCreatedFields,
     method: z.enum(['sign-up', 'email-password', 'email-verification', 'username-password']),
+  }),
+);
+
+/**
+ * Stream `session-<sessionId>`. `tokenHash` is the SHA-256 (hex) of the session token; the token itself is
+ * never stored. `method` says how the user got in; `social` and `id-token` name the provider.
+ */
+export const SessionCreated = defineEvent(
+  'session.created.v2',
+  z.object({
+    ...sessionCreatedFields,
+    method: z.enum(['sign-up', 'email-password', 'email-verification', 'username-password', 'social', 'id-token']),
+    providerId: z.string().nullable().default(null),
   }),
 );
 
@@ -87,5 +102,6 @@ export const SessionsClosed = defineEvent(
 );
 
 export const sessionEventHistory = [
+  superseded(SessionCreatedV1, SessionCreated, (data) => ({ ...data, providerId: null })),
   superseded(SessionRevokedV1, SessionRevoked, (data) => ({ ...data, tokenHash: null })),
 ];

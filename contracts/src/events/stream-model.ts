@@ -17,6 +17,8 @@ export interface StreamModel<State> {
   evolve(state: State, event: DomainEvent, time: EventTime): State;
   /** How the state is kept in a snapshot; absent: as it is, which must then be plain JSON. */
   readonly snapshot?: SnapshotCodec<State>;
+  /** False: never snapshotted, for a state holding secrets the log keeps sealed (snapshots are stored open). */
+  readonly snapshots?: boolean;
   /**
    * Whether a state is small enough to keep in memory between commands; absent: always. A stream an attacker
    * can grow (failed sign-ins) says no past a size, so many such streams cannot fill the api's memory.

@@ -2,7 +2,7 @@ import { DomainError, streams } from '@portcullis/contracts';
 import { hashPassword, type RequestMetadata } from '@portcullis/platform';
 import type { AccountPorts } from './ports.ts';
 import { accountIn } from '../identity/account-model.ts';
-import { decideAccount } from '../identity/account.decider.ts';
+import { credentialOf, decideAccount } from '../identity/account.decider.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
 import { newSession } from '../session/new-session.ts';
 import { endAllSessions, openSession, type NewSession } from '../session/session-lifecycle.ts';
@@ -26,8 +26,9 @@ export async function changePassword(
     { name: 'change-password', request, actorId: userId, serialize: [streams.user(userId)], settle: command.revokeOtherSessions ? 'revocation' : 'write' },
     async (unit) => {
       const account = await accountIn(unit, userId);
-      if (account.state.status !== 'active' || !account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
-      if (!(await currentPassword.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
+      const credential = account.state.status === 'active' ? credentialOf(account.state) : null;
+      if (!credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      if (!(await currentPassword.matches(credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
       const passwordHash = await hashing;
       unit.append(account.streamId, decideAccount({ type: 'change-password', passwordHash }, account.state));
       if (!command.revokeOtherSessions) return null;

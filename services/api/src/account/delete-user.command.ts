@@ -2,6 +2,7 @@ import { DomainError, streams } from '@portcullis/contracts';
 import { hashToken, type RequestMetadata } from '@portcullis/platform';
 import type { AccountPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
+import { credentialOf } from '../identity/account.decider.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
 import { deleteUserIn } from '../identity/user-deletion.ts';
 import { decideVerificationToken, verificationTokenModel } from './verification-token.decider.ts';
@@ -31,8 +32,9 @@ export async function deleteUser(
     }
     const account = await activeAccountIn(unit, userId);
     if (password) {
-      if (!account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
-      if (!(await password.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
+      const credential = credentialOf(account.state);
+      if (!credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      if (!(await password.matches(credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
     }
     await deleteUserIn(unit, ports, account);
   });

@@ -2,6 +2,7 @@ import { DomainError, streams } from '@portcullis/contracts';
 import { hashToken, randomString, type RequestMetadata } from '@portcullis/platform';
 import type { AccountPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
+import { credentialOf } from '../identity/account.decider.ts';
 import { passwordCheck } from '../identity/password-policy.ts';
 import { queueMail } from '../mail/mail-jobs.ts';
 import { decideVerificationToken } from './verification-token.decider.ts';
@@ -26,8 +27,9 @@ export async function mailDeletionLink(
   await ports.commands.handle({ name: 'delete-user.mail', request, actorId: userId }, async (unit) => {
     const account = await activeAccountIn(unit, userId);
     if (check) {
-      if (!account.state.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
-      if (!(await check.matches(account.state.credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
+      const credential = credentialOf(account.state);
+      if (!credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      if (!(await check.matches(credential.passwordHash))) throw new DomainError('INVALID_PASSWORD');
     }
     const expiresAt = new Date(unit.now.getTime() + ports.config.deleteUser.expiresInSeconds * 1000);
     unit.append(

@@ -12,6 +12,7 @@ import { setOpenedSessionCookies } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { requireSession, resolveSession } from '../session/current-session.ts';
 import { readAccount } from '../identity/account-model.ts';
+import { credentialOf } from '../identity/account.decider.ts';
 import { changePassword } from './change-password.command.ts';
 import { requestPasswordReset } from './request-password-reset.command.ts';
 import { resetPassword } from './reset-password.command.ts';
@@ -94,7 +95,7 @@ export function passwordRoutes(ctx: AccountPorts) {
       const { body } = request;
       checkPresentedPassword(ctx.config, body.password);
       const state = await readAccount(ctx, current.user.id);
-      const hash = state.status === 'active' ? state.credential?.passwordHash : undefined;
+      const hash = state.status === 'active' ? credentialOf(state)?.passwordHash : undefined;
       if (!hash || !(await passwordCheck(body.password).matches(hash))) throw new DomainError('INVALID_PASSWORD');
       return { status: true };
     });

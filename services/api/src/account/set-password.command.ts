@@ -2,7 +2,7 @@ import { DomainError, streams } from '@portcullis/contracts';
 import { generateId, hashPassword, type RequestMetadata } from '@portcullis/platform';
 import type { AccountPorts } from './ports.ts';
 import { activeAccountIn, readAccount } from '../identity/account-model.ts';
-import { decideAccount } from '../identity/account.decider.ts';
+import { credentialOf, decideAccount } from '../identity/account.decider.ts';
 
 /**
  * set-password (a server call): a first password for a user who has none (one from a social provider, or
@@ -16,7 +16,7 @@ export async function setPassword(
   const { userId } = command;
   const before = await readAccount(ports, userId);
   if (before.status !== 'active') throw new DomainError('USER_NOT_FOUND');
-  if (before.credential) throw new DomainError('PASSWORD_ALREADY_SET');
+  if (credentialOf(before)) throw new DomainError('PASSWORD_ALREADY_SET');
   const passwordHash = await hashPassword(command.newPassword);
   await ports.commands.handle({ name: 'set-password', request, actorId: null, serialize: [streams.user(userId)] }, async (unit) => {
     const account = await activeAccountIn(unit, userId);

@@ -33,6 +33,12 @@ export function auditSentence(input: SentenceInput, labels: UserLabels): string 
         return `${text(data.email)} signed up${from}`;
       case 'user.credential_account_created.v1':
         return `${subject} got a password${from}`;
+      case 'user.provider_account_linked.v1':
+        return `${subject} linked a ${text(data.providerId)} account${from}`;
+      case 'user.provider_tokens_updated.v1':
+        return `${subject}'s ${text(data.providerId)} tokens were renewed${from}`;
+      case 'user.account_unlinked.v1':
+        return `${who}${by} unlinked ${subject}'s ${text(data.providerId)} account${from}`;
       case 'user.updated.v1':
         return `${who}${by} updated the profile of ${subject}${from}`;
       case 'user.username_changed.v1':
@@ -53,8 +59,8 @@ export function auditSentence(input: SentenceInput, labels: UserLabels): string 
         return data.reason === 'expired' ? `the ban of ${subject} expired` : `${who}${by} lifted the ban of ${subject}${from}`;
       case 'session.impersonation_started.v1':
         return `${who}${by} started impersonating ${subject}${from}`;
-      case 'session.created.v1':
-        return `${subject} signed in${data.ipAddress ? ` from ${text(data.ipAddress)}` : from}`;
+      case 'session.created.v2':
+        return `${subject} signed in${data.providerId ? ` with ${text(data.providerId)}` : ''}${data.ipAddress ? ` from ${text(data.ipAddress)}` : from}`;
       case 'session.revoked.v1':
       case 'session.revoked.v2':
         return `a session of ${subject} ended (${text(data.reason).replaceAll('_', ' ')})${from}`;
@@ -105,8 +111,8 @@ export function usersNamed(input: SentenceInput): string[] {
   return ids.filter((id): id is string => typeof id === 'string' && id !== '');
 }
 
-/** Keys of event data an audit reader is never shown: argon2 hashes (crackable offline) and sealed tokens. */
-export const REDACTED_KEYS: ReadonlySet<string> = new Set(['passwordHash', 'sealedToken']);
+/** Keys of event data an audit reader is never shown: argon2 hashes (crackable offline), sealed tokens, a provider's tokens. */
+export const REDACTED_KEYS: ReadonlySet<string> = new Set(['passwordHash', 'sealedToken', 'accessToken', 'refreshToken', 'idToken']);
 
 export function redactedData(data: unknown): Record<string, unknown> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return { value: data };

@@ -94,7 +94,7 @@ describe('audit routes', () => {
 
   it('shows each event with who did it, from where, and a sentence; never a password hash', async () => {
     const { events } = await search(`user=${aliceId}&order=oldest&limit=500`);
-    const signIn = events.find((e) => e.type === 'session.created.v1')!;
+    const signIn = events.find((e) => e.type === 'session.created.v2')!;
     expect(signIn.sentence).toBe(`alice@example.com signed in from ${ALICE_IP}`);
     expect(signIn.actor).toEqual({ kind: 'user', id: aliceId });
     expect(signIn.metadata).toMatchObject({ ipAddress: ALICE_IP, userAgent: 'audit-spec/1' });

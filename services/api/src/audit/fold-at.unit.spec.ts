@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '@portcullis/platform';
-import { userModel } from '../identity/user.decider.ts';
+import { accountModel } from '../identity/account.decider.ts';
 import { auditSentence } from './audit-sentence.ts';
 import { diffStates, foldUpTo, plain, type PointInLog } from './fold-at.ts';
 
@@ -21,24 +21,24 @@ const atInstant = (instant: string): PointInLog => ({ position: Number.MAX_SAFE_
 
 describe('folding a stream as of a point, with the deciders\' model', () => {
   it('stops at a log position', () => {
-    expect(foldUpTo(userModel, history, atPosition(2))).toEqual({ state: { status: 'none' }, position: 0 });
-    expect(foldUpTo(userModel, history, atPosition(11))).toMatchObject({ state: { name: 'Alice', credential: { accountId: 'a1' } }, position: 7 });
-    expect(foldUpTo(userModel, history, atPosition(12))).toMatchObject({ state: { name: 'Alice Liddell' }, position: 12 });
+    expect(foldUpTo(accountModel, history, atPosition(2))).toEqual({ state: { status: 'none' }, position: 0 });
+    expect(foldUpTo(accountModel, history, atPosition(11))).toMatchObject({ state: { name: 'Alice', accounts: [{ accountId: 'a1' }] }, position: 7 });
+    expect(foldUpTo(accountModel, history, atPosition(12))).toMatchObject({ state: { name: 'Alice Liddell' }, position: 12 });
   });
 
   it('stops at an instant: events decided at or before it', () => {
-    expect(foldUpTo(userModel, history, atInstant('2026-01-01T10:59:59.999Z'))).toMatchObject({ state: { name: 'Alice', credential: null }, position: 3 });
-    expect(foldUpTo(userModel, history, atInstant('2026-01-01T11:00:00.000Z')).position).toBe(7);
+    expect(foldUpTo(accountModel, history, atInstant('2026-01-01T10:59:59.999Z'))).toMatchObject({ state: { name: 'Alice', accounts: [] }, position: 3 });
+    expect(foldUpTo(accountModel, history, atInstant('2026-01-01T11:00:00.000Z')).position).toBe(7);
   });
 
   it('shows states as JSON without password hashes, and diffs two of them leaf by leaf', () => {
-    const then = plain(foldUpTo(userModel, history, atPosition(3)).state);
-    const now = plain(foldUpTo(userModel, history, atPosition(12)).state);
+    const then = plain(foldUpTo(accountModel, history, atPosition(3)).state);
+    const now = plain(foldUpTo(accountModel, history, atPosition(12)).state);
     expect(JSON.stringify(now)).not.toContain('argon2');
-    expect(now).toMatchObject({ credential: { accountId: 'a1', passwordHash: '[redacted]' } });
+    expect(now).toMatchObject({ accounts: [{ accountId: 'a1', providerId: 'credential', passwordHash: '[redacted]' }] });
     expect(plain(new Map([['m1', { roles: new Set(['owner']) }]]))).toEqual({ m1: { roles: ['owner'] } });
     expect(diffStates(then, now)).toEqual([
-      { path: 'credential', before: null, after: { accountId: 'a1', passwordHash: '[redacted]' } },
+      { path: 'accounts', before: [], after: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: '[redacted]', scope: null }] },
       { path: 'name', before: 'Alice', after: 'Alice Liddell' },
     ]);
   });
@@ -47,7 +47,7 @@ describe('folding a stream as of a point, with the deciders\' model', () => {
 describe('the sentence of an event', () => {
   const labels = new Map([['u1', 'alice@example.com'], ['admin1', 'root@example.com']]);
   it('names users by email, says where from, and who acted on whose behalf', () => {
-    expect(auditSentence({ type: 'session.created.v1', data: { userId: 'u1', ipAddress: '203.0.113.7' }, actor: { kind: 'user', id: 'u1' }, ipAddress: '203.0.113.7' }, labels)).toBe(
+    expect(auditSentence({ type: 'session.created.v2', data: { userId: 'u1', ipAddress: '203.0.113.7' }, actor: { kind: 'user', id: 'u1' }, ipAddress: '203.0.113.7' }, labels)).toBe(
       'alice@example.com signed in from 203.0.113.7',
     );
     expect(auditSentence({ type: 'user.updated.v1', data: { userId: 'u1' }, actor: { kind: 'admin', id: 'admin1' }, ipAddress: null }, labels)).toBe(

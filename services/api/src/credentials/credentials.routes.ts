@@ -7,7 +7,6 @@ import { withMinimumDuration } from '../http/equal-timing.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { setOpenedSessionCookies } from '../http/session-cookies.ts';
 import { answerSignIn } from '../http/sign-in-answer.ts';
-import { unverifiedEmailRefuses } from '../identity/account-model.ts';
 import { openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/sign-in-with-password.command.ts';
 import { checkNewPassword, checkPresentedPassword, normalizeEmail } from '../identity/password-policy.ts';
 import { prepareSignUpUsername } from '../identity/username-claim.ts';
@@ -29,6 +28,7 @@ function emailSignInIdentity(email: string): SignInIdentity {
     failure: (reason, userId) => SignInFailed({ email, userId, reason }),
     via: 'email',
     refusal: 'INVALID_EMAIL_OR_PASSWORD',
+    unverified: 'EMAIL_NOT_VERIFIED',
   };
 }
 
@@ -60,10 +60,9 @@ export function credentialsRoutes(ctx: CredentialsPorts) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       const email = normalizeEmail(body.email);
       checkPresentedPassword(ctx.config, body.password);
-      const opened = await signInWithPassword(ctx, requestMetadataOf(request), emailSignInIdentity(email), body.password, async (signIn) => {
-        if (await unverifiedEmailRefuses(signIn.unit, ctx, signIn.account, body.callbackURL)) return { refusal: 'EMAIL_NOT_VERIFIED' };
-        return openSignInSession(ctx, signIn, { ...body, method: 'email-password' });
-      });
+      const opened = await signInWithPassword(ctx, requestMetadataOf(request), emailSignInIdentity(email), body.password, body.callbackURL, (signIn) =>
+        openSignInSession(ctx, signIn, { ...body, method: 'email-password' }),
+      );
       return answerSignIn(ctx.cookies, request, reply, opened);
     });
   };

@@ -98,7 +98,7 @@ describe('redirects the api builds', () => {
     const email = 'unicode-callback@example.com';
     await signUp(email);
     for (const [callbackURL, sent] of [['/\u3002', '/%E3%80%82'], ['/next\u2028step', '/next%E2%80%A8step']] as const) {
-      const before = Number(await api.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type = 'session.created.v1'`));
+      const before = Number(await api.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type = 'session.created.v2'`));
       const response = await api.app.inject({
         method: 'POST',
         url: '/api/auth/sign-in/email',
@@ -110,7 +110,7 @@ describe('redirects the api builds', () => {
       const answer = JSON.parse(response.body) as { token: string; url: string; redirect: boolean };
       expect(answer).toMatchObject({ redirect: true, url: callbackURL });
       // The one session appended is the one answered.
-      expect(Number(await api.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type = 'session.created.v1'`))).toBe(before + 1);
+      expect(Number(await api.db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type = 'session.created.v2'`))).toBe(before + 1);
       const session = await api.app.inject({ method: 'GET', url: '/api/auth/get-session', headers: { authorization: `Bearer ${answer.token}` } });
       expect((JSON.parse(session.body) as { user: { email: string } } | null)?.user.email).toBe(email);
     }

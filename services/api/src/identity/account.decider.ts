@@ -1,4 +1,5 @@
 import {
+  AccountUnlinked,
   CredentialAccountCreated,
   DomainError,
   EmailChanged,
@@ -14,8 +15,25 @@ import { streamModel } from '@portcullis/contracts';
 import type { EmailReservationState } from '@portcullis/contracts';
 
 /**
+ * One way the user signs in: the password account (`credential`, whose provider account id is the user's
+ * own id, as better-auth keeps it) or a social provider's. The provider's tokens are not here: this state is
+ * cached and snapshotted, and tokens are read only where they are handed out (`provider-tokens.state.ts`).
+ */
+export interface HeldAccount {
+  readonly accountId: string;
+  readonly providerId: string;
+  readonly providerAccountId: string;
+  /** The argon2id hash, for the password account only. */
+  readonly passwordHash: string | null;
+  /** Granted scopes, comma-separated; null for the password account. */
+  readonly scope: string | null;
+}
+
+export const CREDENTIAL_PROVIDER = 'credential';
+
+/**
  * The account as the email lifecycle decides on it: the user stream folded with its email, whether that is
- * verified, and its password account. Time, ids and password hashes arrive in the commands.
+ * verified, and the accounts it signs in with. Time, ids and password hashes arrive in the commands.
  */
 export type AccountState =
   | { status: 'none' }
@@ -25,7 +43,7 @@ export type AccountState =
       email: string;
       name: string;
       emailVerified: boolean;
-      credential: { accountId: string; passwordHash: string } | null;
+      accounts: readonly HeldAccount[];
       /** The admin plugin's ban: no session opens for the user until it expires (null: until lifted). */
       ban: { expiresAt: string | null } | null;
     }
@@ -34,6 +52,16 @@ export type AccountState =
 export type ActiveAccount = Extract<AccountState, { status: 'active' }>;
 
 export const initialAccountState = (): AccountState => ({ status: 'none' });
+
+/** The password account, if the user has one. */
+export function credentialOf(account: ActiveAccount): (HeldAccount & { readonly passwordHash: string }) | null {
+  const credential = account.accounts.find((held) => held.providerId === CREDENTIAL_PROVIDER);
+  return credential?.passwordHash ? (credential as HeldAccount & { passwordHash: string }) : null;
+}
+
+function withAccounts(state: AccountState, change: (accounts: readonly HeldAccount[]) => readonly HeldAccount[]): AccountState {
+  return state.status === 'active' ? { ...state, accounts: change(state.accounts) } : state;
+}
 
 export function evolveAccount(state: AccountState, event: DomainEvent): AccountState {
   switch (event.type) {
@@ -44,13 +72,24 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
         email: event.data.email,
         name: event.data.name,
         emailVerified: event.data.emailVerified,
-        credential: null,
+        accounts: [],
         ban: null,
       };
-    case 'user.credential_account_created.v1':
-      return state.status === 'active'
-        ? { ...state, credential: { accountId: event.data.accountId, passwordHash: event.data.passwordHash } }
-        : state;
+    case 'user.credential_account_created.v1': {
+      const { accountId, userId, passwordHash } = event.data;
+      return withAccounts(state, (accounts) => [...accounts, { accountId, providerId: CREDENTIAL_PROVIDER, providerAccountId: userId, passwordHash, scope: null }]);
+    }
+    case 'user.provider_account_linked.v1': {
+      const { accountId, providerId, providerAccountId, scope } = event.data;
+      return withAccounts(state, (accounts) => [...accounts, { accountId, providerId, providerAccountId, passwordHash: null, scope }]);
+    }
+    case 'user.provider_tokens_updated.v1': {
+      const { accountId, scope } = event.data;
+      if (scope === undefined) return state;
+      return withAccounts(state, (accounts) => accounts.map((held) => (held.accountId === accountId ? { ...held, scope } : held)));
+    }
+    case 'user.account_unlinked.v1':
+      return withAccounts(state, (accounts) => accounts.filter((held) => held.accountId !== event.data.accountId));
     case 'user.updated.v1':
       return state.status === 'active' && event.data.name !== undefined ? { ...state, name: event.data.name } : state;
     case 'user.email_verified.v1':
@@ -58,9 +97,9 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
     case 'user.email_changed.v1':
       return state.status === 'active' ? { ...state, email: event.data.email, emailVerified: event.data.emailVerified } : state;
     case 'user.password_changed.v1':
-      return state.status === 'active' && state.credential
-        ? { ...state, credential: { accountId: state.credential.accountId, passwordHash: event.data.passwordHash } }
-        : state;
+      return withAccounts(state, (accounts) =>
+        accounts.map((held) => (held.accountId === event.data.accountId ? { ...held, passwordHash: event.data.passwordHash } : held)),
+      );
     case 'user.banned.v1':
       return state.status === 'active' ? { ...state, ban: { expiresAt: event.data.expiresAt } } : state;
     case 'user.unbanned.v1':
@@ -79,6 +118,11 @@ export type AccountCommand =
   | { readonly type: 'reset-password'; readonly passwordHash: string; readonly newAccountId: string }
   | { readonly type: 'set-password'; readonly passwordHash: string; readonly newAccountId: string }
   | { readonly type: 'change-email'; readonly newEmail: string; readonly verified: boolean }
+  /**
+   * unlink-account, never the last account. better-auth 1.7 names the account by its row id (`accountId`);
+   * the spec's older clients by `providerId` and, optionally, the provider's account id: both are understood.
+   */
+  | { readonly type: 'unlink'; readonly providerId: string | undefined; readonly accountId: string | undefined }
   | { readonly type: 'delete' };
 
 function active(state: AccountState): ActiveAccount {
@@ -97,11 +141,12 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
     }
     case 'change-password': {
       const account = active(state);
-      if (!account.credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
+      const credential = credentialOf(account);
+      if (!credential) throw new DomainError('CREDENTIAL_ACCOUNT_NOT_FOUND');
       return [
         PasswordChanged({
           userId: account.userId,
-          accountId: account.credential.accountId,
+          accountId: credential.accountId,
           passwordHash: command.passwordHash,
           via: 'change-password',
         }),
@@ -109,13 +154,14 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
     }
     case 'reset-password': {
       const account = active(state);
-      if (!account.credential) {
+      const credential = credentialOf(account);
+      if (!credential) {
         return [CredentialAccountCreated({ userId: account.userId, accountId: command.newAccountId, passwordHash: command.passwordHash })];
       }
       return [
         PasswordChanged({
           userId: account.userId,
-          accountId: account.credential.accountId,
+          accountId: credential.accountId,
           passwordHash: command.passwordHash,
           via: 'reset-password',
         }),
@@ -123,7 +169,7 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
     }
     case 'set-password': {
       const account = active(state);
-      if (account.credential) throw new DomainError('PASSWORD_ALREADY_SET');
+      if (credentialOf(account)) throw new DomainError('PASSWORD_ALREADY_SET');
       return [CredentialAccountCreated({ userId: account.userId, accountId: command.newAccountId, passwordHash: command.passwordHash })];
     }
     case 'change-email': {
@@ -132,6 +178,19 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
       return [
         EmailChanged({ userId: account.userId, previousEmail: account.email, email: command.newEmail, emailVerified: command.verified }),
       ];
+    }
+    case 'unlink': {
+      const account = active(state);
+      // better-auth refuses the last account before it looks for the one named (a user with none: not found).
+      if (account.accounts.length === 1) throw new DomainError('FAILED_TO_UNLINK_LAST_ACCOUNT');
+      const { providerId, accountId } = command;
+      const held = account.accounts.find((candidate) =>
+        providerId === undefined
+          ? candidate.accountId === accountId
+          : candidate.providerId === providerId && (accountId === undefined || accountId === candidate.providerAccountId || accountId === candidate.accountId),
+      );
+      if (!held) throw new DomainError('ACCOUNT_NOT_FOUND');
+      return [AccountUnlinked({ userId: account.userId, accountId: held.accountId, providerId: held.providerId })];
     }
     case 'delete': {
       const account = active(state);
@@ -188,4 +247,4 @@ export function decideEmailRelease(command: { userId: string; email: string }, r
 }
 
 /** The user stream `user-<userId>` as the account's commands fold it. */
-export const accountModel = streamModel('account', 1, initialAccountState, evolveAccount);
+export const accountModel = streamModel('account', 2, initialAccountState, evolveAccount);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AccountUnlinked,
   CredentialAccountCreated,
+  ProviderAccountLinked,
+  ProviderTokensUpdated,
   EmailChanged,
   EmailReleased,
   EmailReserved,
@@ -19,6 +22,8 @@ const hash = (n: number): string => `$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFza
 const registered = UserRegistered({ userId: 'u1', email: 'ada@example.com', name: 'Ada', image: null, emailVerified: false });
 const credential = CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash(1) });
 const deleted = UserDeleted({ userId: 'u1', email: 'ada@example.com' });
+const noTokens = { accessToken: null, refreshToken: null, idToken: null, accessTokenExpiresAt: null, refreshTokenExpiresAt: null };
+const linked = ProviderAccountLinked({ userId: 'u1', accountId: 'g1', providerId: 'github', providerAccountId: '4242', scope: 'read:user,user:email', ...noTokens });
 
 describe('account decider', () => {
   it('verifies the email the link was sent to, once', () => {
@@ -81,9 +86,39 @@ describe('account decider', () => {
       email: 'ada@example.com',
       name: 'Ada',
       emailVerified: true,
-      credential: { accountId: 'a1', passwordHash: hash(2) },
+      accounts: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: hash(2), scope: null }],
       ban: null,
     });
+  });
+
+  it('holds provider accounts beside the password one, with the scopes granted last', () => {
+    const state = [
+      registered,
+      credential,
+      linked,
+      ProviderTokensUpdated({ userId: 'u1', accountId: 'g1', providerId: 'github', ...noTokens, scope: 'read:user,user:email,repo' }),
+    ].reduce(evolveAccount, initialAccountState());
+    expect(state.status === 'active' && state.accounts).toEqual([
+      { accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: hash(1), scope: null },
+      { accountId: 'g1', providerId: 'github', providerAccountId: '4242', passwordHash: null, scope: 'read:user,user:email,repo' },
+    ]);
+  });
+
+  it('unlinks the account named by its id, or by provider (and provider account id), never the last one', () => {
+    const unlinked = [AccountUnlinked({ userId: 'u1', accountId: 'g1', providerId: 'github' })];
+    given([registered, credential, linked]).when({ type: 'unlink', providerId: undefined, accountId: 'g1' }).then(unlinked);
+    given([registered, credential, linked]).when({ type: 'unlink', providerId: 'github', accountId: '4242' }).then(unlinked);
+    given([registered, credential, linked]).when({ type: 'unlink', providerId: 'github', accountId: undefined }).then(unlinked);
+    given([registered, credential, linked]).when({ type: 'unlink', providerId: 'github', accountId: 'nope' }).thenFails('ACCOUNT_NOT_FOUND');
+    given([registered, credential, linked, ...unlinked]).when({ type: 'unlink', providerId: 'credential', accountId: undefined }).thenFails('FAILED_TO_UNLINK_LAST_ACCOUNT');
+    given([registered]).when({ type: 'unlink', providerId: 'github', accountId: undefined }).thenFails('ACCOUNT_NOT_FOUND');
+  });
+
+  it('takes a password from a user who signs in with a provider only when asked (set-password), and changes none', () => {
+    given([registered, linked]).when({ type: 'change-password', passwordHash: hash(2) }).thenFails('CREDENTIAL_ACCOUNT_NOT_FOUND');
+    given([registered, linked])
+      .when({ type: 'set-password', passwordHash: hash(2), newAccountId: 'a2' })
+      .then([CredentialAccountCreated({ userId: 'u1', accountId: 'a2', passwordHash: hash(2) })]);
   });
 
   it('refuses a banned user a session until the ban expires, lifting an expired one in the sign-in', () => {

@@ -24,7 +24,7 @@ export function evolveSignInAccount(state: SignInAccount, event: DomainEvent, ti
 
 export const signInAccountModel: StreamModel<SignInAccount> = {
   name: 'sign-in-account',
-  revision: 1,
+  revision: 2,
   initial: initialSignInAccount,
   evolve: evolveSignInAccount,
 };

@@ -27,7 +27,7 @@ const user = {
 describe('the user stream as a password sign-in folds it', () => {
   it('holds the account with its password, and the user as the sign-in answer shows it', () => {
     folded([registered, credential]).then({
-      account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, credential: { accountId: 'a1', passwordHash: HASH }, ban: null },
+      account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, accounts: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: HASH, scope: null }], ban: null },
       passwordChange: null,
       user,
     });
@@ -36,7 +36,7 @@ describe('the user stream as a password sign-in folds it', () => {
   it('remembers when the password last changed and how, which lifts a lock set before it', () => {
     const reset = at('2026-01-02T00:00:00.000Z', PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: NEW_HASH, via: 'reset-password' }));
     folded([registered, credential, reset]).then({
-      account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, credential: { accountId: 'a1', passwordHash: NEW_HASH }, ban: null },
+      account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, accounts: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: NEW_HASH, scope: null }], ban: null },
       passwordChange: { at: '2026-01-02T00:00:00.000Z', via: 'reset-password' },
       user,
     });

@@ -14,7 +14,8 @@ import { redirectLocation } from '../http/redirect.ts';
 import type { OpenedSignIn } from '../http/sign-in-answer.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession } from '../session/session-lifecycle.ts';
-import { decideSignInBan, type ActiveAccount } from './account.decider.ts';
+import { credentialOf, type ActiveAccount } from './account.decider.ts';
+import { passSignInGates } from './sign-in-gates.ts';
 import { passwordCheck, type PasswordCheck } from './password-policy.ts';
 import { decideSignInGuard, signInGuardModel, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
 import { signInAccountModel, type SignInAccount } from './sign-in-account.state.ts';
@@ -39,6 +40,8 @@ export interface SignInIdentity {
   readonly via: 'email' | 'username';
   /** The one answer for an unknown identifier, a missing password account and a wrong password alike. */
   readonly refusal: ErrorCode;
+  /** The answer for a right password on an unverified email, where verification is required. */
+  readonly unverified: ErrorCode;
 }
 
 /** A password sign-in that passed every check, within the command that opens its session. */
@@ -74,12 +77,13 @@ export async function signInWithPassword<T>(
   request: RequestMetadata,
   identity: SignInIdentity,
   password: string,
-  open: (signIn: VerifiedSignIn) => Promise<SignInOutcome<T>>,
+  callbackURL: string | undefined,
+  open: (signIn: VerifiedSignIn) => SignInOutcome<T>,
 ): Promise<T> {
   const check = passwordCheck(password);
   const command = (storm: boolean) =>
     ctx.commands.handle({ name: `sign-in.${identity.via}`, request, actorId: null, attempts: SIGN_IN_ATTEMPTS }, (unit) =>
-      decidePasswordSignIn(ctx, unit, request, identity, check, storm, open),
+      decidePasswordSignIn(ctx, unit, request, identity, check, storm, callbackURL, open),
     );
   const { result } = await command(false).catch((error: unknown) => {
     if (!(error instanceof DomainError && error.code === 'CONFLICT')) throw error;
@@ -98,7 +102,8 @@ async function decidePasswordSignIn<T>(
   identity: SignInIdentity,
   password: PasswordCheck,
   storm: boolean,
-  open: (signIn: VerifiedSignIn) => Promise<SignInOutcome<T>>,
+  callbackURL: string | undefined,
+  open: (signIn: VerifiedSignIn) => SignInOutcome<T>,
 ): Promise<SignInOutcome<T>> {
   const [guard, reservation] = await unit.loadAll<unknown>([
     [identity.guardStream, signInGuardModel, { check: 'if-kept' }],
@@ -154,17 +159,22 @@ async function decidePasswordSignIn<T>(
     await password.againstDecoy();
     return fail('user_not_found');
   }
-  if (account?.status !== 'active' || !account.credential || !user) {
+  const credential = account?.status === 'active' ? credentialOf(account) : null;
+  if (account?.status !== 'active' || !credential || !user) {
     await password.againstDecoy();
     return fail('credential_account_not_found');
   }
-  if (!(await password.matches(account.credential.passwordHash))) return fail('invalid_password');
+  if (!(await password.matches(credential.passwordHash))) return fail('invalid_password');
   unit.actAs(userId);
-  const ban = decideSignInBan(account, unit.now);
-  if (ban.outcome === 'banned') return { refusal: 'BANNED_USER' };
-  unit.append(found!.streamId, ban.events);
-  const signedIn = ban.events.reduce<User | null>((u, event) => evolveUserAnswer(u, event, unit.now.toISOString()), user);
-  return open({ unit, request, account: { ...account, ban: null }, user: signedIn ?? user });
+  const gates = await passSignInGates(
+    unit,
+    ctx,
+    { streamId: found!.streamId, account, passwordChange: signInAccount.passwordChange },
+    { lock: 'checked', callbackURL, unverified: identity.unverified },
+  );
+  if (!gates.passed) return { refusal: gates.refusal };
+  const signedIn = gates.userEvents.reduce<User | null>((u, event) => evolveUserAnswer(u, event, unit.now.toISOString()), user);
+  return open({ unit, request, account: gates.account, user: signedIn ?? user });
 }
 
 /**

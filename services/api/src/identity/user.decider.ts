@@ -8,7 +8,6 @@ export type UserState =
       email: string;
       name: string;
       image: string | null;
-      credential: { accountId: string; passwordHash: string } | null;
       /** Lower-cased; the user holds its `username-<username>` reservation. */
       username: string | null;
       displayUsername: string | null;
@@ -25,14 +24,9 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         email: event.data.email,
         name: event.data.name,
         image: event.data.image,
-        credential: null,
         username: null,
         displayUsername: null,
       };
-    case 'user.credential_account_created.v1':
-      return state.status === 'registered'
-        ? { ...state, credential: { accountId: event.data.accountId, passwordHash: event.data.passwordHash } }
-        : state;
     case 'user.updated.v1':
       if (state.status !== 'registered') return state;
       return {
@@ -40,12 +34,7 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         ...(event.data.name !== undefined ? { name: event.data.name } : {}),
         ...(event.data.image !== undefined ? { image: event.data.image } : {}),
       };
-    // The email lifecycle (account/): the sign-in and update paths must see a changed password or email,
-    // and a deleted user is no user.
-    case 'user.password_changed.v1':
-      return state.status === 'registered' && state.credential
-        ? { ...state, credential: { accountId: state.credential.accountId, passwordHash: event.data.passwordHash } }
-        : state;
+    // The email lifecycle (account/): the update paths must see a changed email, and a deleted user is no user.
     case 'user.email_changed.v1':
       return state.status === 'registered' ? { ...state, email: event.data.email } : state;
     case 'user.deleted.v1':
@@ -95,4 +84,4 @@ export function decideUpdateUser(command: UpdateUser, state: UserState): DomainE
 }
 
 /** The user stream `user-<userId>` as profile changes decide on it. */
-export const userModel = streamModel('user-profile', 1, initialUserState, evolveUser);
+export const userModel = streamModel('user-profile', 2, initialUserState, evolveUser);

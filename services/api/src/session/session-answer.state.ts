@@ -10,7 +10,7 @@ export const initialSessionAnswer = (): SessionAnswerState => ({ tokenHash: null
 
 export function evolveSessionAnswerState(state: SessionAnswerState, event: DomainEvent, time: EventTime): SessionAnswerState {
   return {
-    tokenHash: event.type === 'session.created.v1' || event.type === 'session.impersonation_started.v1' ? event.data.tokenHash : state.tokenHash,
+    tokenHash: event.type === 'session.created.v2' || event.type === 'session.impersonation_started.v1' ? event.data.tokenHash : state.tokenHash,
     session: evolveSessionAnswer(state.session, event, time.occurredAt),
   };
 }

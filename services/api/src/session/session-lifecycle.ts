@@ -1,4 +1,4 @@
-import { ImpersonationStarted, SessionCreated, streams, type SessionEndReason } from '@portcullis/contracts';
+import { ImpersonationStarted, SessionCreated, streams, type EventData, type SessionEndReason } from '@portcullis/contracts';
 import type { UnitOfWork } from '@portcullis/platform';
 import { decideCloseImpersonations, impersonationIndexModel, impersonationOpened } from './impersonation-index.decider.ts';
 import { decideEndSessions, sessionExtended, sessionIndexModel, sessionOpened, sessionsClosed } from './session-index.decider.ts';
@@ -14,15 +14,15 @@ export interface NewSession {
   readonly rememberMe: boolean;
 }
 
-export type SessionOpening = 'sign-up' | 'email-password' | 'email-verification' | 'username-password';
+export type SessionOpening = EventData<'session.created.v2'>['method'];
 
 /**
  * Opens a session within a command: its own stream, and its place in the user's session index, so that
  * ending all of the user's sessions, decided on that index, cannot miss it.
  */
-export function openSession(unit: UnitOfWork, userId: string, session: NewSession, method: SessionOpening): void {
+export function openSession(unit: UnitOfWork, userId: string, session: NewSession, method: SessionOpening, providerId: string | null = null): void {
   const { sessionId, tokenHash, ipAddress, userAgent, rememberMe } = session;
-  const created = SessionCreated({ sessionId, userId, tokenHash, expiresAt: session.expiresAt.toISOString(), ipAddress, userAgent, rememberMe, method });
+  const created = SessionCreated({ sessionId, userId, tokenHash, expiresAt: session.expiresAt.toISOString(), ipAddress, userAgent, rememberMe, method, providerId });
   appendOpening(unit, userId, session, created);
 }
 

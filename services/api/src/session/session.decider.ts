@@ -16,7 +16,7 @@ export const initialSessionState = (): SessionState => ({ status: 'none' });
 
 export function evolveSession(state: SessionState, event: DomainEvent): SessionState {
   switch (event.type) {
-    case 'session.created.v1':
+    case 'session.created.v2':
     case 'session.impersonation_started.v1':
       return {
         status: 'active',

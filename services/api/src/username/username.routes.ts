@@ -3,7 +3,6 @@ import { DomainError, normalizeUsername, streams, UsernameSignInFailed, username
 import type { UsernamePorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
-import { unverifiedEmailRefuses } from '../identity/account-model.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
 import { answerSignIn } from '../http/sign-in-answer.ts';
 import { openSignInSession, signInWithPassword, type SignInIdentity } from '../identity/sign-in-with-password.command.ts';
@@ -21,6 +20,7 @@ function usernameSignInIdentity(username: string): SignInIdentity {
     failure: (reason, userId) => UsernameSignInFailed({ username, userId, reason }),
     via: 'username',
     refusal: 'INVALID_USERNAME_OR_PASSWORD',
+    unverified: 'USERNAME_EMAIL_NOT_VERIFIED',
   };
 }
 
@@ -36,11 +36,9 @@ export function usernameRoutes(ctx: UsernamePorts) {
       checkPresentedPassword(ctx.config, body.password);
       const username = normalizeUsername(body.username);
 
-      const opened = await signInWithPassword(ctx, requestMetadataOf(request), usernameSignInIdentity(username), body.password, async (signIn) => {
-        // After the password, as better-auth: only the account's owner learns that its email is unverified.
-        if (await unverifiedEmailRefuses(signIn.unit, ctx, signIn.account, body.callbackURL)) return { refusal: 'USERNAME_EMAIL_NOT_VERIFIED' };
-        return openSignInSession(ctx, signIn, { ...body, method: 'username-password' });
-      });
+      const opened = await signInWithPassword(ctx, requestMetadataOf(request), usernameSignInIdentity(username), body.password, body.callbackURL, (signIn) =>
+        openSignInSession(ctx, signIn, { ...body, method: 'username-password' }),
+      );
       return answerSignIn(ctx.cookies, request, reply, opened);
     });
 

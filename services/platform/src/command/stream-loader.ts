@@ -27,7 +27,7 @@ function foldSnapshotRead<State>(model: StreamModel<State>, { snapshot, read }: 
 
 /** The snapshot to keep of a state, when enough events have been folded since the last one; else null. */
 function snapshotDue<State>(model: StreamModel<State>, folded: FoldedStream<State>): { model: string; state: unknown } | null {
-  if (folded.version - folded.snapshotVersion < SNAPSHOT_INTERVAL) return null;
+  if (model.snapshots === false || folded.version - folded.snapshotVersion < SNAPSHOT_INTERVAL) return null;
   return { model: snapshotKind(model), state: model.snapshot ? model.snapshot.encode(folded.state) : folded.state };
 }
 

@@ -17,7 +17,18 @@ type UserRow = {
   banReason: string | null;
   banExpires: string | null;
 };
-type AccountRow = { id: string; accountId: string; providerId: string; userId: string; password: string; createdAt: string; updatedAt: string };
+type AccountRow = {
+  id: string;
+  accountId: string;
+  providerId: string;
+  userId: string;
+  password: string | null;
+  accessTokenExpiresAt: string | null;
+  refreshTokenExpiresAt: string | null;
+  scope: string | null;
+  createdAt: string;
+  updatedAt: string;
+};
 type VerificationRow = { id: string; identifier: string; value: string; expiresAt: string; createdAt: string; updatedAt: string };
 
 /** A batch's new rows, with the defaults the tables give the columns the creating events do not set. */
@@ -44,6 +55,9 @@ function pendingTables() {
       providerId: 'text',
       userId: 'text',
       password: 'text',
+      accessTokenExpiresAt: 'timestamptz',
+      refreshTokenExpiresAt: 'timestamptz',
+      scope: 'text',
       createdAt: 'timestamptz',
       updatedAt: 'timestamptz',
     }),
@@ -95,7 +109,35 @@ function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): bo
     }
     case 'user.credential_account_created.v1': {
       const a = event.data;
-      return pending.accounts.add({ id: a.accountId, accountId: a.userId, providerId: 'credential', userId: a.userId, password: a.passwordHash, createdAt: at, updatedAt: at });
+      return pending.accounts.add({
+        id: a.accountId,
+        accountId: a.userId,
+        providerId: 'credential',
+        userId: a.userId,
+        password: a.passwordHash,
+        accessTokenExpiresAt: null,
+        refreshTokenExpiresAt: null,
+        scope: null,
+        createdAt: at,
+        updatedAt: at,
+      });
+    }
+    case 'user.provider_account_linked.v1': {
+      const a = event.data;
+      // An erased link (its user deleted further on) has no row, as an erased registration has none.
+      if (a.providerAccountId === ERASED) return true;
+      return pending.accounts.add({
+        id: a.accountId,
+        accountId: a.providerAccountId,
+        providerId: a.providerId,
+        userId: a.userId,
+        password: null,
+        accessTokenExpiresAt: a.accessTokenExpiresAt === null ? null : instant(a.accessTokenExpiresAt),
+        refreshTokenExpiresAt: a.refreshTokenExpiresAt === null ? null : instant(a.refreshTokenExpiresAt),
+        scope: a.scope,
+        createdAt: at,
+        updatedAt: at,
+      });
     }
     case 'verification.token_issued.v1': {
       const v = event.data;
@@ -118,6 +160,18 @@ function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): bo
       account.updatedAt = at;
       return true;
     }
+    case 'user.provider_tokens_updated.v1': {
+      const account = pending.accounts.get(event.data.accountId);
+      if (!account) return false;
+      const t = event.data;
+      account.accessTokenExpiresAt = t.accessTokenExpiresAt === null ? null : instant(t.accessTokenExpiresAt);
+      account.refreshTokenExpiresAt = t.refreshTokenExpiresAt === null ? null : instant(t.refreshTokenExpiresAt);
+      if (t.scope !== undefined) account.scope = t.scope;
+      account.updatedAt = at;
+      return true;
+    }
+    case 'user.account_unlinked.v1':
+      return pending.accounts.get(event.data.accountId) ? pending.accounts.delete(event.data.accountId) : false;
     default:
       break;
   }
@@ -166,6 +220,8 @@ function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): bo
   }
 }
 
+const optionalInstant = (iso: string | null) => (iso === null ? null : sql.timestamp(new Date(iso)));
+
 /** Statements that find their one row by its key: a row not among the batch's new ones, so they need not be written first. */
 const BY_KEY = new Set<string>([
   'user.updated.v1',
@@ -173,6 +229,8 @@ const BY_KEY = new Set<string>([
   'user.email_verified.v1',
   'user.email_changed.v1',
   'user.password_changed.v1',
+  'user.provider_tokens_updated.v1',
+  'user.account_unlinked.v1',
   'user.role_changed.v1',
   'user.banned.v1',
   'user.unbanned.v1',
@@ -182,7 +240,8 @@ const BY_KEY = new Set<string>([
 
 /**
  * `user`, `account` and `verification` rows (better-auth's names). Times are the decision times the events
- * carry. Verification rows hold a token's SHA-256 in `id` and `identifier`, never the token.
+ * carry. Verification rows hold a token's SHA-256 in `id` and `identifier`, never the token. A provider's
+ * tokens stay on the log, sealed: the account rows keep their expiry times and scopes, never the tokens.
  */
 export const identityProjection: PostgresProjection = {
   name: projectionNames.identity,
@@ -228,6 +287,29 @@ export const identityProjection: PostgresProjection = {
           VALUES (${a.accountId}, ${a.userId}, 'credential', ${a.userId}, ${a.passwordHash}, ${at}, ${at})`);
         return;
       }
+      case 'user.provider_account_linked.v1': {
+        const a = event.data;
+        if (a.providerAccountId === ERASED) return;
+        await tx.query(sql.unsafe`
+          INSERT INTO account (id, "accountId", "providerId", "userId", "accessTokenExpiresAt", "refreshTokenExpiresAt", scope, "createdAt", "updatedAt")
+          VALUES (${a.accountId}, ${a.providerAccountId}, ${a.providerId}, ${a.userId}, ${optionalInstant(a.accessTokenExpiresAt)},
+            ${optionalInstant(a.refreshTokenExpiresAt)}, ${a.scope}, ${at}, ${at})`);
+        return;
+      }
+      case 'user.provider_tokens_updated.v1': {
+        const t = event.data;
+        await tx.query(sql.unsafe`
+          UPDATE account SET
+            "accessTokenExpiresAt" = ${optionalInstant(t.accessTokenExpiresAt)},
+            "refreshTokenExpiresAt" = ${optionalInstant(t.refreshTokenExpiresAt)},
+            scope = CASE WHEN ${t.scope !== undefined} THEN ${t.scope ?? null}::text ELSE scope END,
+            "updatedAt" = ${at}
+          WHERE id = ${t.accountId}`);
+        return;
+      }
+      case 'user.account_unlinked.v1':
+        await tx.query(sql.unsafe`DELETE FROM account WHERE id = ${event.data.accountId}`);
+        return;
       case 'user.updated.v1': {
         const u = event.data;
         await tx.query(sql.unsafe`

@@ -195,7 +195,7 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
       const changedUser = userChangedBy(event);
       if (changedUser !== null) return [keys.user(changedUser)];
       switch (event.type) {
-        case 'session.created.v1':
+        case 'session.created.v2':
         case 'session.impersonation_started.v1':
           return [keys.user(event.data.userId)];
         case 'session.refreshed.v1':
@@ -243,9 +243,9 @@ export function sessionCacheProjection(users: UserHistory): RedisProjection {
         case 'user.registered.v1':
           batch.setJson(keys.user(event.data.userId), evolveUserAnswer(null, event, at), Date.parse(at) + USER_ENTRY_LIFETIME_MS);
           return;
-        case 'session.created.v1':
+        case 'session.created.v2':
         case 'session.impersonation_started.v1': {
-          const s = event.type === 'session.created.v1' ? { ...event.data, impersonatedBy: null } : { ...event.data, rememberMe: false };
+          const s = event.type === 'session.created.v2' ? { ...event.data, impersonatedBy: null } : { ...event.data, rememberMe: false };
           const expireAt = Date.parse(s.expiresAt);
           // Over already (a replay of old history): Redis would drop the entry the moment it was written.
           if (expireAt <= Date.now()) return;

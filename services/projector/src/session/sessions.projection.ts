@@ -3,7 +3,7 @@ import { projectionEventTypes, projectionNames, type EventData } from '@portcull
 import { instant, PendingRows } from '../pending-rows.ts';
 
 interface SessionCreation {
-  readonly data: Omit<EventData<'session.created.v1'>, 'method'>;
+  readonly data: Omit<EventData<'session.created.v2'>, 'method' | 'providerId'>;
   readonly occurredAt: string;
   readonly impersonatedBy: string | null;
 }
@@ -12,7 +12,7 @@ interface SessionCreation {
 function creationOf(projected: ProjectedEvent): SessionCreation | null {
   const { event, recorded } = projected;
   const occurredAt = recorded.metadata.occurredAt;
-  if (event.type === 'session.created.v1') return { data: event.data, occurredAt, impersonatedBy: null };
+  if (event.type === 'session.created.v2') return { data: event.data, occurredAt, impersonatedBy: null };
   if (event.type === 'session.impersonation_started.v1') {
     const { impersonatedBy, ...data } = event.data;
     // better-auth opens it with dontRememberMe: it is never extended.
@@ -131,7 +131,7 @@ export const sessionsProjection: PostgresProjection = {
     const { event, recorded } = projected;
     const at = sql.timestamp(new Date(recorded.metadata.occurredAt));
     switch (event.type) {
-      case 'session.created.v1':
+      case 'session.created.v2':
       case 'session.impersonation_started.v1': {
         const pending = pendingSessions();
         pending.add(rowOf(creationOf(projected)!));
