@@ -7,10 +7,21 @@ import { mailSettings } from './mail.ts';
 import { organizationSettings } from './organization.ts';
 import { perimeterSettings } from './perimeter.ts';
 import { projectorSettings } from './projector.ts';
+import { tableOf } from './readme-table.ts';
 import { sessionSettings } from './session.ts';
-import { docOf } from './settings.ts';
+import { checkSocialSettings, socialSettings } from './social.ts';
 
 export { type CaptchaProvider } from './perimeter.ts';
+export {
+  socialProviderIds,
+  type AppleProviderSettings,
+  type MicrosoftProviderSettings,
+  type OidcProviderSettings,
+  type SocialProviderId,
+  type SocialProviderSettings,
+  type SocialProvidersSettings,
+  type SocialSettings,
+} from './social.ts';
 
 /** Every concern's settings, in the order the README's table lists them. */
 const settingsSections = [
@@ -20,6 +31,7 @@ const settingsSections = [
   perimeterSettings,
   mailSettings,
   organizationSettings,
+  socialSettings,
   adminSettings,
   projectorSettings,
   auditSettings,
@@ -33,6 +45,7 @@ const environmentSchema = z
     ...perimeterSettings.shape,
     ...mailSettings.shape,
     ...organizationSettings.shape,
+    ...socialSettings.shape,
     ...adminSettings.shape,
     ...projectorSettings.shape,
     ...auditSettings.shape,
@@ -57,7 +70,8 @@ const environmentSchema = z
   .refine((c) => c.AUTH_RATE_LIMIT_STORAGE !== 'redis' || c.REDIS_URL !== undefined, {
     path: ['AUTH_RATE_LIMIT_STORAGE'],
     message: 'redis needs REDIS_URL',
-  });
+  })
+  .superRefine(checkSocialSettings);
 
 
 /** The whole configuration, typed from what each concern builds from its settings. */
@@ -68,6 +82,7 @@ export type Config = Readonly<
     ReturnType<(typeof perimeterSettings)['build']> &
     ReturnType<(typeof mailSettings)['build']> &
     ReturnType<(typeof organizationSettings)['build']> &
+    ReturnType<(typeof socialSettings)['build']> &
     ReturnType<(typeof adminSettings)['build']> &
     ReturnType<(typeof projectorSettings)['build']> &
     ReturnType<(typeof auditSettings)['build']>
@@ -85,25 +100,30 @@ export class ConfigError extends Error {
  * This is the only place that reads the environment.
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
   const parsed = environmentSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`));
-  }
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
+    ...settingsSections.flatMap((s) => ('deploymentNamed' in s && s.deploymentNamed ? s.deploymentNamed.problems(present) : [])),
+  ];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const c = parsed.data;
   if (c.AUTH_SECRET === undefined) {
     throw new ConfigError(['AUTH_SECRET: is required (npm start generates one for the embedded default)']);
   }
   return Object.freeze({
-    ...coreSettings.build(c, c),
-    ...sessionSettings.build(c, c),
-    ...credentialsSettings.build(c, c),
-    ...perimeterSettings.build(c, c),
-    ...mailSettings.build(c, c),
-    ...organizationSettings.build(c, c),
-    ...adminSettings.build(c, c),
-    ...projectorSettings.build(c, c),
-    ...auditSettings.build(c, c),
+    ...coreSettings.build(c, c, present),
+    ...sessionSettings.build(c, c, present),
+    ...credentialsSettings.build(c, c, present),
+    ...perimeterSettings.build(c, c, present),
+    ...mailSettings.build(c, c, present),
+    ...organizationSettings.build(c, c, present),
+    ...socialSettings.build(c, c, present),
+    ...adminSettings.build(c, c, present),
+    ...projectorSettings.build(c, c, present),
+    ...auditSettings.build(c, c, present),
   });
 }
 
@@ -120,28 +140,7 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
   }
 }
 
-/** A setting's default as the README shows it: what parsing nothing gives, or what its documentation says. */
-function shownDefault(schema: z.ZodType): string {
-  const stated = docOf(schema)?.shownDefault;
-  if (stated !== undefined) return stated;
-  const parsed = schema.safeParse(undefined);
-  if (!parsed.success || parsed.data === undefined) return 'none';
-  const value = parsed.data;
-  if (Array.isArray(value)) return value.length === 0 ? 'none' : `\`${value.join(',')}\``;
-  if (value === '') return 'none';
-  return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
-}
-
 /** The README's configuration table, generated from the settings (`npm run docs:config` writes it). */
 export function configurationTable(): string {
-  const lines = ['| variable | default | meaning |', '|---|---|---|'];
-  for (const section of settingsSections) {
-    lines.push(`| **${section.title}** | | |`);
-    for (const [name, schema] of Object.entries(section.shape) as [string, z.ZodType][]) {
-      const doc = docOf(schema);
-      if (!doc) throw new Error(`setting ${name} has no documentation: declare it with setting()`);
-      lines.push(`| \`${name}\` | ${shownDefault(schema)} | ${doc.description} |`);
-    }
-  }
-  return lines.join('\n');
+  return tableOf(settingsSections);
 }
