@@ -1,10 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page, type Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cookieNames, DEFAULT_PASSWORD, signUp, uniqueEmail, type SessionAnswerJson } from '../support/auth.ts';
+import { describeWithChromium, launchChromium, type LaunchedChromium } from '../support/chromium.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
 import { pickFreePort } from '@portcullis/platform/free-port';
 
@@ -18,28 +16,6 @@ import { pickFreePort } from '@portcullis/platform/free-port';
  *   the attacker's account is refused as a cross-site navigation login.
  * - http://127.0.0.1:<partner> is in TRUSTED_ORIGINS, and is let through.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-function describeWithChromium(name: string, fn: () => void): void {
-  if (existsSync(CHROMIUM)) {
-    describe(name, fn);
-    return;
-  }
-  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing; .ci/run installs Debian's chromium`);
-  console.warn(`[skip] ${name}: ${CHROMIUM} not installed (apt-get install chromium)`);
-  describe.skip(name, fn);
-}
-
 /** A page server for an origin that is not the api's: each path is a page of its own. */
 function pageServer(port: number, pages: Record<string, (api: string) => string>, api: () => string): Promise<Server> {
   const server = createServer((request, response) => {
@@ -66,9 +42,9 @@ describeWithChromium('CSRF from a real browser (headless Chromium)', () => {
   let attackerPort: number;
   let partnerPort: number;
   const servers: Server[] = [];
+  let browser: LaunchedChromium;
   let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
   let victimToken: string;
 
   const api = (): string => system.authUrl;
@@ -79,8 +55,8 @@ describeWithChromium('CSRF from a real browser (headless Chromium)', () => {
     system = await startSystem({ env: { TRUSTED_ORIGINS: `http://127.0.0.1:${partnerPort}` } });
     servers.push(await pageServer(attackerPort, attackerPages, api));
     servers.push(await pageServer(partnerPort, { '/': () => '<!doctype html><title>partner</title>' }, api));
-    userDataDir = mkdtempSync(path.join(tmpdir(), 'portcullis-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
+    context = browser.context;
     page = await context.newPage();
 
     // The victim signs up on the api's own origin: a same-origin fetch, which Chromium sends with its Origin.
@@ -98,8 +74,7 @@ describeWithChromium('CSRF from a real browser (headless Chromium)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
     await system?.stop();
   });

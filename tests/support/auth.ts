@@ -8,6 +8,7 @@ export const cookieNames = {
   sessionToken: 'better-auth.session_token',
   sessionData: 'better-auth.session_data',
   dontRemember: 'better-auth.dont_remember',
+  state: 'better-auth.state',
 } as const;
 
 export const DEFAULT_PASSWORD = 'correct horse battery';

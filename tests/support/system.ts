@@ -12,6 +12,8 @@ export interface StartSystemOptions {
   redis?: boolean;
   /** Extra environment for both processes; wins over the defaults below. */
   env?: Record<string, string>;
+  /** The api's port, when something must know its URL before it starts (a test IdP's redirect URIs). */
+  port?: number;
 }
 
 export interface System {
@@ -48,7 +50,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
 
   const database = await createTestDatabase('http');
-  const port = await pickFreePort();
+  const port = options.port ?? (await pickFreePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
   const env: Record<string, string> = {

@@ -13,3 +13,4 @@ export * from './ops.ts';
 export * from './username-rules.ts';
 export * from './audit.ts';
 export * from './admin.ts';
+export * from './social.ts';

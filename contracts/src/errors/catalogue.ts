@@ -45,6 +45,23 @@ export const errorCatalogue = {
   PASSWORD_ALREADY_SET: { status: 400, message: 'user already has a password' },
   FAILED_TO_GET_USER_INFO: { status: 404, message: 'Failed to get user info' },
   FAILED_TO_CREATE_VERIFICATION: { status: 500, message: 'Unable to create verification' },
+  // Social sign-in (spec sections 7 and 8), with better-auth's statuses.
+  PROVIDER_NOT_FOUND: { status: 404, message: 'Provider not found' },
+  ID_TOKEN_NOT_SUPPORTED: { status: 404, message: 'id_token not supported' },
+  // better-auth answers a refused id token with 401 under INVALID_TOKEN.
+  INVALID_ID_TOKEN: { status: 401, message: 'invalid token', code: 'INVALID_TOKEN' },
+  USER_EMAIL_NOT_FOUND: { status: 401, message: 'User email not found' },
+  // The id-token branch answers the callback's refusals under one code, with the callback's words.
+  ACCOUNT_NOT_LINKED: { status: 401, message: 'account not linked', code: 'OAUTH_LINK_ERROR' },
+  SIGNUP_DISABLED: { status: 401, message: 'signup disabled', code: 'OAUTH_LINK_ERROR' },
+  UNABLE_TO_LINK_ACCOUNT: { status: 401, message: 'unable to link account', code: 'OAUTH_LINK_ERROR' },
+  ACCOUNT_ALREADY_LINKED_TO_DIFFERENT_USER: { status: 401, message: 'account already linked to different user', code: 'OAUTH_LINK_ERROR' },
+  EMAIL_DOES_NOT_MATCH: { status: 401, message: 'email does not match', code: 'OAUTH_LINK_ERROR' },
+  USER_ID_OR_SESSION_REQUIRED: { status: 400, message: 'Either userId or session is required' },
+  FAILED_TO_REFRESH_ACCESS_TOKEN: { status: 400, message: 'Failed to refresh access token' },
+  FAILED_TO_GET_ACCESS_TOKEN: { status: 400, message: 'Failed to get a valid access token' },
+  REFRESH_TOKEN_NOT_FOUND: { status: 400, message: 'Refresh token not found' },
+  TOKEN_REFRESH_NOT_SUPPORTED: { status: 400, message: 'This provider does not support token refreshing.' },
   // Spec section 5: callback URLs off the trusted origins are refused as forbidden.
   INVALID_CALLBACK_URL: { status: 403, message: 'Invalid callbackURL' },
   INVALID_REDIRECT_URL: { status: 403, message: 'Invalid redirectURL' },

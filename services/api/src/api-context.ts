@@ -14,6 +14,7 @@ import {
   type Logger,
 } from '@portcullis/platform';
 import { operatorSession } from './admin/admin-guard.ts';
+import { socialProviders } from './social/providers/index.ts';
 import type { ApiContext } from './context.ts';
 import { sessionCookieSettings } from './http/session-cookies.ts';
 import { confirmActiveSelection } from './organization/active-organization.ts';
@@ -125,6 +126,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
     commands,
     log,
     cookies: sessionCookieSettings(config),
+    socialProviders: socialProviders(config.social),
     clock,
     identity: { userDeletion: [removeMembershipsOf] },
     activeSelectionCheck: (userId, selection) => confirmActiveSelection(realStore, userId, selection),

@@ -1,3 +1,4 @@
+import { socialRoutes } from './social/social.routes.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiContext } from './context.ts';
@@ -81,6 +82,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
       await auth.register(userRoutes(ctx));
       await auth.register(usernameRoutes(ctx));
       await auth.register(accountRoutes(ctx));
+      await auth.register(socialRoutes(ctx));
       await auth.register(organizationRoutes(ctx));
       await auth.register(adminRoutes(ctx));
       await auth.register(openApiRoutes(ctx));

@@ -11,6 +11,7 @@ import type {
   PoolPort,
   ProgressPort,
   SessionCachePort,
+  SocialProvidersPort,
   StorePort,
 } from './ports.ts';
 
@@ -31,4 +32,5 @@ export interface ApiContext
     ClockPort,
     IdentityExtensionsPort,
     OperatorPort,
-    ActiveSelectionPort {}
+    ActiveSelectionPort,
+    SocialProvidersPort {}

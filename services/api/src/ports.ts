@@ -5,6 +5,7 @@ import type { IdentityExtensions } from './identity/extensions.ts';
 import type { ReadModelProgress } from './read-models/read-model-progress.ts';
 import type { LocalSessionCache } from './session/local-session-cache.ts';
 import type { ActiveSelectionCheck } from './session/session-log.ts';
+import type { SocialProvider } from './social/provider.ts';
 
 /*
  * What the api's areas run on, one capability a port. Each area says which it uses (`<area>/ports.ts`), and
@@ -75,4 +76,9 @@ export interface OperatorPort {
 export interface ActiveSelectionPort {
   /** See `sessionFromLog`; absent where organizations are not served. */
   readonly activeSelectionCheck?: ActiveSelectionCheck;
+}
+
+export interface SocialProvidersPort {
+  /** The providers with credentials configured, by id (a generic OIDC provider by its configured name). */
+  readonly socialProviders: ReadonlyMap<string, SocialProvider>;
 }

@@ -8,6 +8,8 @@ interface SessionCookieNames {
   readonly dontRemember: string;
   /** better-auth's admin plugin: the admin's own session, kept aside while they impersonate someone. */
   readonly adminSession: string;
+  /** A provider flow's state, signed: binds the flow to the browser that began it. */
+  readonly state: string;
 }
 
 export interface SessionCookieSettings {
@@ -40,6 +42,7 @@ function sessionCookieNames(prefix: string, secure: boolean): SessionCookieNames
     sessionData: `${base}.session_data`,
     dontRemember: `${base}.dont_remember`,
     adminSession: `${base}.admin_session`,
+    state: `${base}.state`,
   };
 }
 
@@ -158,4 +161,22 @@ export function adminSessionCookie(request: FastifyRequest, settings: SessionCoo
 
 export function clearAdminSessionCookie(reply: FastifyReply, settings: SessionCookieSettings): void {
   reply.setCookie(settings.names.adminSession, '', { ...attributes(settings), maxAge: 0 });
+}
+
+/** better-auth lets the state cookie live 5 minutes; the flow itself lasts 10. */
+const STATE_COOKIE_SECONDS = 5 * 60;
+
+/** The browser's side of a provider flow: the state, signed, as better-auth's database strategy sets it. */
+export function setStateCookie(reply: FastifyReply, settings: SessionCookieSettings, state: string): void {
+  reply.setCookie(settings.names.state, signCookieValue(state, settings.secret), { ...attributes(settings), maxAge: STATE_COOKIE_SECONDS });
+}
+
+/** The state the browser carries: null when it has no state cookie, or one whose signature fails. */
+export function stateCookie(request: FastifyRequest, settings: SessionCookieSettings): { readonly present: boolean; readonly state: string | null } {
+  const cookie = request.cookies[settings.names.state];
+  return { present: cookie !== undefined, state: cookie === undefined ? null : unsignCookieValue(cookie, settings.secret) };
+}
+
+export function clearStateCookie(reply: FastifyReply, settings: SessionCookieSettings): void {
+  reply.setCookie(settings.names.state, '', { ...attributes(settings), maxAge: 0 });
 }

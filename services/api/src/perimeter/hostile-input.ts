@@ -7,8 +7,11 @@ const MAX_DEPTH = 8;
 /** Keys that reach Object.prototype through a careless merge or spread (prototype pollution). */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** better-auth takes HTML form posts only where a browser form may sign in or up; JSON everywhere else. */
-const FORM_ROUTES = new Set(['/sign-in/email', '/sign-up/email']);
+/**
+ * better-auth takes HTML form posts only where a browser form may sign in or up, and where a provider
+ * answers with one (Apple's form_post callback); JSON everywhere else.
+ */
+const FORM_ROUTES = new Set(['/sign-in/email', '/sign-up/email', '/callback/:id']);
 const FORM = 'application/x-www-form-urlencoded';
 
 function mediaType(request: FastifyRequest): string | null {

@@ -29,6 +29,9 @@ function asRecord(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
+/** The callback a provider posts to (Apple): it decides nothing on a POST, it redirects to its own GET. */
+const PROVIDER_CALLBACK = '/callback/:id';
+
 /**
  * The perimeter against hostile origins (spec section 5; better-auth's origin-check middleware):
  * - a POST that carries cookies must come from a trusted origin (Origin, else Referer), since a browser
@@ -87,7 +90,8 @@ export function originCheck(ctx: PerimeterPorts): (request: FastifyRequest, rout
   }
 
   return (request, route) => {
-    if (!SAFE_METHODS.has(request.method)) {
+    // A provider's form_post comes from the provider's origin; the callback only turns it into a GET of itself.
+    if (!SAFE_METHODS.has(request.method) && route !== PROVIDER_CALLBACK) {
       // What the checks below decide on; never the cookie itself, only whether there is one.
       request.log.debug(
         {
