@@ -6,6 +6,7 @@ import { signEmailVerificationToken } from '@portcullis/platform';
 import { pickFreePort } from '@portcullis/platform/free-port';
 import { cookieNames, DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
 import { cookieJarFetch } from '../support/better-auth-fetch.ts';
+import { startFakeGithub, type FakeGithub } from '../support/fake-github.ts';
 import { SHORT_LIVED, startOidcIssuer, type IssuerAccount, type OidcIssuer } from '../support/oidc-issuer.ts';
 import { startAdminSystem, type AdminSystem } from '../support/admin-system.ts';
 import { HttpClient, type System } from '../support/system.ts';
@@ -21,11 +22,13 @@ const TRUSTED = 'partner';
 let admin: AdminSystem;
 let system: System;
 let issuer: OidcIssuer;
+let github: FakeGithub;
 
 beforeAll(async () => {
   const port = await pickFreePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   issuer = await startOidcIssuer({ redirectUris: [PROVIDER, TRUSTED].map((id) => `${baseUrl}/api/auth/callback/${id}`) });
+  github = await startFakeGithub();
   const provider = (name: string) => ({
     [`AUTH_OIDC_${name}_DISCOVERY_URL`]: issuer.discoveryUrl,
     [`AUTH_OIDC_${name}_CLIENT_ID`]: issuer.client.clientId,
@@ -40,6 +43,7 @@ beforeAll(async () => {
       ...provider('PARTNER'),
       AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: TRUSTED,
       AUTH_DELETE_USER_ENABLED: 'true',
+      ...github.env,
     },
   });
   system = admin.system;
@@ -47,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin?.stop();
   await issuer?.stop();
+  await github?.close();
 });
 
 function person(label: string, claims: Partial<IssuerAccount> = {}): IssuerAccount & { email: string } {
@@ -139,7 +144,53 @@ describe('social sign-in with a generic OpenID Connect provider', () => {
   });
 });
 
+describe('social sign-in with GitHub (OAuth2 and its REST API, no OpenID)', () => {
+  it('signs up with the primary email GitHub says is verified, the provider account named by its numeric id', async () => {
+    const email = uniqueEmail('octo');
+    const id = Number.parseInt(randomBytes(3).toString('hex'), 16);
+    github.signInNext({ id, login: `octo${id}`, name: null, emails: [{ email: uniqueEmail('secondary'), primary: false, verified: true }, { email, primary: true, verified: true }] });
+    const { client, jar } = browser();
+    const { data } = await client.signIn.social({ provider: 'github', callbackURL: '/dashboard', disableRedirect: true });
+    const url = new URL((data as { url: string }).url);
+    expect(url.origin).toBe(github.url);
+    expect(url.searchParams.get('scope')).toBe('read:user user:email');
+    const answer = await jar.get((await github.authorize(url.href)).href);
+    expect(new URL(answer.headers.get('location')!, system.baseUrl).pathname).toBe('/dashboard');
+    expect(github.refusedVerifiers).toBe(0);
+    expect((await client.getSession()).data?.user).toMatchObject({ email, name: `octo${id}`, emailVerified: true, image: `${github.url}/avatars/${id}` });
+    expect((await client.listAccounts()).data).toEqual([expect.objectContaining({ providerId: 'github', accountId: String(id), scopes: ['read:user', 'user:email'] })]);
+  });
+
+  it('takes an email GitHub has not verified as unverified', async () => {
+    const email = uniqueEmail('octo-unverified');
+    const id = Number.parseInt(randomBytes(3).toString('hex'), 16);
+    github.signInNext({ id, login: `octo${id}`, name: 'Octo Cat', emails: [{ email, primary: true, verified: false }] });
+    const { client, jar } = browser();
+    const { data } = await client.signIn.social({ provider: 'github', callbackURL: '/dashboard', disableRedirect: true });
+    await jar.get((await github.authorize((data as { url: string }).url)).href);
+    expect((await client.getSession()).data?.user).toMatchObject({ email, name: 'Octo Cat', emailVerified: false });
+  });
+});
+
 describe('the callback refuses what it cannot trust, with a redirect and a code', () => {
+  it("turns a provider's form_post (Apple's) into a GET of itself, so the browser's cookies come along", async () => {
+    const { client, jar } = browser();
+    const url = await startSocial(client);
+    issuer.signInNext(person('form-post'));
+    const callback = await issuer.authorize(url);
+    const posted = await jar.request('POST', `callback/${PROVIDER}`, {
+      rawBody: callback.searchParams.toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://appleid.apple.com' },
+    });
+    expect(posted.status).toBe(302);
+    const get = new URL(posted.headers.get('location')!);
+    expect(get.pathname).toBe(`/api/auth/callback/${PROVIDER}`);
+    expect(get.searchParams.get('state')).toBe(callback.searchParams.get('state'));
+    const signedIn = await jar.get(get.href);
+    expect(new URL(signedIn.headers.get('location')!, system.baseUrl).pathname).toBe('/dashboard');
+    expect(jar.cookie(cookieNames.sessionToken)).toBeDefined();
+  });
+
   it('a state brought by another browser (no state cookie): state_mismatch', async () => {
     const { client } = browser();
     const url = await startSocial(client);
