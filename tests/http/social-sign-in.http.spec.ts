@@ -42,6 +42,7 @@ beforeAll(async () => {
       ...provider('CORP'),
       ...provider('PARTNER'),
       AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: TRUSTED,
+      AUTH_DISABLE_IMPLICIT_SIGN_UP: TRUSTED,
       AUTH_DELETE_USER_ENABLED: 'true',
       ...github.env,
     },
@@ -292,6 +293,16 @@ describe('linking', () => {
     const back = await throughProvider(jar, url, person('trusted', { email, email_verified: false }));
     expect(back.location.pathname).toBe('/dashboard');
     expect((await client.getSession()).data?.user.id).toBe(userId);
+  });
+
+  it('makes a new user through a provider without implicit sign-up only when the sign-in asks (requestSignUp)', async () => {
+    const account = person('implicit');
+    const implicit = browser();
+    const refused = await throughProvider(implicit.jar, await startSocial(implicit.client, { provider: TRUSTED }), account);
+    expect(refused.location.searchParams.get('error')).toBe('signup_disabled');
+    const asked = browser();
+    const back = await throughProvider(asked.jar, await startSocial(asked.client, { provider: TRUSTED, requestSignUp: true, newUserCallbackURL: '/welcome' }), account);
+    expect(back.location.pathname).toBe('/welcome');
   });
 
   it('links from a signed-in session, refuses another email, and unlinks all but the last account', async () => {

@@ -7,7 +7,7 @@ const applePem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.e
 
 describe('configuration of social sign-in', () => {
   it('offers no provider and keeps better-auth\'s linking defaults when nothing is set', () => {
-    expect(loadConfig(base).social).toEqual({ providers: {}, oidc: [], trustedProviders: [], allowDifferentEmails: false, disableSignUp: false });
+    expect(loadConfig(base).social).toEqual({ providers: {}, oidc: [], trustedProviders: [], allowDifferentEmails: false, disableSignUp: false, disableImplicitSignUp: [] });
   });
 
   it('builds a provider from its client and endpoint overrides', () => {

@@ -4,6 +4,7 @@ import { sql } from '@portcullis/platform';
 import type { AccountPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { isoTime } from '../read-model.ts';
+import { scopesOf } from '../identity/provider-accounts.ts';
 import { requireSession } from '../session/current-session.ts';
 
 interface AccountRow {
@@ -14,14 +15,6 @@ interface AccountRow {
   scope: string | null;
   createdAt: number | string;
   updatedAt: number | string;
-}
-
-/** better-auth keeps granted scopes comma-separated; blanks and padding are not scopes. */
-function scopesOf(scope: string | null): string[] {
-  return (scope ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
 
 export function listAccountsRoutes(ctx: AccountPorts) {

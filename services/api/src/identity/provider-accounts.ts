@@ -51,3 +51,11 @@ export async function linkProviderAccountIn(unit: UnitOfWork, userId: string, ac
     userEvents: [ProviderAccountLinked({ userId, accountId, providerId: account.providerId, providerAccountId: account.providerAccountId, scope: account.scope, ...account.tokens })],
   };
 }
+
+/** better-auth keeps granted scopes comma-separated; blanks and padding are not scopes. */
+export function scopesOf(scope: string | null): string[] {
+  return (scope ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

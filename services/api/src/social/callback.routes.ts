@@ -8,7 +8,7 @@ import { clearStateCookie, setOpenedSessionCookies, stateCookie } from '../http/
 import { linkProviderAccount } from './link-provider-account.command.ts';
 import { providerAccountOf } from './provider-answers.ts';
 import type { ProviderProfile, ProviderTokens } from './provider.ts';
-import { signInWithProvider } from './sign-in-with-provider.command.ts';
+import { signInWithProvider, signUpRefused } from './sign-in-with-provider.command.ts';
 import { useFlow } from './social-flow.ts';
 
 /** Apple's first-sign-in `user` field, JSON text: what of it is readable, else nothing. */
@@ -101,7 +101,7 @@ export function callbackRoutes(ctx: SocialPorts) {
         method: 'social',
         profile: { ...profile, email: profile.email },
         account,
-        disableSignUp: ctx.config.social.disableSignUp,
+        disableSignUp: signUpRefused(ctx.config.social, provider.id, flow.requestSignUp),
         callbackURL: flow.callbackURL,
       });
       if (!outcome.signedIn) {

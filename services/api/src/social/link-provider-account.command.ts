@@ -2,7 +2,7 @@ import { ProviderTokensUpdated, streams } from '@portcullis/contracts';
 import type { RequestMetadata } from '@portcullis/platform';
 import type { SocialPorts } from './ports.ts';
 import { activeAccountIn } from '../identity/account-model.ts';
-import { linkProviderAccountIn, type NewProviderAccount } from '../identity/provider-accounts.ts';
+import { linkProviderAccountIn, scopesOf, type NewProviderAccount } from '../identity/provider-accounts.ts';
 import { providerAccountClaimModel } from '../identity/provider-account.decider.ts';
 import type { ProviderProfile } from './provider.ts';
 import type { SocialRefusal } from './sign-in-with-provider.command.ts';
@@ -19,7 +19,7 @@ export interface ProviderLink {
 
 /** Scopes granted before and now, once each, comma-separated (better-auth's mergeScopes). */
 function mergedScope(before: string | null, now: string | null): string | null {
-  const scopes = new Set([...(before ?? '').split(','), ...(now ?? '').split(',')].map((s) => s.trim()).filter(Boolean));
+  const scopes = new Set([...scopesOf(before), ...scopesOf(now)]);
   return scopes.size === 0 ? null : [...scopes].join(',');
 }
 

@@ -78,3 +78,10 @@ export async function refreshProviderTokens(ctx: SocialPorts, request: RequestMe
   });
   return renewed;
 }
+
+/** The account's tokens, refreshed first when the access token has expired and the provider can refresh it. */
+export async function currentTokens(ctx: SocialPorts, request: RequestMetadata, userId: string, selected: SelectedTokens): Promise<HeldProviderTokens> {
+  const { tokens, provider } = selected;
+  if (!accessTokenExpired(tokens, ctx.clock()) || !tokens.refreshToken || !provider.refresh) return tokens;
+  return refreshProviderTokens(ctx, request, userId, selected);
+}

@@ -36,6 +36,14 @@ export const refusalErrors: Readonly<Record<SocialRefusal, ErrorCode>> = {
   account_already_linked_to_different_user: 'ACCOUNT_ALREADY_LINKED_TO_DIFFERENT_USER',
 };
 
+/**
+ * Whether a provider's sign-in may not create a user: never (AUTH_DISABLE_SIGN_UP), or, for a provider in
+ * AUTH_DISABLE_IMPLICIT_SIGN_UP, unless the sign-in asked to (`requestSignUp`), as better-auth decides it.
+ */
+export function signUpRefused(social: SocialPorts['config']['social'], providerId: string, requestSignUp: boolean): boolean {
+  return social.disableSignUp || (social.disableImplicitSignUp.includes(providerId) && !requestSignUp);
+}
+
 export interface ProviderSignIn {
   readonly method: 'social' | 'id-token';
   readonly profile: ProviderProfile & { readonly email: string };

@@ -7,10 +7,11 @@ import { serverCall } from '../http/server-call.ts';
 import { setOpenedSessionCookies, setStateCookie } from '../http/session-cookies.ts';
 import { resolveSession, requireSession } from '../session/current-session.ts';
 import { callbackRoutes } from './callback.routes.ts';
+import { scopesOf } from '../identity/provider-accounts.ts';
 import { linkProviderAccount } from './link-provider-account.command.ts';
-import { accessTokenExpired, refreshProviderTokens, selectedTokens } from './provider-tokens.command.ts';
+import { currentTokens, refreshProviderTokens, selectedTokens } from './provider-tokens.command.ts';
 import { providerAccountOf, verifiedIdTokenProfile } from './provider-answers.ts';
-import { refusalErrors, signInWithProvider } from './sign-in-with-provider.command.ts';
+import { refusalErrors, signInWithProvider, signUpRefused } from './sign-in-with-provider.command.ts';
 import { startFlow } from './social-flow.ts';
 import type { SocialProvider } from './provider.ts';
 
@@ -54,7 +55,7 @@ export function socialRoutes(ctx: SocialPorts) {
           method: 'id-token',
           profile,
           account: providerAccountOf(provider, profile, tokens),
-          disableSignUp: ctx.config.social.disableSignUp,
+          disableSignUp: signUpRefused(ctx.config.social, provider.id, body.requestSignUp === true),
           callbackURL: body.callbackURL,
         });
         if (!outcome.signedIn) throw new DomainError(refusalErrors[outcome.refusal]);
@@ -130,14 +131,9 @@ export function socialRoutes(ctx: SocialPorts) {
     route(app, endpoints.getAccessToken, async (request, reply) => {
       const userId = await tokenUser(request, reply, request.body.userId);
       const selected = await selectedTokens(ctx, userId, request.body);
-      let tokens = selected.tokens;
-      if (accessTokenExpired(tokens, ctx.clock()) && tokens.refreshToken && selected.provider.refresh) {
-        try {
-          tokens = await refreshProviderTokens(ctx, requestMetadataOf(request), userId, selected);
-        } catch (error) {
-          throw new DomainError('FAILED_TO_GET_ACCESS_TOKEN', { cause: error });
-        }
-      }
+      const tokens = await currentTokens(ctx, requestMetadataOf(request), userId, selected).catch((error: unknown) => {
+        throw new DomainError('FAILED_TO_GET_ACCESS_TOKEN', { cause: error });
+      });
       return {
         ...(tokens.accessToken ? { accessToken: tokens.accessToken } : {}),
         ...(tokens.accessTokenExpiresAt ? { accessTokenExpiresAt: tokens.accessTokenExpiresAt } : {}),
@@ -167,10 +163,7 @@ export function socialRoutes(ctx: SocialPorts) {
       const { accountId } = request.query;
       // Without an id, better-auth answers for the caller's only provider account, if there is one.
       const selected = await selectedTokens(ctx, current.user.id, { accountId });
-      let tokens = selected.tokens;
-      if (accessTokenExpired(tokens, ctx.clock()) && tokens.refreshToken && selected.provider.refresh) {
-        tokens = await refreshProviderTokens(ctx, requestMetadataOf(request), current.user.id, selected);
-      }
+      const tokens = await currentTokens(ctx, requestMetadataOf(request), current.user.id, selected);
       const profile = await selected.provider.userInfo({
         tokens: { tokenType: 'Bearer', accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: tokens.idToken, accessTokenExpiresAt: null, refreshTokenExpiresAt: null, scopes: scopesOf(tokens.scope) },
         user: null,
@@ -185,12 +178,4 @@ export function socialRoutes(ctx: SocialPorts) {
 
     await app.register(callbackRoutes(ctx));
   };
-}
-
-/** better-auth keeps granted scopes comma-separated; blanks and padding are not scopes. */
-export function scopesOf(scope: string | null): string[] {
-  return (scope ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }

@@ -137,6 +137,10 @@ const socialShape = {
   ),
   AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS: setting(flag(false), 'a signed-in user may link a provider account whose email differs from theirs'),
   AUTH_DISABLE_SIGN_UP: setting(flag(false), 'no provider creates users: social sign-in only signs existing users in'),
+  AUTH_DISABLE_IMPLICIT_SIGN_UP: setting(
+    list(parseProviderIds),
+    'comma-separated provider ids that create a user only when the sign-in asks to (`requestSignUp: true`), as better-auth\'s `disableImplicitSignUp`',
+  ),
   AUTH_OIDC_PROVIDERS: setting(
     list((value) => parseOidcProviderNames(value, socialProviderIds)),
     'comma-separated names of generic OpenID Connect providers (each its provider id), each configured by the `AUTH_OIDC_<NAME>_…` variables below',
@@ -188,6 +192,8 @@ export interface SocialSettings {
   readonly allowDifferentEmails: boolean;
   /** Refuses new users through any provider. */
   readonly disableSignUp: boolean;
+  /** Provider ids that create a user only for a sign-in that asks to (`requestSignUp`). */
+  readonly disableImplicitSignUp: readonly string[];
 }
 
 function baseSettings(c: SocialValues, id: SocialProviderId, clientId: string): SocialProviderSettings {
@@ -274,6 +280,7 @@ export const socialSettings = section(
       trustedProviders: Object.freeze(c.AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS),
       allowDifferentEmails: c.AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS,
       disableSignUp: c.AUTH_DISABLE_SIGN_UP,
+      disableImplicitSignUp: Object.freeze(c.AUTH_DISABLE_IMPLICIT_SIGN_UP),
     },
   }),
   {
