@@ -102,8 +102,14 @@ describe('every provider, through the api', () => {
     const session = await browser.get<{ user: { email: string; name: string; emailVerified: boolean; image: string | null } }>('get-session');
     const expected = scenario.profile!;
     expect(session.json.user).toMatchObject({ email: expected.email!.toLowerCase(), name: expected.name, emailVerified: expected.emailVerified, image: expected.image });
-    const accounts = await browser.get<Array<{ providerId: string; accountId: string }>>('list-accounts');
+    const accounts = await browser.get<Array<{ id: string; providerId: string; accountId: string }>>('list-accounts');
     expect(accounts.json).toEqual([expect.objectContaining({ providerId: provider.id, accountId: expected.id })]);
+
+    // account-info asks the provider again with the kept tokens: its own answer in `data`.
+    const info = await browser.get<{ user: unknown; data: unknown; account: unknown }>(`account-info?accountId=${accounts.json[0]!.id}`);
+    expect(info.status, info.text).toBe(200);
+    expect(info.json.data).toEqual(expected.raw);
+    expect(info.json.account).toMatchObject({ id: accounts.json[0]!.id, providerId: provider.id, accountId: expected.id });
 
     // Several providers' documented examples share an address: each user leaves, so the next signs up anew.
     expect((await browser.post('delete-user', {})).status).toBe(200);

@@ -359,6 +359,15 @@ describe("the provider's tokens", () => {
     expect(refreshed.data?.accessToken).toBeTruthy();
     expect(refreshed.data?.accessToken).not.toBe(before.data?.accessToken);
     expect((await client.getAccessToken({ accountId })).data?.accessToken).toBe(refreshed.data?.accessToken);
+
+    // Another user naming this one (by user id or by account id) gets nothing of theirs: only a server names users.
+    const userId = (await client.getSession()).data!.user.id;
+    const other = browser();
+    await throughProvider(other.jar, await startSocial(other.client), person('tokens-other'));
+    const mine = await other.jar.post<{ accessToken: string }>('get-access-token', { providerId: PROVIDER, userId });
+    expect(mine.status).toBe(200);
+    expect(mine.json.accessToken).not.toBe(refreshed.data?.accessToken);
+    expect((await other.jar.post('get-access-token', { accountId })).json).toMatchObject({ code: 'ACCOUNT_NOT_FOUND' });
   });
 });
 

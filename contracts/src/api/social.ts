@@ -108,7 +108,10 @@ const refreshTokenAnswerSchema = z.object({
   accountId: z.string(),
 });
 
-const accountInfoQuerySchema = z.object({ accountId: z.string().min(1).max(256).optional() });
+const accountInfoQuerySchema = z.object({
+  accountId: z.string().min(1).max(256).optional(),
+  userId: z.string().min(1).max(256).optional().meta({ description: 'The user a server call acts for (x-api-key)' }),
+});
 const accountInfoAnswerSchema = z.object({
   user: z.object({
     id: z.string(),
@@ -118,6 +121,8 @@ const accountInfoAnswerSchema = z.object({
     emailVerified: z.boolean(),
   }),
   data: z.record(z.string(), z.unknown()),
+  /** better-auth 1.7's account key: which account the answer is about. */
+  account: z.object({ id: z.string(), providerId: z.string(), issuer: z.string().nullable(), accountId: z.string() }),
 });
 
 export const socialEndpoints = {
@@ -177,9 +182,9 @@ export const socialEndpoints = {
     operationId: 'accountInfo',
     method: 'GET',
     path: '/account-info',
-    summary: "What the provider says about one of the caller's accounts",
+    summary: "What the provider says now about one of the caller's accounts (its own answer in `data`)",
     tag: 'Social',
-    auth: 'session',
+    auth: 'session-or-server',
     query: accountInfoQuerySchema,
     answer: accountInfoAnswerSchema,
   }),

@@ -16,3 +16,12 @@ export const claimedFlag = z
   .union([z.boolean(), z.enum(['true', 'false'])])
   .nullish()
   .transform((value) => value === true || value === 'true');
+
+/**
+ * A provider's answer as it sent it (`ProviderProfile.raw`): the JSON object before a schema above read it
+ * (and dropped the fields it does not read), or an id token's claims. Called with what a `z.object` schema
+ * accepted, so an object; anything else is no answer to keep.
+ */
+export function rawAnswer(answer: unknown): Readonly<Record<string, unknown>> {
+  return typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
+}

@@ -26,6 +26,13 @@ export interface ProviderProfile {
   readonly emailVerified: boolean;
   readonly name: string;
   readonly image: string | null;
+  /**
+   * The provider's own answer the fields above were mapped from, as it sent it: the JSON object of its user
+   * endpoint, or the claims of the id token it was read from (where several answers are combined, the main
+   * one, each provider says which). better-auth's `data` (`GET /account-info`'s answer). Never tokens, and
+   * never stored: only the fields above are.
+   */
+  readonly raw: Readonly<Record<string, unknown>>;
 }
 
 export interface AuthorizationRequest {

@@ -159,11 +159,10 @@ export function socialRoutes(ctx: SocialPorts) {
     });
 
     route(app, endpoints.accountInfo, async (request, reply) => {
-      const current = await requireSession(ctx, request, reply);
-      const { accountId } = request.query;
-      // Without an id, better-auth answers for the caller's only provider account, if there is one.
-      const selected = await selectedTokens(ctx, current.user.id, { accountId });
-      const tokens = await currentTokens(ctx, requestMetadataOf(request), current.user.id, selected);
+      const userId = await tokenUser(request, reply, request.query.userId);
+      // Without an id, the caller's first provider account.
+      const selected = await selectedTokens(ctx, userId, { accountId: request.query.accountId });
+      const tokens = await currentTokens(ctx, requestMetadataOf(request), userId, selected);
       const profile = await selected.provider.userInfo({
         tokens: { tokenType: 'Bearer', accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, idToken: tokens.idToken, accessTokenExpiresAt: null, refreshTokenExpiresAt: null, scopes: scopesOf(tokens.scope) },
         user: null,
@@ -172,7 +171,9 @@ export function socialRoutes(ctx: SocialPorts) {
       if (!profile) throw new DomainError('FAILED_TO_GET_USER_INFO');
       return {
         user: { id: profile.id, name: profile.name, email: profile.email, image: profile.image, emailVerified: profile.emailVerified },
-        data: { ...profile },
+        // The provider's own answer the profile was read from (better-auth's `data`).
+        data: profile.raw,
+        account: { id: selected.accountId, providerId: tokens.providerId, issuer: selected.provider.issuer, accountId: tokens.providerAccountId },
       };
     });
 

@@ -2,7 +2,7 @@ import type { AppleProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { idTokenClaims, remoteKeys, verifyIdToken, type TokenClient } from '../oauth2.ts';
 import { oauth2Provider } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 import { appleClientSecret } from './apple-client-secret.ts';
 
@@ -40,11 +40,13 @@ export function appleProvider(settings: AppleProviderSettings): SocialProvider {
     // Apple has no user endpoint: the id token its token endpoint answered says who, and the name comes
     // once, as the `user` field of the first callback.
     async userInfo({ tokens, user }) {
-      const claims = appleClaims.safeParse(idTokenClaims(tokens.idToken));
+      const decoded = idTokenClaims(tokens.idToken);
+      const claims = appleClaims.safeParse(decoded);
       if (!claims.success) return null;
       const c = claims.data;
       const given = `${user?.name?.firstName ?? ''} ${user?.name?.lastName ?? ''}`.trim();
-      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: given || (c.name ?? ''), image: null };
+      // The id token's claims; the callback's `user` field is the client's word, not kept with them.
+      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: given || (c.name ?? ''), image: null, raw: rawAnswer(decoded) };
     },
     verifyIdToken: ({ token, nonce }) => verifyIdToken(token, nonce, { keys, issuer, audience, maxTokenAge: '1h', nonceMayBeHashed: true }),
   });

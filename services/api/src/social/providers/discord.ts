@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const discordUser = z.object({
@@ -44,10 +44,11 @@ export function discordProvider(settings: SocialProviderSettings): SocialProvide
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = discordUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = discordUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
-      return { id: u.id, email: u.email, emailVerified: u.verified, name: u.global_name ?? u.username ?? '', image: avatarOf(u) };
+      return { id: u.id, email: u.email, emailVerified: u.verified, name: u.global_name ?? u.username ?? '', image: avatarOf(u), raw: rawAnswer(answer) };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchJson } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const dropboxAccount = z.object({
@@ -34,7 +34,7 @@ export function dropboxProvider(settings: SocialProviderSettings): SocialProvide
       const account = dropboxAccount.safeParse(answer);
       if (!account.success) return null;
       const a = account.data;
-      return { id: a.account_id, email: a.email, emailVerified: a.email_verified, name: a.name?.display_name ?? '', image: a.profile_photo_url };
+      return { id: a.account_id, email: a.email, emailVerified: a.email_verified, name: a.name?.display_name ?? '', image: a.profile_photo_url, raw: rawAnswer(answer) };
     },
   });
 }

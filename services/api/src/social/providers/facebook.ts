@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchJson, fetchWithBearer, idTokenClaims, remoteKeys, verifyIdToken } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText, providerUserId } from '../profile-fields.ts';
+import { claimedFlag, optionalText, providerUserId, rawAnswer } from '../profile-fields.ts';
 import type { ProviderProfile, SocialProvider } from '../provider.ts';
 
 const limitedLoginClaims = z.object({ sub: z.string().min(1), email: optionalText, name: optionalText, picture: optionalText });
@@ -44,10 +44,11 @@ export function facebookProvider(settings: SocialProviderSettings): SocialProvid
     if (userId === null) return null;
     const url = new URL(graphMe);
     url.searchParams.set('fields', 'id,name,email,picture');
-    const profile = graphProfile.safeParse(await fetchWithBearer(url.href, accessToken));
+    const answer = await fetchWithBearer(url.href, accessToken);
+    const profile = graphProfile.safeParse(answer);
     if (!profile.success || profile.data.id !== userId) return null;
     const p = profile.data;
-    return { id: p.id, email: p.email, emailVerified: p.email_verified, name: p.name ?? '', image: p.picture?.data.url ?? null };
+    return { id: p.id, email: p.email, emailVerified: p.email_verified, name: p.name ?? '', image: p.picture?.data.url ?? null, raw: rawAnswer(answer) };
   }
 
   return oauth2Provider({
@@ -65,10 +66,11 @@ export function facebookProvider(settings: SocialProviderSettings): SocialProvid
     async userInfo({ tokens }) {
       // Limited Login (iOS) gives a JWT, already verified by verifyIdToken; it asserts no email verification.
       if (tokens.idToken !== null && isJwt(tokens.idToken)) {
-        const claims = limitedLoginClaims.safeParse(idTokenClaims(tokens.idToken));
+        const decoded = idTokenClaims(tokens.idToken);
+        const claims = limitedLoginClaims.safeParse(decoded);
         if (!claims.success) return null;
         const c = claims.data;
-        return { id: c.sub, email: c.email, emailVerified: false, name: c.name ?? '', image: c.picture };
+        return { id: c.sub, email: c.email, emailVerified: false, name: c.name ?? '', image: c.picture, raw: rawAnswer(decoded) };
       }
       // Classic login hands the client an access token, which better-auth clients send as the id token.
       const accessToken = tokens.accessToken ?? tokens.idToken;

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText, providerUserId } from '../profile-fields.ts';
+import { optionalText, providerUserId, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const githubUser = z.object({ id: providerUserId, login: z.string(), name: optionalText, email: optionalText, avatar_url: optionalText });
@@ -27,7 +27,8 @@ export function githubProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = githubUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken, apiHeaders));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken, apiHeaders);
+      const user = githubUser.safeParse(answer);
       if (!user.success) return null;
       // The profile shows an email only when its owner made one public, and never says whether it is
       // verified; the email list (the user:email scope) says both. Without that list the profile's stands, unverified.
@@ -40,6 +41,8 @@ export function githubProvider(settings: SocialProviderSettings): SocialProvider
         emailVerified: emails.find((e) => e.email === email)?.verified ?? false,
         name: user.data.name ?? user.data.login,
         image: user.data.avatar_url,
+        // The /user answer as GitHub sent it; the email list only completes its email.
+        raw: rawAnswer(answer),
       };
     },
   });

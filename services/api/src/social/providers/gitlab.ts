@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText, providerUserId } from '../profile-fields.ts';
+import { claimedFlag, optionalText, providerUserId, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const gitlabUser = z.object({
@@ -34,11 +34,12 @@ export function gitlabProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = gitlabUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = gitlabUser.safeParse(answer);
       // A blocked or locked GitLab account does not sign in here either.
       if (!user.success || user.data.state !== 'active' || user.data.locked === true) return null;
       const u = user.data;
-      return { id: u.id, email: u.email, emailVerified: u.email_verified, name: u.name ?? u.username ?? '', image: u.avatar_url };
+      return { id: u.id, email: u.email, emailVerified: u.email_verified, name: u.name ?? u.username ?? '', image: u.avatar_url, raw: rawAnswer(answer) };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { idTokenClaims, remoteKeys, verifyIdToken } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const googleClaims = z.object({ sub: z.string().min(1), email: optionalText, email_verified: claimedFlag, name: optionalText, picture: optionalText });
@@ -27,10 +27,11 @@ export function googleProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     // The profile is the id token Google's token endpoint just answered.
     async userInfo({ tokens }) {
-      const claims = googleClaims.safeParse(idTokenClaims(tokens.idToken));
+      const decoded = idTokenClaims(tokens.idToken);
+      const claims = googleClaims.safeParse(decoded);
       if (!claims.success) return null;
       const c = claims.data;
-      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: c.name ?? '', image: c.picture };
+      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: c.name ?? '', image: c.picture, raw: rawAnswer(decoded) };
     },
     verifyIdToken: ({ token, nonce }) =>
       verifyIdToken(token, nonce, {

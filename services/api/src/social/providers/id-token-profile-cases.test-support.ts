@@ -7,17 +7,32 @@ import { twitchProvider } from './twitch.ts';
 
 /** The providers whose profile is the id token their token endpoint answers. */
 
-const appleIdToken = unsignedToken({
+/** The expected profiles' `raw` is the very claims the id token carries: the provider's own word, unmapped. */
+
+const appleClaims = {
   iss: 'https://appleid.apple.com',
   aud: 'client-id',
   sub: '001234.8f3a9c5e2b7d4e1f.1234',
   email: 'x7k2p9@privaterelay.appleid.com',
   email_verified: 'true',
   is_private_email: 'true',
-});
+};
+const appleIdToken = unsignedToken(appleClaims);
+const appleUnverifiedClaims = { sub: '001234.aa', email: 'ada@school.example', email_verified: false };
 
-const microsoftIdToken = (claims: Record<string, unknown>) =>
-  unsignedToken({ iss: 'https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0', tid: '72f988bf-86f1-41af-91ab-2d7cd011db47', ...claims });
+const googleClaims = { iss: 'https://accounts.google.com', sub: '110169484474386276334', email: 'ada@gmail.com', email_verified: true, name: 'Ada Lovelace', picture: 'https://lh3.googleusercontent.com/a/ada' };
+const googleUnverifiedClaims = { sub: '42', email: 'ada@corp.example', email_verified: false };
+
+const microsoftClaims = (claims: Record<string, unknown>) => ({
+  iss: 'https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0',
+  tid: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+  ...claims,
+});
+const microsoftWorkClaims = microsoftClaims({ oid: '00000000-0000-0000-66f3-3332eca7ea81', email: 'ada@contoso.com', verified_primary_email: ['ada@contoso.com'], name: 'Ada' });
+const microsoftUnlistedClaims = microsoftClaims({ oid: 'oid-2', email: 'ada@contoso.com', name: 'Ada' });
+
+const twitchClaims = { iss: 'https://id.twitch.tv/oauth2', sub: '713936733', preferred_username: 'ada_twitch', email: 'ada@example.com', email_verified: true, picture: 'https://static-cdn.jtvnw.net/ada.png' };
+const twitchEmaillessClaims = { sub: '7', preferred_username: 'anon' };
 
 const photo = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
 
@@ -46,13 +61,14 @@ export const idTokenProfileCases: ProviderCase[] = [
         routes: {},
         tokens: { idToken: appleIdToken },
         user: { name: { firstName: 'Ada', lastName: 'Lovelace' } },
-        profile: { id: '001234.8f3a9c5e2b7d4e1f.1234', email: 'x7k2p9@privaterelay.appleid.com', emailVerified: true, name: 'Ada Lovelace', image: null },
+        // The claims as Apple signed them: the one-time name is the callback's, not theirs.
+        profile: { id: '001234.8f3a9c5e2b7d4e1f.1234', email: 'x7k2p9@privaterelay.appleid.com', emailVerified: true, name: 'Ada Lovelace', image: null, raw: appleClaims },
       },
       {
         name: 'a later sign-in of a user whose email Apple has not verified',
         routes: {},
-        tokens: { idToken: unsignedToken({ sub: '001234.aa', email: 'ada@school.example', email_verified: false }) },
-        profile: { id: '001234.aa', email: 'ada@school.example', emailVerified: false, name: '', image: null },
+        tokens: { idToken: unsignedToken(appleUnverifiedClaims) },
+        profile: { id: '001234.aa', email: 'ada@school.example', emailVerified: false, name: '', image: null, raw: appleUnverifiedClaims },
       },
       { name: 'no id token', routes: {}, profile: null },
     ],
@@ -89,16 +105,14 @@ export const idTokenProfileCases: ProviderCase[] = [
       {
         name: 'a verified Gmail user',
         routes: {},
-        tokens: {
-          idToken: unsignedToken({ iss: 'https://accounts.google.com', sub: '110169484474386276334', email: 'ada@gmail.com', email_verified: true, name: 'Ada Lovelace', picture: 'https://lh3.googleusercontent.com/a/ada' }),
-        },
-        profile: { id: '110169484474386276334', email: 'ada@gmail.com', emailVerified: true, name: 'Ada Lovelace', image: 'https://lh3.googleusercontent.com/a/ada' },
+        tokens: { idToken: unsignedToken(googleClaims) },
+        profile: { id: '110169484474386276334', email: 'ada@gmail.com', emailVerified: true, name: 'Ada Lovelace', image: 'https://lh3.googleusercontent.com/a/ada', raw: googleClaims },
       },
       {
         name: 'a Workspace user whose email is not verified',
         routes: {},
-        tokens: { idToken: unsignedToken({ sub: '42', email: 'ada@corp.example', email_verified: false }) },
-        profile: { id: '42', email: 'ada@corp.example', emailVerified: false, name: '', image: null },
+        tokens: { idToken: unsignedToken(googleUnverifiedClaims) },
+        profile: { id: '42', email: 'ada@corp.example', emailVerified: false, name: '', image: null, raw: googleUnverifiedClaims },
       },
       { name: 'no id token', routes: {}, profile: null },
     ],
@@ -126,13 +140,15 @@ export const idTokenProfileCases: ProviderCase[] = [
       {
         name: 'a work account with a photo, its email in the verified list',
         routes: { 'GET /me/photos/48x48/$value': { bytes: { contentType: 'image/jpeg', data: photo } } },
-        tokens: { idToken: microsoftIdToken({ oid: '00000000-0000-0000-66f3-3332eca7ea81', email: 'ada@contoso.com', verified_primary_email: ['ada@contoso.com'], name: 'Ada' }) },
+        tokens: { idToken: unsignedToken(microsoftWorkClaims) },
         profile: {
           id: '00000000-0000-0000-66f3-3332eca7ea81',
           email: 'ada@contoso.com',
           emailVerified: true,
           name: 'Ada',
           image: `data:image/jpeg;base64,${photo.toString('base64')}`,
+          // The id token's claims: Graph's photo is the image only.
+          raw: microsoftWorkClaims,
         },
         check: (fake) => {
           if (fake.request('GET /me/photos/48x48/$value').headers.authorization !== 'Bearer access-token') throw new Error('photo asked without the token');
@@ -141,10 +157,10 @@ export const idTokenProfileCases: ProviderCase[] = [
       {
         name: 'no photo, an email Entra does not say is verified',
         routes: {},
-        tokens: { idToken: microsoftIdToken({ oid: 'oid-2', email: 'ada@contoso.com', name: 'Ada' }) },
-        profile: { id: 'oid-2', email: 'ada@contoso.com', emailVerified: false, name: 'Ada', image: null },
+        tokens: { idToken: unsignedToken(microsoftUnlistedClaims) },
+        profile: { id: 'oid-2', email: 'ada@contoso.com', emailVerified: false, name: 'Ada', image: null, raw: microsoftUnlistedClaims },
       },
-      { name: 'an id token without oid', routes: {}, tokens: { idToken: microsoftIdToken({ sub: 'pairwise', email: 'ada@contoso.com' }) }, profile: null },
+      { name: 'an id token without oid', routes: {}, tokens: { idToken: unsignedToken(microsoftClaims({ sub: 'pairwise', email: 'ada@contoso.com' })) }, profile: null },
     ],
   },
   {
@@ -168,16 +184,14 @@ export const idTokenProfileCases: ProviderCase[] = [
       {
         name: 'a verified Twitch user',
         routes: {},
-        tokens: {
-          idToken: unsignedToken({ iss: 'https://id.twitch.tv/oauth2', sub: '713936733', preferred_username: 'ada_twitch', email: 'ada@example.com', email_verified: true, picture: 'https://static-cdn.jtvnw.net/ada.png' }),
-        },
-        profile: { id: '713936733', email: 'ada@example.com', emailVerified: true, name: 'ada_twitch', image: 'https://static-cdn.jtvnw.net/ada.png' },
+        tokens: { idToken: unsignedToken(twitchClaims) },
+        profile: { id: '713936733', email: 'ada@example.com', emailVerified: true, name: 'ada_twitch', image: 'https://static-cdn.jtvnw.net/ada.png', raw: twitchClaims },
       },
       {
         name: 'a user without an email',
         routes: {},
-        tokens: { idToken: unsignedToken({ sub: '7', preferred_username: 'anon' }) },
-        profile: { id: '7', email: null, emailVerified: false, name: 'anon', image: null },
+        tokens: { idToken: unsignedToken(twitchEmaillessClaims) },
+        profile: { id: '7', email: null, emailVerified: false, name: 'anon', image: null, raw: twitchEmaillessClaims },
       },
     ],
   },

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText, providerUserId } from '../profile-fields.ts';
+import { optionalText, providerUserId, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 /** Without ids, Kick's users endpoint answers the token's own user, as a one-element list. */
@@ -26,11 +26,14 @@ export function kickProvider(settings: SocialProviderSettings): SocialProvider {
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const users = kickUsers.safeParse(await fetchWithBearer(usersUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(usersUrl, tokens.accessToken);
+      const users = kickUsers.safeParse(answer);
       const user = users.success ? users.data.data[0] : undefined;
       if (user === undefined) return null;
-      // Kick says nothing of whether the email is verified.
-      return { id: user.user_id, email: user.email, emailVerified: false, name: user.name ?? '', image: user.profile_picture };
+      // Kick says nothing of whether the email is verified. The profile is the answer's first user, as Kick
+      // sent it (better-auth's `data` is that user too, not the `{ data: [...] }` around it).
+      const sent = rawAnswer((answer as { data: readonly unknown[] }).data[0]);
+      return { id: user.user_id, email: user.email, emailVerified: false, name: user.name ?? '', image: user.profile_picture, raw: sent };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const linkedinUser = z.object({ sub: z.string().min(1), name: optionalText, email: optionalText, email_verified: claimedFlag, picture: optionalText });
@@ -23,10 +23,11 @@ export function linkedinProvider(settings: SocialProviderSettings): SocialProvid
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = linkedinUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = linkedinUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
-      return { id: u.sub, email: u.email, emailVerified: u.email_verified, name: u.name ?? '', image: u.picture };
+      return { id: u.sub, email: u.email, emailVerified: u.email_verified, name: u.name ?? '', image: u.picture, raw: rawAnswer(answer) };
     },
   });
 }

@@ -3,7 +3,7 @@ import type { JWTPayload } from 'jose';
 import { z } from 'zod';
 import { idTokenClaims, providerFetch, remoteKeys, verifyIdToken } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const authority = 'https://login.microsoftonline.com';
@@ -67,7 +67,8 @@ export function microsoftProvider(settings: MicrosoftProviderSettings): SocialPr
     refresh: { extra: { scope: defaultScopes.join(' ') } },
     // The id token Entra's token endpoint answered says who; `oid` is the user's id across the tenant's apps.
     async userInfo({ tokens }) {
-      const claims = microsoftClaims.safeParse(idTokenClaims(tokens.idToken));
+      const decoded = idTokenClaims(tokens.idToken);
+      const claims = microsoftClaims.safeParse(decoded);
       if (!claims.success) return null;
       const c = claims.data;
       const listedVerified = c.email !== null && [...(c.verified_primary_email ?? []), ...(c.verified_secondary_email ?? [])].includes(c.email);
@@ -77,6 +78,8 @@ export function microsoftProvider(settings: MicrosoftProviderSettings): SocialPr
         emailVerified: c.email_verified ?? listedVerified,
         name: c.name ?? '',
         image: tokens.accessToken === null ? null : await profilePhoto(graphMe, tokens.accessToken),
+        // The id token's claims; Graph gives only the photo.
+        raw: rawAnswer(decoded),
       };
     },
     verifyIdToken: ({ token, nonce }) =>

@@ -15,7 +15,7 @@ import {
   type IdTokenPolicy,
   type TokenEndpoint,
 } from '../oauth2.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { ProviderProfile, ProviderTokens, SocialProvider } from '../provider.ts';
 
 /** What Portcullis reads of an OpenID Provider's configuration (OIDC Discovery 1.0 §3). */
@@ -41,12 +41,23 @@ interface Discovered {
 const userClaims = z.object({ sub: z.string().min(1), email: optionalText, email_verified: claimedFlag, name: optionalText, preferred_username: optionalText, picture: optionalText });
 type UserClaims = z.infer<typeof userClaims>;
 
+/** Claims as read, with the answer they were read from as the provider sent it (the profile's `raw`). */
+interface ReadClaims {
+  readonly claims: UserClaims;
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+function readClaims(answer: unknown): ReadClaims | null {
+  const parsed = userClaims.safeParse(answer);
+  return parsed.success ? { claims: parsed.data, raw: rawAnswer(answer) } : null;
+}
+
 function policyOf(d: Discovered, keys: JWTVerifyGetKey, clientId: string): IdTokenPolicy {
   return { keys, issuer: d.configuration.issuer, audience: clientId, ...(d.algorithms ? { algorithms: d.algorithms } : {}) };
 }
 
-function profileOf(claims: UserClaims): ProviderProfile {
-  return { id: claims.sub, email: claims.email, emailVerified: claims.email_verified, name: claims.name ?? claims.preferred_username ?? '', image: claims.picture };
+function profileOf(claims: UserClaims, raw: ReadClaims['raw']): ProviderProfile {
+  return { id: claims.sub, email: claims.email, emailVerified: claims.email_verified, name: claims.name ?? claims.preferred_username ?? '', image: claims.picture, raw };
 }
 
 /** A generic OpenID Connect provider, configured by its discovery document, read on first use and kept. */
@@ -84,22 +95,20 @@ export function oidcProvider(settings: OidcProviderSettings): SocialProvider {
   }
 
   /** The id token's claims: verified with the provider's keys and the flow's nonce, or null when they fail. */
-  async function idTokenUser(d: Discovered, idToken: string, expectedNonce: string | undefined): Promise<UserClaims | null> {
+  async function idTokenUser(d: Discovered, idToken: string, expectedNonce: string | undefined): Promise<ReadClaims | null> {
     if (d.keys !== null) {
       if (!(await verifyIdToken(idToken, expectedNonce, policyOf(d, d.keys, settings.clientId)))) return null;
     }
     const claims = idTokenClaims(idToken);
     // Without keys the token is still the token endpoint's own answer; its nonce must still be the flow's.
     if (claims === null || (expectedNonce !== undefined && claims.nonce !== expectedNonce)) return null;
-    const parsed = userClaims.safeParse(claims);
-    return parsed.success ? parsed.data : null;
+    return readClaims(claims);
   }
 
-  async function userInfoClaims(d: Discovered, tokens: ProviderTokens): Promise<UserClaims | null> {
+  async function userInfoClaims(d: Discovered, tokens: ProviderTokens): Promise<ReadClaims | null> {
     const endpoint = d.configuration.userinfo_endpoint;
     if (endpoint === undefined || tokens.accessToken === null) return null;
-    const parsed = userClaims.safeParse(await fetchWithBearer(endpoint, tokens.accessToken));
-    return parsed.success ? parsed.data : null;
+    return readClaims(await fetchWithBearer(endpoint, tokens.accessToken));
   }
 
   return {
@@ -136,7 +145,7 @@ export function oidcProvider(settings: OidcProviderSettings): SocialProvider {
       const fromIdToken = tokens.idToken === null ? null : await idTokenUser(d, tokens.idToken, expectedNonce);
       // An id token that fails its checks is refused outright, not passed over for the user endpoint.
       if (tokens.idToken !== null && fromIdToken === null) return null;
-      let fromEndpoint: UserClaims | null;
+      let fromEndpoint: ReadClaims | null;
       try {
         fromEndpoint = await userInfoClaims(d, tokens);
       } catch (error) {
@@ -144,19 +153,22 @@ export function oidcProvider(settings: OidcProviderSettings): SocialProvider {
         fromEndpoint = null;
       }
       // OIDC Core §5.3.2: a user-info answer about another subject than the id token's is not believed.
-      if (fromEndpoint !== null && fromIdToken !== null && fromEndpoint.sub !== fromIdToken.sub) return null;
-      if (fromEndpoint === null) return fromIdToken === null ? null : profileOf(fromIdToken);
-      if (fromIdToken === null) return profileOf(fromEndpoint);
+      if (fromEndpoint !== null && fromIdToken !== null && fromEndpoint.claims.sub !== fromIdToken.claims.sub) return null;
+      // `raw` is the user-info answer where there is one, else the id token's claims.
+      if (fromEndpoint === null) return fromIdToken === null ? null : profileOf(fromIdToken.claims, fromIdToken.raw);
+      if (fromIdToken === null) return profileOf(fromEndpoint.claims, fromEndpoint.raw);
+      const endpoint = fromEndpoint.claims;
+      const token = fromIdToken.claims;
       const merged: UserClaims = {
-        sub: fromEndpoint.sub,
-        email: fromEndpoint.email ?? fromIdToken.email,
+        sub: endpoint.sub,
+        email: endpoint.email ?? token.email,
         // The verification claim goes with the address it was made about.
-        email_verified: fromEndpoint.email !== null ? fromEndpoint.email_verified : fromIdToken.email_verified,
-        name: fromEndpoint.name ?? fromIdToken.name,
-        preferred_username: fromEndpoint.preferred_username ?? fromIdToken.preferred_username,
-        picture: fromEndpoint.picture ?? fromIdToken.picture,
+        email_verified: endpoint.email !== null ? endpoint.email_verified : token.email_verified,
+        name: endpoint.name ?? token.name,
+        preferred_username: endpoint.preferred_username ?? token.preferred_username,
+        picture: endpoint.picture ?? token.picture,
       };
-      return profileOf(merged);
+      return profileOf(merged, fromEndpoint.raw);
     },
     async refresh(refreshToken) {
       return refreshTokens((await discovered()).token, refreshToken);

@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, signedToken, signingKey, startFakeProvider, type FakeProvider, type Routes, type SigningKey } from './fake-provider.test-support.ts';
 import { oidcProvider } from './oidc.ts';
@@ -58,7 +59,8 @@ describe('a generic OIDC provider', () => {
   });
 
   it('describes the user from the user-info endpoint, falling back to the id token\'s claims', async () => {
-    serve({ 'GET /userinfo': { json: { sub: 'user-1', email: 'ada@corp.example', email_verified: true, picture: 'https://corp.example/ada.png' } } });
+    const userinfo = { sub: 'user-1', email: 'ada@corp.example', email_verified: true, picture: 'https://corp.example/ada.png', groups: ['staff'] };
+    serve({ 'GET /userinfo': { json: userinfo } });
     const tokens = tokensWith({ idToken: await idToken({ name: 'Ada Lovelace', email: 'other@corp.example', email_verified: false }) });
     expect(await provider().userInfo({ tokens, user: null, expectedNonce: 'nonce-1' })).toEqual({
       id: 'user-1',
@@ -66,14 +68,19 @@ describe('a generic OIDC provider', () => {
       emailVerified: true,
       name: 'Ada Lovelace',
       image: 'https://corp.example/ada.png',
+      // The user-info answer as sent, claims the profile does not read included; not the merge.
+      raw: userinfo,
     });
     expect(fake.request('GET /userinfo').headers.authorization).toBe('Bearer access-token');
   });
 
   it('uses the id token alone when the user-info endpoint fails', async () => {
     serve({ 'GET /userinfo': { status: 500, json: {} } });
-    const tokens = tokensWith({ idToken: await idToken({ email: 'ada@corp.example', email_verified: true, name: 'Ada' }) });
-    expect(await provider().userInfo({ tokens, user: null, expectedNonce: 'nonce-1' })).toEqual({ id: 'user-1', email: 'ada@corp.example', emailVerified: true, name: 'Ada', image: null });
+    const token = await idToken({ email: 'ada@corp.example', email_verified: true, name: 'Ada' });
+    const profile = await provider().userInfo({ tokens: tokensWith({ idToken: token }), user: null, expectedNonce: 'nonce-1' });
+    // `raw` is then the id token's claims, every one of them (its iss, aud, nonce, iat and exp too).
+    expect(profile).toEqual({ id: 'user-1', email: 'ada@corp.example', emailVerified: true, name: 'Ada', image: null, raw: decodeJwt(token) });
+    expect(profile?.raw).toMatchObject({ iss: fake.url, aud: client.clientId, nonce: 'nonce-1' });
   });
 
   it.each([

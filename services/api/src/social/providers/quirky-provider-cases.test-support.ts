@@ -16,6 +16,38 @@ const bearerTokenParsed = { accessToken: 'access-token', tokenType: 'bearer', re
 const debugToken = (appId: string) => ({ data: { app_id: appId, type: 'USER', application: 'Portcullis', is_valid: true, user_id: '10160412345', scopes: ['email', 'public_profile'] } });
 const graphMe = { id: '10160412345', name: 'Ada Lovelace', email: 'ada@example.com', picture: { data: { height: 50, is_silhouette: false, url: 'https://platform-lookaside.fbsbx.com/p', width: 50 } } };
 
+// JSON leaves the undefined email out: the answer has none.
+const graphMeEmailless = { ...graphMe, email: undefined };
+const limitedLoginClaims = { sub: '10160412345', email: 'ada@example.com', name: 'Ada Lovelace', picture: 'https://p' };
+const redditUser = { id: 'abc123', name: 'spez', icon_img: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png?width=256&amp;s=e2f' };
+const robloxUser = {
+  sub: '1516563360',
+  name: 'exampleuser',
+  nickname: 'exampleuser',
+  preferred_username: 'exampleuser',
+  created_at: 1584682495,
+  profile: 'https://www.roblox.com/users/1516563360/profile',
+  picture: 'https://tr.rbxcdn.com/x/150/150/AvatarHeadshot/Png',
+};
+const tiktokAnswer = { data: { user: { open_id: 'afd97af1-b87b-48b9', display_name: 'Ada', username: 'ada.l', avatar_large_url: 'https://p16.tiktokcdn.com/a.jpeg' } }, error: { code: 'ok', message: '', log_id: '2022' } };
+const twitterUser = { data: { id: '2244994945', name: 'X Dev', username: 'XDevelopers', profile_image_url: 'https://pbs.twimg.com/profile_images/1/x_normal.jpg' } };
+const twitterImagelessUser = { data: { id: '2244994945', name: 'X Dev', username: 'XDevelopers' } };
+const vkAnswer = {
+  user: {
+    user_id: '1234567890',
+    first_name: 'Ivan',
+    last_name: 'Ivanov',
+    avatar: 'https://pp.userapi.com/60tZWMo4SmwcploUVl9XEt8ufnTTvDUmQ6Bj1g/mmv1pcj63C4.png',
+    email: 'ivan_i123@vk.com',
+    sex: 2,
+    verified: false,
+    birthday: '01.01.2000',
+  },
+};
+const zoomUser = { id: 'KDcuGIm1QgePTO8WbOqwIQ', display_name: 'Jill Chill', email: 'jchill@example.com', pic_url: 'https://example.com/photo.jpg', verified: 1 };
+const zoomUnverifiedUser = { id: 'KDcuGIm1QgePTO8WbOqwIQ', display_name: 'Jill Chill', email: 'jchill@example.com', verified: 0 };
+
+/** The expected profiles' `raw` is the very object the fake answered (or the id token's claims): the provider's own answer. */
 export const quirkyProviderCases: ProviderCase[] = [
   {
     id: 'facebook',
@@ -31,7 +63,7 @@ export const quirkyProviderCases: ProviderCase[] = [
       {
         name: 'a Graph user, the token first checked to be for this app',
         routes: { 'GET /debug_token': { json: debugToken(client.clientId) }, 'GET /user': bearerJson(graphMe) },
-        profile: { id: '10160412345', email: 'ada@example.com', emailVerified: false, name: 'Ada Lovelace', image: 'https://platform-lookaside.fbsbx.com/p' },
+        profile: { id: '10160412345', email: 'ada@example.com', emailVerified: false, name: 'Ada Lovelace', image: 'https://platform-lookaside.fbsbx.com/p', raw: graphMe },
         check: (fake) => {
           const debug = fake.request('GET /debug_token');
           if (debug.query.get('input_token') !== 'access-token' || debug.query.get('access_token') !== `${client.clientId}|${client.clientSecret}`) {
@@ -47,14 +79,14 @@ export const quirkyProviderCases: ProviderCase[] = [
       },
       {
         name: 'a user who shares no email',
-        routes: { 'GET /debug_token': { json: debugToken(client.clientId) }, 'GET /user': bearerJson({ ...graphMe, email: undefined }) },
-        profile: { id: '10160412345', email: null, emailVerified: false, name: 'Ada Lovelace', image: 'https://platform-lookaside.fbsbx.com/p' },
+        routes: { 'GET /debug_token': { json: debugToken(client.clientId) }, 'GET /user': bearerJson(graphMeEmailless) },
+        profile: { id: '10160412345', email: null, emailVerified: false, name: 'Ada Lovelace', image: 'https://platform-lookaside.fbsbx.com/p', raw: graphMeEmailless },
       },
       {
         name: 'a Limited Login id token (already verified), which asserts no email verification',
         routes: {},
-        tokens: { accessToken: null, idToken: unsignedToken({ sub: '10160412345', email: 'ada@example.com', name: 'Ada Lovelace', picture: 'https://p' }) },
-        profile: { id: '10160412345', email: 'ada@example.com', emailVerified: false, name: 'Ada Lovelace', image: 'https://p' },
+        tokens: { accessToken: null, idToken: unsignedToken(limitedLoginClaims) },
+        profile: { id: '10160412345', email: 'ada@example.com', emailVerified: false, name: 'Ada Lovelace', image: 'https://p', raw: limitedLoginClaims },
       },
     ],
   },
@@ -72,8 +104,9 @@ export const quirkyProviderCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a user, with the placeholder email no one receives',
-        routes: { 'GET /user': bearerJson({ id: 'abc123', name: 'spez', icon_img: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png?width=256&amp;s=e2f' }) },
-        profile: { id: 'abc123', email: 'abc123@reddit.invalid', emailVerified: false, name: 'spez', image: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png' },
+        routes: { 'GET /user': bearerJson(redditUser) },
+        // The placeholder email is ours, the answer Reddit's own (its icon URL still signed).
+        profile: { id: 'abc123', email: 'abc123@reddit.invalid', emailVerified: false, name: 'spez', image: 'https://styles.redditmedia.com/t5_1/styles/profileIcon_x.png', raw: redditUser },
         check: (fake) => {
           if (fake.request('GET /user').headers['user-agent'] !== 'portcullis') throw new Error('Reddit needs a User-Agent');
         },
@@ -93,8 +126,8 @@ export const quirkyProviderCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a user (Roblox gives no email)',
-        routes: { 'GET /user': bearerJson({ sub: '1516563360', name: 'exampleuser', nickname: 'exampleuser', preferred_username: 'exampleuser', created_at: 1584682495, profile: 'https://www.roblox.com/users/1516563360/profile', picture: 'https://tr.rbxcdn.com/x/150/150/AvatarHeadshot/Png' }) },
-        profile: { id: '1516563360', email: null, emailVerified: false, name: 'exampleuser', image: 'https://tr.rbxcdn.com/x/150/150/AvatarHeadshot/Png' },
+        routes: { 'GET /user': bearerJson(robloxUser) },
+        profile: { id: '1516563360', email: null, emailVerified: false, name: 'exampleuser', image: 'https://tr.rbxcdn.com/x/150/150/AvatarHeadshot/Png', raw: robloxUser },
       },
     ],
   },
@@ -112,8 +145,8 @@ export const quirkyProviderCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a user (TikTok gives no email)',
-        routes: { 'GET /user': bearerJson({ data: { user: { open_id: 'afd97af1-b87b-48b9', display_name: 'Ada', username: 'ada.l', avatar_large_url: 'https://p16.tiktokcdn.com/a.jpeg' } }, error: { code: 'ok', message: '', log_id: '2022' } }) },
-        profile: { id: 'afd97af1-b87b-48b9', email: null, emailVerified: false, name: 'Ada', image: 'https://p16.tiktokcdn.com/a.jpeg' },
+        routes: { 'GET /user': bearerJson(tiktokAnswer) },
+        profile: { id: 'afd97af1-b87b-48b9', email: null, emailVerified: false, name: 'Ada', image: 'https://p16.tiktokcdn.com/a.jpeg', raw: tiktokAnswer },
         check: (fake) => {
           if (fake.request('GET /user').query.get('fields') !== 'open_id,avatar_large_url,display_name,username') throw new Error('TikTok fields not asked for');
         },
@@ -137,9 +170,10 @@ export const quirkyProviderCases: ProviderCase[] = [
           'GET /user': (request) =>
             request.query.get('user.fields') === 'confirmed_email'
               ? { json: { data: { id: '2244994945', name: 'X Dev', username: 'XDevelopers', confirmed_email: 'dev@x.com' } } }
-              : { json: { data: { id: '2244994945', name: 'X Dev', username: 'XDevelopers', profile_image_url: 'https://pbs.twimg.com/profile_images/1/x_normal.jpg' } } },
+              : { json: twitterUser },
         },
-        profile: { id: '2244994945', email: 'dev@x.com', emailVerified: true, name: 'X Dev', image: 'https://pbs.twimg.com/profile_images/1/x_normal.jpg' },
+        // The profile answer; the email answer only completes the email.
+        profile: { id: '2244994945', email: 'dev@x.com', emailVerified: true, name: 'X Dev', image: 'https://pbs.twimg.com/profile_images/1/x_normal.jpg', raw: twitterUser },
       },
       {
         name: 'an app not granted the email (no email, not the username either)',
@@ -147,9 +181,9 @@ export const quirkyProviderCases: ProviderCase[] = [
           'GET /user': (request) =>
             request.query.get('user.fields') === 'confirmed_email'
               ? { status: 403, json: { title: 'Forbidden' } }
-              : { json: { data: { id: '2244994945', name: 'X Dev', username: 'XDevelopers' } } },
+              : { json: twitterImagelessUser },
         },
-        profile: { id: '2244994945', email: null, emailVerified: false, name: 'X Dev', image: null },
+        profile: { id: '2244994945', email: null, emailVerified: false, name: 'X Dev', image: null, raw: twitterImagelessUser },
       },
     ],
   },
@@ -169,10 +203,10 @@ export const quirkyProviderCases: ProviderCase[] = [
         routes: {
           'POST /user': (request) =>
             request.form.get('access_token') === 'access-token' && request.form.get('client_id') === client.clientId
-              ? { json: { user: { user_id: '1234567890', first_name: 'Ivan', last_name: 'Ivanov', avatar: 'https://pp.userapi.com/60tZWMo4SmwcploUVl9XEt8ufnTTvDUmQ6Bj1g/mmv1pcj63C4.png', email: 'ivan_i123@vk.com', sex: 2, verified: false, birthday: '01.01.2000' } } }
+              ? { json: vkAnswer }
               : { status: 400, json: { error: 'invalid_request' } },
         },
-        profile: { id: '1234567890', email: 'ivan_i123@vk.com', emailVerified: false, name: 'Ivan Ivanov', image: 'https://pp.userapi.com/60tZWMo4SmwcploUVl9XEt8ufnTTvDUmQ6Bj1g/mmv1pcj63C4.png' },
+        profile: { id: '1234567890', email: 'ivan_i123@vk.com', emailVerified: false, name: 'Ivan Ivanov', image: 'https://pp.userapi.com/60tZWMo4SmwcploUVl9XEt8ufnTTvDUmQ6Bj1g/mmv1pcj63C4.png', raw: vkAnswer },
       },
       {
         name: 'a user without an email is not described',
@@ -189,13 +223,13 @@ export const quirkyProviderCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a verified user',
-        routes: { 'GET /user': bearerJson({ id: 'KDcuGIm1QgePTO8WbOqwIQ', display_name: 'Jill Chill', email: 'jchill@example.com', pic_url: 'https://example.com/photo.jpg', verified: 1 }) },
-        profile: { id: 'KDcuGIm1QgePTO8WbOqwIQ', email: 'jchill@example.com', emailVerified: true, name: 'Jill Chill', image: 'https://example.com/photo.jpg' },
+        routes: { 'GET /user': bearerJson(zoomUser) },
+        profile: { id: 'KDcuGIm1QgePTO8WbOqwIQ', email: 'jchill@example.com', emailVerified: true, name: 'Jill Chill', image: 'https://example.com/photo.jpg', raw: zoomUser },
       },
       {
         name: 'an unverified user',
-        routes: { 'GET /user': bearerJson({ id: 'KDcuGIm1QgePTO8WbOqwIQ', display_name: 'Jill Chill', email: 'jchill@example.com', verified: 0 }) },
-        profile: { id: 'KDcuGIm1QgePTO8WbOqwIQ', email: 'jchill@example.com', emailVerified: false, name: 'Jill Chill', image: null },
+        routes: { 'GET /user': bearerJson(zoomUnverifiedUser) },
+        profile: { id: 'KDcuGIm1QgePTO8WbOqwIQ', email: 'jchill@example.com', emailVerified: false, name: 'Jill Chill', image: null, raw: zoomUnverifiedUser },
       },
     ],
   },

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { basicClient, oauth2Provider } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const redditUser = z.object({ id: z.string().min(1), name: optionalText, icon_img: optionalText });
@@ -26,7 +26,8 @@ export function redditProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = redditUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken, headers));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken, headers);
+      const user = redditUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
       return {
@@ -38,6 +39,7 @@ export function redditProvider(settings: SocialProviderSettings): SocialProvider
         name: u.name ?? '',
         // The icon URL carries signing query parameters that expire; the bare URL keeps working.
         image: u.icon_img?.split('?')[0] ?? null,
+        raw: rawAnswer(answer),
       };
     },
   });

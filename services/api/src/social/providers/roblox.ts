@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const robloxUser = z.object({ sub: z.string().min(1), nickname: optionalText, preferred_username: optionalText, picture: optionalText });
@@ -24,12 +24,13 @@ export function robloxProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = robloxUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = robloxUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
       // Roblox has no email to give. better-auth puts the username in its place; a username is no address,
       // so there is none: `email_not_found`.
-      return { id: u.sub, email: null, emailVerified: false, name: u.nickname ?? u.preferred_username ?? '', image: u.picture };
+      return { id: u.sub, email: null, emailVerified: false, name: u.nickname ?? u.preferred_username ?? '', image: u.picture, raw: rawAnswer(answer) };
     },
   });
 }

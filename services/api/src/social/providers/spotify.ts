@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const spotifyUser = z.object({
@@ -28,11 +28,12 @@ export function spotifyProvider(settings: SocialProviderSettings): SocialProvide
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = spotifyUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = spotifyUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
       // Spotify says nothing of whether the email is verified.
-      return { id: u.id, email: u.email, emailVerified: false, name: u.display_name ?? '', image: u.images?.[0]?.url ?? null };
+      return { id: u.id, email: u.email, emailVerified: false, name: u.display_name ?? '', image: u.images?.[0]?.url ?? null, raw: rawAnswer(answer) };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const tiktokUser = z.object({
@@ -35,12 +35,13 @@ export function tiktokProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const answer = tiktokUser.safeParse(await fetchWithBearer(userUrl.href, tokens.accessToken));
-      if (!answer.success) return null;
-      const u = answer.data.data.user;
+      const answer = await fetchWithBearer(userUrl.href, tokens.accessToken);
+      const parsed = tiktokUser.safeParse(answer);
+      if (!parsed.success) return null;
+      const u = parsed.data.data.user;
       // TikTok has no email to give. better-auth puts the username in its place; a username is no address
       // (mail to it fails, and it may be someone else's address), so there is none: `email_not_found`.
-      return { id: u.open_id, email: null, emailVerified: false, name: u.display_name ?? u.username ?? '', image: u.avatar_large_url };
+      return { id: u.open_id, email: null, emailVerified: false, name: u.display_name ?? u.username ?? '', image: u.avatar_large_url, raw: rawAnswer(answer) };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { idTokenClaims } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { claimedFlag, optionalText } from '../profile-fields.ts';
+import { claimedFlag, optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const twitchClaims = z.object({ sub: z.string().min(1), preferred_username: optionalText, email: optionalText, email_verified: claimedFlag, picture: optionalText });
@@ -26,10 +26,11 @@ export function twitchProvider(settings: SocialProviderSettings): SocialProvider
     refresh: {},
     // The id token Twitch's token endpoint answered (the openid scope) says who.
     async userInfo({ tokens }) {
-      const claims = twitchClaims.safeParse(idTokenClaims(tokens.idToken));
+      const decoded = idTokenClaims(tokens.idToken);
+      const claims = twitchClaims.safeParse(decoded);
       if (!claims.success) return null;
       const c = claims.data;
-      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: c.preferred_username ?? '', image: c.picture };
+      return { id: c.sub, email: c.email, emailVerified: c.email_verified, name: c.preferred_username ?? '', image: c.picture, raw: rawAnswer(decoded) };
     },
   });
 }

@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { basicClient, oauth2Provider } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const twitterUser = z.object({
@@ -33,13 +33,15 @@ export function twitterProvider(settings: SocialProviderSettings): SocialProvide
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = twitterUser.safeParse(await fetchWithBearer(withFields(userUrl, 'profile_image_url'), tokens.accessToken));
+      const profile = await fetchWithBearer(withFields(userUrl, 'profile_image_url'), tokens.accessToken);
+      const user = twitterUser.safeParse(profile);
       if (!user.success) return null;
       // Only an app granted the users.email scope gets the address, and X gives it only once confirmed.
       const answer = twitterEmail.safeParse(await fetchWithBearer(withFields(userUrl, 'confirmed_email'), tokens.accessToken).catch(() => null));
       const email = answer.success ? answer.data.data.confirmed_email : null;
       const u = user.data.data;
-      return { id: u.id, email, emailVerified: email !== null, name: u.name ?? u.username ?? '', image: u.profile_image_url };
+      // The profile answer as X sent it; the second (the email) only completes it.
+      return { id: u.id, email, emailVerified: email !== null, name: u.name ?? u.username ?? '', image: u.profile_image_url, raw: rawAnswer(profile) };
     },
   });
 }

@@ -14,6 +14,8 @@ const bearerToken = { access_token: 'access-token', token_type: 'Bearer', expire
 const bearerTokenParsed = { accessToken: 'access-token', tokenType: 'Bearer', refreshToken: 'refresh-token', idToken: null, scopes: ['a', 'b'] };
 
 const githubUser = { login: 'octocat', id: 1, avatar_url: 'https://github.com/images/error/octocat_happy.gif', name: 'monalisa octocat', email: null };
+const githubNamelessUser = { ...githubUser, name: null };
+const githubPublicUser = { ...githubUser, email: 'public@example.com' };
 const gitlabUser = {
   id: 1,
   username: 'john_smith',
@@ -24,6 +26,23 @@ const gitlabUser = {
   email: 'john@example.com',
 };
 
+const discordUser = { id: '80351110224678912', username: 'nelly', global_name: 'Nelly', discriminator: '0', avatar: '8342729096ea3675442027381ff50dfe', email: 'nelly@discord.com', verified: true };
+const discordPlainUser = { ...discordUser, global_name: null, avatar: null, email: null, verified: false };
+const dropboxAccount = {
+  account_id: 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc',
+  name: { display_name: 'Franz Ferdinand (Personal)', given_name: 'Franz' },
+  email: 'franz@dropbox.com',
+  email_verified: true,
+  profile_photo_url: 'https://dl-web.dropbox.com/account_photo/get/dbaphid',
+};
+const dropboxUnverified = { account_id: 'dbid:2', name: { display_name: 'F' }, email: 'f@example.com', email_verified: false };
+const kickUser = { user_id: 123456, name: 'kickstreamer', email: 'streamer@example.com', profile_picture: 'https://files.kick.com/p.webp' };
+const linkedinMember = { sub: '782bbtaQ', name: 'John Doe', given_name: 'John', family_name: 'Doe', picture: 'https://media.licdn-ei.com/dms/image/C5F03AQHqK8v7tB1HCQ/profile', locale: 'en-US', email: 'doe@email.com', email_verified: true };
+const linkedinUnverified = { sub: '782bbtaQ', name: 'John Doe', email: 'doe@email.com', email_verified: false };
+const spotifyUser = { id: 'wizzler', display_name: 'JM Wizzler', email: 'email@example.com', images: [{ url: 'https://i.scdn.co/image/ab6775700000ee85', height: 300, width: 300 }] };
+const spotifyPlainUser = { id: 'wizzler', display_name: null, email: 'email@example.com', images: [] };
+
+/** The expected profiles' `raw` is the very object the fake answered: the provider's own answer, unmapped. */
 export const userEndpointCases: ProviderCase[] = [
   {
     id: 'discord',
@@ -33,22 +52,28 @@ export const userEndpointCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a verified user with an avatar',
-        routes: {
-          'GET /user': bearerJson({ id: '80351110224678912', username: 'nelly', global_name: 'Nelly', discriminator: '0', avatar: '8342729096ea3675442027381ff50dfe', email: 'nelly@discord.com', verified: true }),
-        },
+        routes: { 'GET /user': bearerJson(discordUser) },
         profile: {
           id: '80351110224678912',
           email: 'nelly@discord.com',
           emailVerified: true,
           name: 'Nelly',
           image: 'https://cdn.discordapp.com/avatars/80351110224678912/8342729096ea3675442027381ff50dfe.png',
+          raw: discordUser,
         },
       },
       {
         name: 'an unverified user without avatar or email',
-        routes: { 'GET /user': bearerJson({ id: '80351110224678912', username: 'nelly', global_name: null, discriminator: '0', avatar: null, email: null, verified: false }) },
-        // (80351110224678912 >> 22) % 6: the default avatar Discord shows.
-        profile: { id: '80351110224678912', email: null, emailVerified: false, name: 'nelly', image: `https://cdn.discordapp.com/embed/avatars/${Number((80351110224678912n >> 22n) % 6n)}.png` },
+        routes: { 'GET /user': bearerJson(discordPlainUser) },
+        profile: {
+          id: '80351110224678912',
+          email: null,
+          emailVerified: false,
+          name: 'nelly',
+          // (80351110224678912 >> 22) % 6: the default avatar Discord shows.
+          image: `https://cdn.discordapp.com/embed/avatars/${Number((80351110224678912n >> 22n) % 6n)}.png`,
+          raw: discordPlainUser,
+        },
       },
     ],
   },
@@ -65,27 +90,20 @@ export const userEndpointCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a verified account',
-        routes: {
-          'POST /user': bearerJson({
-            account_id: 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc',
-            name: { display_name: 'Franz Ferdinand (Personal)', given_name: 'Franz' },
-            email: 'franz@dropbox.com',
-            email_verified: true,
-            profile_photo_url: 'https://dl-web.dropbox.com/account_photo/get/dbaphid',
-          }),
-        },
+        routes: { 'POST /user': bearerJson(dropboxAccount) },
         profile: {
           id: 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc',
           email: 'franz@dropbox.com',
           emailVerified: true,
           name: 'Franz Ferdinand (Personal)',
           image: 'https://dl-web.dropbox.com/account_photo/get/dbaphid',
+          raw: dropboxAccount,
         },
       },
       {
         name: 'an unverified email',
-        routes: { 'POST /user': bearerJson({ account_id: 'dbid:2', name: { display_name: 'F' }, email: 'f@example.com', email_verified: false }) },
-        profile: { id: 'dbid:2', email: 'f@example.com', emailVerified: false, name: 'F', image: null },
+        routes: { 'POST /user': bearerJson(dropboxUnverified) },
+        profile: { id: 'dbid:2', email: 'f@example.com', emailVerified: false, name: 'F', image: null, raw: dropboxUnverified },
       },
     ],
   },
@@ -110,7 +128,8 @@ export const userEndpointCases: ProviderCase[] = [
             { email: 'octocat@github.com', verified: true, primary: true, visibility: 'private' },
           ]),
         },
-        profile: { id: '1', email: 'octocat@github.com', emailVerified: true, name: 'monalisa octocat', image: githubUser.avatar_url },
+        // The /user answer as GitHub sent it (its email null): the email list completes only the profile.
+        profile: { id: '1', email: 'octocat@github.com', emailVerified: true, name: 'monalisa octocat', image: githubUser.avatar_url, raw: githubUser },
         check: (fake) => {
           if (fake.request('GET /user').headers['user-agent'] !== 'portcullis') throw new Error('GitHub needs a User-Agent');
         },
@@ -118,15 +137,15 @@ export const userEndpointCases: ProviderCase[] = [
       {
         name: 'a primary email not yet verified, and no display name',
         routes: {
-          'GET /user': bearerJson({ ...githubUser, name: null }),
+          'GET /user': bearerJson(githubNamelessUser),
           'GET /user/emails': bearerJson([{ email: 'octocat@github.com', verified: false, primary: true, visibility: 'private' }]),
         },
-        profile: { id: '1', email: 'octocat@github.com', emailVerified: false, name: 'octocat', image: githubUser.avatar_url },
+        profile: { id: '1', email: 'octocat@github.com', emailVerified: false, name: 'octocat', image: githubUser.avatar_url, raw: githubNamelessUser },
       },
       {
         name: 'a public email, the email list refused (no user:email grant)',
-        routes: { 'GET /user': bearerJson({ ...githubUser, email: 'public@example.com' }), 'GET /user/emails': { status: 404, json: { message: 'Not Found' } } },
-        profile: { id: '1', email: 'public@example.com', emailVerified: false, name: 'monalisa octocat', image: githubUser.avatar_url },
+        routes: { 'GET /user': bearerJson(githubPublicUser), 'GET /user/emails': { status: 404, json: { message: 'Not Found' } } },
+        profile: { id: '1', email: 'public@example.com', emailVerified: false, name: 'monalisa octocat', image: githubUser.avatar_url, raw: githubPublicUser },
       },
     ],
   },
@@ -145,7 +164,7 @@ export const userEndpointCases: ProviderCase[] = [
       {
         name: 'an active user (GitLab does not say the email is verified)',
         routes: { 'GET /api/v4/user': bearerJson(gitlabUser) },
-        profile: { id: '1', email: 'john@example.com', emailVerified: false, name: 'John Smith', image: gitlabUser.avatar_url },
+        profile: { id: '1', email: 'john@example.com', emailVerified: false, name: 'John Smith', image: gitlabUser.avatar_url, raw: gitlabUser },
       },
       { name: 'a blocked user', routes: { 'GET /api/v4/user': bearerJson({ ...gitlabUser, state: 'blocked' }) }, profile: null },
       { name: 'a locked user', routes: { 'GET /api/v4/user': bearerJson({ ...gitlabUser, locked: true }) }, profile: null },
@@ -159,8 +178,9 @@ export const userEndpointCases: ProviderCase[] = [
     profiles: [
       {
         name: 'the token\'s user (Kick does not say the email is verified)',
-        routes: { 'GET /user': bearerJson({ data: [{ user_id: 123456, name: 'kickstreamer', email: 'streamer@example.com', profile_picture: 'https://files.kick.com/p.webp' }], message: 'OK' }) },
-        profile: { id: '123456', email: 'streamer@example.com', emailVerified: false, name: 'kickstreamer', image: 'https://files.kick.com/p.webp' },
+        routes: { 'GET /user': bearerJson({ data: [kickUser], message: 'OK' }) },
+        // The answer's user, as better-auth's `data` is (not the `{ data: [...] }` around it).
+        profile: { id: '123456', email: 'streamer@example.com', emailVerified: false, name: 'kickstreamer', image: 'https://files.kick.com/p.webp', raw: kickUser },
       },
       { name: 'no user in the answer', routes: { 'GET /user': bearerJson({ data: [], message: 'OK' }) }, profile: null },
     ],
@@ -178,15 +198,13 @@ export const userEndpointCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a verified member',
-        routes: {
-          'GET /user': bearerJson({ sub: '782bbtaQ', name: 'John Doe', given_name: 'John', family_name: 'Doe', picture: 'https://media.licdn-ei.com/dms/image/C5F03AQHqK8v7tB1HCQ/profile', locale: 'en-US', email: 'doe@email.com', email_verified: true }),
-        },
-        profile: { id: '782bbtaQ', email: 'doe@email.com', emailVerified: true, name: 'John Doe', image: 'https://media.licdn-ei.com/dms/image/C5F03AQHqK8v7tB1HCQ/profile' },
+        routes: { 'GET /user': bearerJson(linkedinMember) },
+        profile: { id: '782bbtaQ', email: 'doe@email.com', emailVerified: true, name: 'John Doe', image: 'https://media.licdn-ei.com/dms/image/C5F03AQHqK8v7tB1HCQ/profile', raw: linkedinMember },
       },
       {
         name: 'an unverified email',
-        routes: { 'GET /user': bearerJson({ sub: '782bbtaQ', name: 'John Doe', email: 'doe@email.com', email_verified: false }) },
-        profile: { id: '782bbtaQ', email: 'doe@email.com', emailVerified: false, name: 'John Doe', image: null },
+        routes: { 'GET /user': bearerJson(linkedinUnverified) },
+        profile: { id: '782bbtaQ', email: 'doe@email.com', emailVerified: false, name: 'John Doe', image: null, raw: linkedinUnverified },
       },
     ],
   },
@@ -203,15 +221,13 @@ export const userEndpointCases: ProviderCase[] = [
     profiles: [
       {
         name: 'a user with a picture (Spotify does not say the email is verified)',
-        routes: {
-          'GET /user': bearerJson({ id: 'wizzler', display_name: 'JM Wizzler', email: 'email@example.com', images: [{ url: 'https://i.scdn.co/image/ab6775700000ee85', height: 300, width: 300 }] }),
-        },
-        profile: { id: 'wizzler', email: 'email@example.com', emailVerified: false, name: 'JM Wizzler', image: 'https://i.scdn.co/image/ab6775700000ee85' },
+        routes: { 'GET /user': bearerJson(spotifyUser) },
+        profile: { id: 'wizzler', email: 'email@example.com', emailVerified: false, name: 'JM Wizzler', image: 'https://i.scdn.co/image/ab6775700000ee85', raw: spotifyUser },
       },
       {
         name: 'no picture, no display name',
-        routes: { 'GET /user': bearerJson({ id: 'wizzler', display_name: null, email: 'email@example.com', images: [] }) },
-        profile: { id: 'wizzler', email: 'email@example.com', emailVerified: false, name: '', image: null },
+        routes: { 'GET /user': bearerJson(spotifyPlainUser) },
+        profile: { id: 'wizzler', email: 'email@example.com', emailVerified: false, name: '', image: null, raw: spotifyPlainUser },
       },
     ],
   },

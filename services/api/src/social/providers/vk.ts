@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchJson } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText, providerUserId } from '../profile-fields.ts';
+import { optionalText, providerUserId, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const vkUser = z.object({
@@ -34,7 +34,7 @@ export function vkProvider(settings: SocialProviderSettings): SocialProvider {
       if (!user.success || user.data.user.email === null) return null;
       const u = user.data.user;
       const name = `${u.first_name ?? ''} ${u.last_name ?? ''}`.trim();
-      return { id: u.user_id, email: u.email, emailVerified: false, name, image: u.avatar };
+      return { id: u.user_id, email: u.email, emailVerified: false, name, image: u.avatar, raw: rawAnswer(answer) };
     },
   });
 }

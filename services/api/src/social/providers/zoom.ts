@@ -2,7 +2,7 @@ import type { SocialProviderSettings } from '@portcullis/platform';
 import { z } from 'zod';
 import { fetchWithBearer } from '../oauth2.ts';
 import { oauth2Provider, postedClient } from '../oauth2-provider.ts';
-import { optionalText } from '../profile-fields.ts';
+import { optionalText, rawAnswer } from '../profile-fields.ts';
 import type { SocialProvider } from '../provider.ts';
 
 const zoomUser = z.object({
@@ -31,10 +31,11 @@ export function zoomProvider(settings: SocialProviderSettings): SocialProvider {
     refresh: {},
     async userInfo({ tokens }) {
       if (tokens.accessToken === null) return null;
-      const user = zoomUser.safeParse(await fetchWithBearer(userUrl, tokens.accessToken));
+      const answer = await fetchWithBearer(userUrl, tokens.accessToken);
+      const user = zoomUser.safeParse(answer);
       if (!user.success) return null;
       const u = user.data;
-      return { id: u.id, email: u.email, emailVerified: Boolean(u.verified), name: u.display_name ?? '', image: u.pic_url };
+      return { id: u.id, email: u.email, emailVerified: Boolean(u.verified), name: u.display_name ?? '', image: u.pic_url, raw: rawAnswer(answer) };
     },
   });
 }
