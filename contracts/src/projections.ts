@@ -72,6 +72,8 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.unbanned.v1',
     'verification.token_issued.v1',
     'verification.token_consumed.v1',
+    'social.flow_started.v1',
+    'social.flow_finished.v1',
     'verification.token_revoked.v1',
   ]),
   sessions: new Set([...sessionLifecycle, ...activeSelectionEnders, 'user.deleted.v1']),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createAuthClient } from 'better-auth/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERASED, errorCatalogue } from '@portcullis/contracts';
@@ -254,6 +254,34 @@ describe('the callback refuses what it cannot trust, with a redirect and a code'
     const back = await throughProvider(nameless.jar, await startSocial(nameless.client), { sub: `sub-${randomBytes(6).toString('hex')}`, name: 'No Mail' });
     expect(back.location.searchParams.get('error')).toBe('email_not_found');
     expect(nameless.jar.cookie(cookieNames.sessionToken)).toBeUndefined();
+  });
+
+  it('input it cannot read: invalid_callback_request; an issuer that is not the provider: issuer_mismatch', async () => {
+    const { client, jar } = browser();
+    const unreadable = await jar.get(`callback/${PROVIDER}?state=${'s'.repeat(600)}&code=abc`);
+    expect(new URL(unreadable.headers.get('location')!).searchParams.get('error')).toBe('invalid_callback_request');
+
+    const url = await startSocial(client);
+    issuer.signInNext(person('issuer'));
+    const callback = await issuer.authorize(url);
+    callback.searchParams.set('iss', 'https://impostor.example');
+    const answer = await jar.get(callback.href);
+    expect(new URL(answer.headers.get('location')!).searchParams.get('error')).toBe('issuer_mismatch');
+    expect(jar.cookie(cookieNames.sessionToken)).toBeUndefined();
+  });
+
+  it('keeps the flow as a verification value until the provider comes back, and deletes it on use', async () => {
+    const { client, jar } = browser();
+    const url = await startSocial(client);
+    const stateHash = createHash('sha256').update(new URL(url).searchParams.get('state')!).digest('hex');
+    const rows = await system.query<{ value: string; expiresAt: Date }>('SELECT value, "expiresAt" FROM verification WHERE id = $1', [stateHash]);
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]!.value)).toMatchObject({ providerId: PROVIDER, callbackURL: '/dashboard' });
+    expect(rows[0]!.value).not.toContain(new URL(url).searchParams.get('code_challenge')!);
+    expect(rows[0]!.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(10 * 60 * 1000);
+    issuer.signInNext(person('verification-value'));
+    await jar.get((await issuer.authorize(url)).href);
+    expect(await system.query('SELECT 1 FROM verification WHERE id = $1', [stateHash])).toEqual([]);
   });
 
   it('an unknown provider is Provider not found (404) at sign-in', async () => {

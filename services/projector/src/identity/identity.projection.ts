@@ -1,5 +1,5 @@
 import { sql, type PostgresProjection, type ProjectedEvent } from '@portcullis/platform';
-import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
+import { ERASED, projectionEventTypes, projectionNames, type EventData } from '@portcullis/contracts';
 import { instant, PendingRows } from '../pending-rows.ts';
 
 type UserRow = {
@@ -72,6 +72,15 @@ function pendingTables() {
   };
 }
 type Pending = ReturnType<typeof pendingTables>;
+
+/**
+ * A provider flow under way as better-auth keeps it, a verification value: known by its state's hash, its
+ * value the flow's non-secret part (no email: a link flow names its user by id, as other verifications do).
+ */
+function socialFlowRow(flow: EventData<'social.flow_started.v1'>) {
+  const { stateHash, linkEmail: _linkEmail, expiresAt, ...value } = flow;
+  return { id: stateHash, identifier: `social-flow:${stateHash}`, value: JSON.stringify(value), expiresAt: instant(expiresAt) };
+}
 
 /** better-auth's identifiers, with the token's hash where better-auth keeps the token. */
 function verificationIdentifier(purpose: string, tokenHash: string): string {
@@ -150,9 +159,13 @@ function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): bo
         updatedAt: at,
       });
     }
+    case 'social.flow_started.v1':
+      return pending.verifications.add({ ...socialFlowRow(event.data), createdAt: at, updatedAt: at });
     case 'verification.token_consumed.v1':
     case 'verification.token_revoked.v1':
       return pending.verifications.delete(event.data.tokenHash);
+    case 'social.flow_finished.v1':
+      return pending.verifications.get(event.data.stateHash) ? pending.verifications.delete(event.data.stateHash) : false;
     case 'user.password_changed.v1': {
       const account = pending.accounts.get(event.data.accountId);
       if (!account) return false;
@@ -236,6 +249,7 @@ const BY_KEY = new Set<string>([
   'user.unbanned.v1',
   'verification.token_consumed.v1',
   'verification.token_revoked.v1',
+  'social.flow_finished.v1',
 ]);
 
 /**
@@ -376,6 +390,16 @@ export const identityProjection: PostgresProjection = {
       case 'verification.token_consumed.v1':
       case 'verification.token_revoked.v1':
         await tx.query(sql.unsafe`DELETE FROM verification WHERE id = ${event.data.tokenHash}`);
+        return;
+      case 'social.flow_started.v1': {
+        const row = socialFlowRow(event.data);
+        await tx.query(sql.unsafe`
+          INSERT INTO verification (id, identifier, value, "expiresAt", "createdAt", "updatedAt")
+          VALUES (${row.id}, ${row.identifier}, ${row.value}, ${row.expiresAt}, ${at}, ${at})`);
+        return;
+      }
+      case 'social.flow_finished.v1':
+        await tx.query(sql.unsafe`DELETE FROM verification WHERE id = ${event.data.stateHash}`);
         return;
       default:
         return;
