@@ -44,10 +44,13 @@ beforeAll(async () => {
       AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: TRUSTED,
       AUTH_DISABLE_IMPLICIT_SIGN_UP: TRUSTED,
       AUTH_DELETE_USER_ENABLED: 'true',
+      AUTH_REQUIRE_EMAIL_VERIFICATION: 'true',
       ...github.env,
     },
   });
   system = admin.system;
+  // Email verification is required here: the root admin proves theirs as anyone would, by the mailed link.
+  await verifyEmail(new HttpClient(system.authUrl), admin.rootEmail, admin.rootId);
 }, 180_000);
 afterAll(async () => {
   await admin?.stop();
@@ -89,9 +92,14 @@ async function createVerifiedUser(email: string): Promise<string> {
   const created = await local.post<{ user: { id: string } }>('sign-up/email', { email, password: DEFAULT_PASSWORD, name: 'Local' });
   expect(created.status).toBe(200);
   const userId = created.json.user.id;
-  const token = await signEmailVerificationToken({ email, userId }, system.env.AUTH_SECRET!, 3600, new Date());
-  expect((await local.get(`verify-email?token=${token}`)).status).toBe(200);
+  await verifyEmail(local, email, userId);
   return userId;
+}
+
+/** Uses the link a verification mail would carry (its token signed as the api signs it). */
+async function verifyEmail(browser: HttpClient, email: string, userId: string): Promise<void> {
+  const token = await signEmailVerificationToken({ email, userId }, system.env.AUTH_SECRET!, 3600, new Date());
+  expect((await browser.get(`verify-email?token=${token}`)).status).toBe(200);
 }
 
 describe('social sign-in with a generic OpenID Connect provider', () => {
@@ -162,14 +170,41 @@ describe('social sign-in with GitHub (OAuth2 and its REST API, no OpenID)', () =
     expect((await client.listAccounts()).data).toEqual([expect.objectContaining({ providerId: 'github', accountId: String(id), scopes: ['read:user', 'user:email'] })]);
   });
 
-  it('takes an email GitHub has not verified as unverified', async () => {
+  it('takes an email GitHub has not verified as unverified: with verification required, email_not_verified and a mail', async () => {
     const email = uniqueEmail('octo-unverified');
     const id = Number.parseInt(randomBytes(3).toString('hex'), 16);
     github.signInNext({ id, login: `octo${id}`, name: 'Octo Cat', emails: [{ email, primary: true, verified: false }] });
     const { client, jar } = browser();
     const { data } = await client.signIn.social({ provider: 'github', callbackURL: '/dashboard', disableRedirect: true });
-    await jar.get((await github.authorize((data as { url: string }).url)).href);
-    expect((await client.getSession()).data?.user).toMatchObject({ email, name: 'Octo Cat', emailVerified: false });
+    const answer = await jar.get((await github.authorize((data as { url: string }).url)).href);
+    expect(new URL(answer.headers.get('location')!).searchParams.get('error')).toBe('email_not_verified');
+    expect(jar.cookie(cookieNames.sessionToken)).toBeUndefined();
+    const users = await system.query<{ emailVerified: boolean }>('SELECT "emailVerified" FROM "user" WHERE email = $1', [email]);
+    expect(users).toEqual([{ emailVerified: false }]);
+    const mails = await system.events<{ data: { kind: string; to: string } }>(`SELECT type, data, metadata FROM events WHERE type = 'mail.job_queued.v1'`);
+    expect(mails.some((mail) => mail.data.kind === 'verification' && mail.data.to === email)).toBe(true);
+  });
+
+  it('a provider whose API fails after the exchange: unable_to_get_user_info', async () => {
+    const id = Number.parseInt(randomBytes(3).toString('hex'), 16);
+    github.signInNext({ id, login: `octo${id}`, name: null, emails: [], apiDown: true });
+    const { client, jar } = browser();
+    const { data } = await client.signIn.social({ provider: 'github', callbackURL: '/dashboard', disableRedirect: true });
+    const answer = await jar.get((await github.authorize((data as { url: string }).url)).href);
+    expect(new URL(answer.headers.get('location')!).searchParams.get('error')).toBe('unable_to_get_user_info');
+  });
+
+  it("a flow finished at a provider that is not configured: oauth_provider_not_found; at another one: restart", async () => {
+    const { client, jar } = browser();
+    const url = await startSocial(client);
+    const state = new URL(url).searchParams.get('state')!;
+    const unknown = await jar.get(`callback/nonesuch?state=${state}&code=abc`);
+    expect(new URL(unknown.headers.get('location')!).searchParams.get('error')).toBe('oauth_provider_not_found');
+
+    const other = browser();
+    const otherState = new URL(await startSocial(other.client)).searchParams.get('state')!;
+    const crossed = await other.jar.get(`callback/github?state=${otherState}&code=abc`);
+    expect(new URL(crossed.headers.get('location')!).searchParams.get('error')).toBe('please_restart_the_process');
   });
 });
 
@@ -348,6 +383,14 @@ describe('linking', () => {
     expect(linkedBack.location.pathname).toBe('/settings');
     const accounts = (await client.listAccounts()).data!;
     expect(accounts.map((a) => a.providerId).sort()).toEqual(['corp', 'credential']);
+
+    // The same provider account, now saying it is this user's address, is another user's: refused.
+    const owner = person('owner');
+    const ownerBrowser = browser();
+    await throughProvider(ownerBrowser.jar, await startSocial(ownerBrowser.client), owner);
+    const taken = await client.linkSocial({ provider: PROVIDER, callbackURL: '/settings', disableRedirect: true });
+    const takenBack = await throughProvider(jar, (taken.data as { url: string }).url, { ...owner, email });
+    expect(takenBack.location.searchParams.get('error')).toBe('account_already_linked_to_different_user');
 
     const credential = accounts.find((a) => a.providerId === 'credential')!;
     expect((await client.unlinkAccount({ providerId: 'credential', accountId: credential.accountId } as never)).error).toBeNull();

@@ -8,6 +8,8 @@ export interface GithubPerson {
   readonly login: string;
   readonly name: string | null;
   readonly emails: ReadonlyArray<{ readonly email: string; readonly primary: boolean; readonly verified: boolean }>;
+  /** GitHub's API fails for this person's token (an outage between the exchange and the profile). */
+  readonly apiDown?: boolean;
 }
 
 export interface FakeGithub {
@@ -78,6 +80,7 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       }
       const person = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
       if (!person) return json(res, 401, { message: 'Bad credentials' });
+      if (person.apiDown) return json(res, 503, { message: 'Service Unavailable' });
       if (req.method === 'GET' && at.pathname === '/user') {
         return json(res, 200, { id: person.id, login: person.login, name: person.name, email: null, avatar_url: `${url}/avatars/${person.id}` });
       }

@@ -62,13 +62,15 @@ export function callbackRoutes(ctx: SocialPorts) {
       const metadata = requestMetadataOf(request);
       const flow = cookie.state === fields.state ? await useFlow(ctx, metadata, fields.state) : null;
       if (cookie.state !== fields.state) return redirectWithError(reply, defaultErrorURL, 'state_mismatch');
-      if (!flow || flow.providerId !== providerId) return redirectWithError(reply, defaultErrorURL, 'please_restart_the_process');
+      if (!flow) return redirectWithError(reply, defaultErrorURL, 'please_restart_the_process');
       const errorURL = flow.errorURL ?? defaultErrorURL;
 
       if (fields.error) return redirectWithError(reply, errorURL, fields.error, fields.error_description);
       if (!fields.code) return redirectWithError(reply, errorURL, 'no_code');
       const provider = ctx.socialProviders.get(providerId);
       if (!provider) return redirectWithError(reply, errorURL, 'oauth_provider_not_found');
+      // A flow begun with one provider is finished by that one only (better-auth does not check this).
+      if (flow.providerId !== provider.id) return redirectWithError(reply, errorURL, 'please_restart_the_process');
       // RFC 9207: a provider that names itself must be the one the flow went to (a discovered issuer read first).
       if (fields.iss) await provider.ready?.().catch(() => {});
       if (fields.iss && provider.issuer && fields.iss !== provider.issuer) return redirectWithError(reply, errorURL, 'issuer_mismatch');
