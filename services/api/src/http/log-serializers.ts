@@ -2,8 +2,11 @@ import type { FastifyRequest } from 'fastify';
 
 /** Query parameters whose values are credentials (mailed tokens, OAuth codes and states). */
 const SECRET_PARAMETER = /token|code|state|secret|password|key|signature|otp/i;
-/** Query parameters that carry personal data (an email, a name searched for): logs outlive any erasure (issue 25). */
-const PERSONAL_PARAMETER = /email|search|name|phone/i;
+/**
+ * Query parameters that carry personal data (an email, a name searched for; Apple's `user`, its first
+ * sign-in's name and email, carried into the callback's GET): logs outlive any erasure (issue 25).
+ */
+const PERSONAL_PARAMETER = /email|search|name|phone|^user$/i;
 
 /**
  * The request's URL as it may be logged: a route with path parameters is logged by its pattern

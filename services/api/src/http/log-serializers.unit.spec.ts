@@ -21,5 +21,9 @@ describe('URLs in logs', () => {
       '/api/auth/admin/list-users?searchValue=[redacted]&searchField=[redacted]&limit=10',
     );
     expect(loggableUrl({ url: '/api/auth/organization/list-invitations?email=bob@example.com' })).toBe('/api/auth/organization/list-invitations?email=[redacted]');
+    expect(loggableUrl({ url: '/api/auth/callback/apple?code=c&state=s&user=%7B%22email%22%3A%22a%40b.c%22%7D' })).toBe(
+      '/api/auth/callback/apple?code=[redacted]&state=[redacted]&user=[redacted]',
+    );
+    expect(loggableUrl({ url: '/api/auth/audit/events?userId=u1' })).toBe('/api/auth/audit/events?userId=u1');
   });
 });
