@@ -8,20 +8,23 @@ const providerId = z.string().min(1).max(64);
 const scopes = z.array(z.string().min(1).max(256)).max(64);
 const jwt = z.string().min(1).max(16_384);
 
+/** Apple gives the name only to the app, on the first sign-in; the callback carries it as JSON text. */
+export const providerUserSchema = z.object({
+  name: z.object({ firstName: z.string().max(256).optional(), lastName: z.string().max(256).optional() }).optional(),
+  email: z.string().max(320).optional(),
+});
+export type ProviderUser = z.infer<typeof providerUserSchema>;
+
 const idTokenSchema = z.object({
   token: jwt,
   nonce: z.string().max(512).optional(),
   accessToken: z.string().max(16_384).optional(),
   refreshToken: z.string().max(16_384).optional(),
   expiresAt: z.number().optional(),
-  /** Apple gives the name only to the app, on the first sign-in. */
-  user: z
-    .object({
-      name: z.object({ firstName: z.string().max(256).optional(), lastName: z.string().max(256).optional() }).optional(),
-      email: z.string().max(320).optional(),
-    })
-    .optional(),
+  user: providerUserSchema.optional(),
 });
+/** An id token a client got from the provider itself, as sign-in/social and link-social take it. */
+export type PresentedIdToken = z.infer<typeof idTokenSchema>;
 
 const signInSocialBodySchema = z.object({
   provider: providerId,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { callbackFieldsSchema, errorCatalogue, socialEndpoints as endpoints } from '@portcullis/contracts';
+import { callbackFieldsSchema, errorCatalogue, providerUserSchema, socialEndpoints as endpoints, type ProviderUser } from '@portcullis/contracts';
 import type { SocialPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { redirect, redirectLocation } from '../http/redirect.ts';
@@ -12,11 +12,11 @@ import { signInWithProvider, signUpRefused } from './sign-in-with-provider.comma
 import { useFlow } from './social-flow.ts';
 
 /** Apple's first-sign-in `user` field, JSON text: what of it is readable, else nothing. */
-function appleUser(text: string | undefined): { name?: { firstName?: string; lastName?: string }; email?: string } | null {
+function appleUser(text: string | undefined): ProviderUser | null {
   if (!text) return null;
   try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null ? (parsed) : null;
+    const parsed = providerUserSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }

@@ -1,4 +1,4 @@
-import { DomainError } from '@portcullis/contracts';
+import { DomainError, type PresentedIdToken } from '@portcullis/contracts';
 import type { NewProviderAccount } from '../identity/provider-accounts.ts';
 import type { ProviderProfile, ProviderTokens, SocialProvider } from './provider.ts';
 
@@ -18,14 +18,6 @@ export function providerAccountOf(provider: SocialProvider, profile: ProviderPro
   };
 }
 
-export interface PresentedIdToken {
-  readonly token: string;
-  readonly nonce?: string | undefined;
-  readonly accessToken?: string | undefined;
-  readonly refreshToken?: string | undefined;
-  readonly expiresAt?: number | undefined;
-  readonly user?: { readonly name?: { readonly firstName?: string; readonly lastName?: string }; readonly email?: string } | undefined;
-}
 
 /**
  * An id token a client got from the provider itself (Google One Tap, Sign in with Apple on a device): checked

@@ -1,3 +1,4 @@
+import type { ProviderUser } from '@portcullis/contracts';
 /**
  * A social provider as sign-in uses it: where to send the browser, how to turn the code it brings back into
  * tokens, and who those tokens say the user is. Each provider (`providers/<id>.ts`) builds one from its
@@ -58,7 +59,7 @@ export interface CodeExchange {
 export interface UserInfoRequest {
   readonly tokens: ProviderTokens;
   /** Apple sends the name only once, as a JSON `user` field on the first callback. */
-  readonly user: { readonly name?: { readonly firstName?: string; readonly lastName?: string }; readonly email?: string } | null;
+  readonly user: ProviderUser | null;
   /** The nonce the id token must carry (from the flow state), when one was sent. */
   readonly expectedNonce: string | undefined;
 }

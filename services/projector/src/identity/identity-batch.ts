@@ -23,7 +23,7 @@ type UserRow = {
   banReason: string | null;
   banExpires: string | null;
 };
-type AccountRow = {
+export type AccountRow = {
   id: string;
   accountId: string;
   providerId: string;
@@ -97,6 +97,35 @@ export function verificationIdentifier(purpose: string, tokenHash: string): stri
  * The event applied to this batch's new rows, in memory, as `apply` would change them: true when it was
  * (its rows are all among them). A row it changes that was written before stays for `apply`.
  */
+/**
+ * The account row an account's first event makes: better-auth's credential account (its accountId the user
+ * id, providerId "credential") or a provider's (its tokens stay on the log; the row keeps their expiries).
+ * Null for a link whose user was erased further on.
+ */
+export function newAccountRow(
+  event: Extract<ProjectedEvent['event'], { type: 'user.credential_account_created.v1' | 'user.provider_account_linked.v1' }>,
+  at: string,
+): AccountRow | null {
+  if (event.type === 'user.credential_account_created.v1') {
+    const c = event.data;
+    return { id: c.accountId, accountId: c.userId, providerId: 'credential', userId: c.userId, password: c.passwordHash, accessTokenExpiresAt: null, refreshTokenExpiresAt: null, scope: null, createdAt: at, updatedAt: at };
+  }
+  const p = event.data;
+  if (p.providerAccountId === ERASED) return null;
+  return {
+    id: p.accountId,
+    accountId: p.providerAccountId,
+    providerId: p.providerId,
+    userId: p.userId,
+    password: null,
+    accessTokenExpiresAt: p.accessTokenExpiresAt === null ? null : instant(p.accessTokenExpiresAt),
+    refreshTokenExpiresAt: p.refreshTokenExpiresAt === null ? null : instant(p.refreshTokenExpiresAt),
+    scope: p.scope,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
 export function heldInMemory(pending: Pending, { event, recorded }: ProjectedEvent): boolean {
   const at = instant(recorded.metadata.occurredAt);
   const userId = 'userId' in event.data ? event.data.userId : null;
@@ -122,37 +151,11 @@ export function heldInMemory(pending: Pending, { event, recorded }: ProjectedEve
         banExpires: null,
       });
     }
-    case 'user.credential_account_created.v1': {
-      const a = event.data;
-      return pending.accounts.add({
-        id: a.accountId,
-        accountId: a.userId,
-        providerId: 'credential',
-        userId: a.userId,
-        password: a.passwordHash,
-        accessTokenExpiresAt: null,
-        refreshTokenExpiresAt: null,
-        scope: null,
-        createdAt: at,
-        updatedAt: at,
-      });
-    }
+    case 'user.credential_account_created.v1':
     case 'user.provider_account_linked.v1': {
-      const a = event.data;
+      const row = newAccountRow(event, at);
       // An erased link (its user deleted further on) has no row, as an erased registration has none.
-      if (a.providerAccountId === ERASED) return true;
-      return pending.accounts.add({
-        id: a.accountId,
-        accountId: a.providerAccountId,
-        providerId: a.providerId,
-        userId: a.userId,
-        password: null,
-        accessTokenExpiresAt: a.accessTokenExpiresAt === null ? null : instant(a.accessTokenExpiresAt),
-        refreshTokenExpiresAt: a.refreshTokenExpiresAt === null ? null : instant(a.refreshTokenExpiresAt),
-        scope: a.scope,
-        createdAt: at,
-        updatedAt: at,
-      });
+      return row === null ? true : pending.accounts.add(row);
     }
     case 'verification.token_issued.v1': {
       const v = event.data;

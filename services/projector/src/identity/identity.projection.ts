@@ -1,6 +1,7 @@
 import { sql, type PostgresProjection } from '@portcullis/platform';
 import { ERASED, projectionEventTypes, projectionNames } from '@portcullis/contracts';
-import { heldInMemory, pendingTables, socialFlowRow, verificationIdentifier } from './identity-batch.ts';
+import { instant } from '../pending-rows.ts';
+import { heldInMemory, newAccountRow, pendingTables, socialFlowRow, verificationIdentifier } from './identity-batch.ts';
 
 const optionalInstant = (iso: string | null) => (iso === null ? null : sql.timestamp(new Date(iso)));
 
@@ -62,21 +63,14 @@ export const identityProjection: PostgresProjection = {
           VALUES (${u.userId}, ${u.name}, ${u.email}, ${u.emailVerified}, ${u.image}, ${at}, ${at})`);
         return;
       }
-      case 'user.credential_account_created.v1': {
-        const a = event.data;
-        // better-auth's credential account: accountId is the user id, providerId "credential".
-        await tx.query(sql.unsafe`
-          INSERT INTO account (id, "accountId", "providerId", "userId", password, "createdAt", "updatedAt")
-          VALUES (${a.accountId}, ${a.userId}, 'credential', ${a.userId}, ${a.passwordHash}, ${at}, ${at})`);
-        return;
-      }
+      case 'user.credential_account_created.v1':
       case 'user.provider_account_linked.v1': {
-        const a = event.data;
-        if (a.providerAccountId === ERASED) return;
+        const row = newAccountRow(event, instant(recorded.metadata.occurredAt));
+        if (row === null) return;
         await tx.query(sql.unsafe`
-          INSERT INTO account (id, "accountId", "providerId", "userId", "accessTokenExpiresAt", "refreshTokenExpiresAt", scope, "createdAt", "updatedAt")
-          VALUES (${a.accountId}, ${a.providerAccountId}, ${a.providerId}, ${a.userId}, ${optionalInstant(a.accessTokenExpiresAt)},
-            ${optionalInstant(a.refreshTokenExpiresAt)}, ${a.scope}, ${at}, ${at})`);
+          INSERT INTO account (id, "accountId", "providerId", "userId", password, "accessTokenExpiresAt", "refreshTokenExpiresAt", scope, "createdAt", "updatedAt")
+          VALUES (${row.id}, ${row.accountId}, ${row.providerId}, ${row.userId}, ${row.password}, ${row.accessTokenExpiresAt}::timestamptz,
+            ${row.refreshTokenExpiresAt}::timestamptz, ${row.scope}, ${at}, ${at})`);
         return;
       }
       case 'user.provider_tokens_updated.v1': {
