@@ -1,53 +1,9 @@
 import { z } from 'zod';
 import { actorKinds, eventActorSchema, eventMetadataSchema } from '../events/define-event.ts';
 import { endpoint } from './endpoint.ts';
-import { ipv4OfMapped } from '../ip-address.ts';
+import { instantSchema as instant, ipOrCidrSchema as ipOrCidr } from './query-filters.ts';
 
 // The audit trail for operators and security teams: search, export and time travel over the event log.
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
-
-/** 4, 6, or 0 for no address; without node:net, since contracts run in browsers too. */
-function ipFamily(value: string): 0 | 4 | 6 {
-  if (IPV4.test(value)) return 4;
-  if (!value.includes(':') || !/^[0-9a-fA-F:.]+$/.test(value)) return 0;
-  try {
-    new URL(`http://[${value}]/`);
-    return 6;
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * An address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`, `2001:db8::/32`). An IPv4-mapped IPv6 one
- * (`::ffff:203.0.113.7`, `::ffff:203.0.113.0/120`) is taken as the IPv4 address or range it is: the log holds
- * every client address in that form (see `ipv4OfMapped`).
- */
-const ipOrCidr = z
-  .string()
-  .max(64)
-  .refine((value) => {
-    const [address = '', bits, extra] = value.split('/');
-    const family = ipFamily(address);
-    if (family === 0 || extra !== undefined) return false;
-    if (bits === undefined) return true;
-    const n = Number(bits);
-    return /^\d+$/.test(bits) && n <= (family === 4 ? 32 : 128);
-  }, 'must be an IP address or a CIDR range')
-  .transform((value) => {
-    const [address = '', bits] = value.split('/');
-    const ipv4 = ipFamily(address) === 6 ? ipv4OfMapped(address) : null;
-    if (ipv4 === null) return value;
-    if (bits === undefined) return ipv4;
-    return Number(bits) >= 96 ? `${ipv4}/${Number(bits) - 96}` : value;
-  });
-
-/** An ISO instant with its offset, or a date alone, taken as that day's midnight UTC. */
-const instant = z.union([
-  z.iso.datetime({ offset: true }),
-  z.iso.date().transform((day) => `${day}T00:00:00.000Z`),
-]);
 
 export const auditFilterSchema = z.object({
   user: z.string().max(255).optional().meta({ description: 'events concerning this user id (named in the data, or its actor)' }),
