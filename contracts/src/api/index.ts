@@ -14,3 +14,5 @@ export * from './username-rules.ts';
 export * from './audit.ts';
 export * from './admin.ts';
 export * from './social.ts';
+export * from './query-filters.ts';
+export * from './console-ops.ts';
