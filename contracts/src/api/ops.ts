@@ -11,48 +11,6 @@ const readinessAnswerSchema = z.object({
   checks: z.record(z.string(), readinessCheckSchema).meta({ description: 'postgres, projections (with their lag), redis' }),
 });
 
-const mailboxQuerySchema = z.object({
-  to: z.string().max(320).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-});
-
-const mailboxMessageSchema = z.object({
-  id: z.number().int(),
-  jobId: z.string(),
-  from: z.string(),
-  to: z.string(),
-  subject: z.string(),
-  text: z.string(),
-  html: z.string(),
-  receivedAt: z.string(),
-});
-export type MailboxMessage = z.infer<typeof mailboxMessageSchema>;
-
-const mailDeliveryStatuses = ['pending', 'sent', 'dead'] as const;
-
-const mailDeliveriesQuerySchema = z.object({
-  status: z.enum(mailDeliveryStatuses).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
-
-const mailDeliverySchema = z.object({
-  jobId: z.string(),
-  kind: z.string(),
-  userId: z.string().nullable(),
-  to: z.string(),
-  status: z.enum(mailDeliveryStatuses),
-  attempts: z.number().int(),
-  nextAttemptAt: z.string().nullable(),
-  lastError: z.string().nullable(),
-  transport: z.string().nullable(),
-  messageId: z.string().nullable(),
-  smtpResponse: z.string().nullable(),
-  receivedAt: z.string().nullable(),
-  sentAt: z.string().nullable(),
-  deadAt: z.string().nullable(),
-});
-export type MailDelivery = z.infer<typeof mailDeliverySchema>;
-
 const errorPageQuerySchema = z.object({
   error: z.string().max(2048).optional(),
   error_description: z.string().max(2048).optional(),
@@ -98,28 +56,6 @@ export const opsEndpoints = {
     auth: 'public',
     answer: readinessAnswerSchema,
     otherAnswers: { 503: readinessAnswerSchema },
-  }),
-  mailbox: endpoint({
-    operationId: 'mailbox',
-    method: 'GET',
-    path: '/ops/mailbox',
-    root: true,
-    summary: 'Mail the embedded default delivered without SMTP, newest first',
-    tag: 'Ops',
-    auth: 'server',
-    query: mailboxQuerySchema,
-    answer: z.object({ messages: z.array(mailboxMessageSchema) }),
-  }),
-  mailDeliveries: endpoint({
-    operationId: 'mailDeliveries',
-    method: 'GET',
-    path: '/ops/mail/deliveries',
-    root: true,
-    summary: 'The delivery log: pending, sent and dead-lettered mail jobs',
-    tag: 'Ops',
-    auth: 'server',
-    query: mailDeliveriesQuerySchema,
-    answer: z.object({ deliveries: z.array(mailDeliverySchema) }),
   }),
   startPage: endpoint({
     operationId: 'startPage',

@@ -206,6 +206,13 @@ export const errorCatalogue = {
   YOU_ARE_NOT_ALLOWED_TO_SET_USERS_EMAIL: { status: 403, message: 'You are not allowed to update users email' },
   // Ours: the audit trail is an operator's, for admins who may list users and their sessions.
   YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL: { status: 403, message: 'You are not allowed to read the audit trail' },
+  // Ours: the other operator endpoints (projections, mail), for the same admins.
+  YOU_ARE_NOT_ALLOWED_TO_OPERATE: { status: 403, message: 'You are not allowed to use the operator endpoints' },
+  PROJECTION_NOT_FOUND: { status: 404, message: 'Projection not found' },
+  PROJECTION_CANNOT_BE_REBUILT: { status: 400, message: 'This projection owns no read model to rebuild' },
+  PROJECTION_REBUILD_NOT_FOUND: { status: 404, message: 'Projection rebuild not found' },
+  MAIL_DELIVERY_NOT_FOUND: { status: 404, message: 'Mail delivery not found' },
+  MAIL_DELIVERY_NOT_DEAD: { status: 409, message: 'Only a dead-lettered mail can be retried' },
   YOU_ARE_NOT_ALLOWED_TO_SET_NON_EXISTENT_VALUE: { status: 400, message: 'You are not allowed to set a non-existent role value' },
   INVALID_ROLE_TYPE: { status: 400, message: 'Invalid role type' },
   NO_DATA_TO_UPDATE: { status: 400, message: 'No data to update' },

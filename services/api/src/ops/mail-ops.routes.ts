@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { opsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
+import { mailOpsEndpoints as endpoints, type MailDelivery } from '@portcullis/contracts';
 import { readDevMailbox, sql } from '@portcullis/platform';
 import type { OpsPorts } from './ports.ts';
 import { operatorAccess } from '../http/operator-access.ts';
