@@ -15,6 +15,7 @@ export * from './projection-ops.ts';
 export * from './audit-verification.ts';
 export * from './username-rules.ts';
 export * from './audit.ts';
+export * from './security.ts';
 export * from './admin.ts';
 export * from './social.ts';
 export * from './query-filters.ts';
