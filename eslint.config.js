@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  */
 const api = 'services/api/src';
 const cores = ['read-models', 'http', 'mail', 'session', 'identity'];
-const leaves = ['account', 'credentials', 'username', 'user', 'organization', 'perimeter', 'ops', 'openapi', 'admin', 'audit'];
+const leaves = ['account', 'credentials', 'username', 'user', 'organization', 'perimeter', 'ops', 'openapi', 'admin', 'audit', 'console'];
 
 const areaImports = (area) => [`../${area}/*`, `../${area}/**`];
 

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiContext } from './context.ts';
 import { accountRoutes } from './account/account.routes.ts';
 import { adminRoutes } from './admin/routes.ts';
+import { adminBulkRoutes } from './admin/bulk-users.routes.ts';
 import { adminUserModel } from './admin/user-admin.decider.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
@@ -13,6 +14,7 @@ import { useZodRouteSchemas } from './http/route-schemas.ts';
 import { serializeRequest } from './http/log-serializers.ts';
 import { deferredRequestLogger } from './http/request-logger.ts';
 import { auditRoutes } from './audit/audit.routes.ts';
+import { adminViewRoutes } from './console/admin-views.routes.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi/openapi.routes.ts';
@@ -74,6 +76,9 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(mailOpsRoutes(ctx));
   // The organization and admin areas' own models, so time travel folds as their deciders do.
   await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel }));
+  // The ops console's admin views and bulk actions, beside the audit trail under /ops.
+  await app.register(adminViewRoutes(ctx));
+  await app.register(adminBulkRoutes(ctx));
   await app.register(
     async (auth) => {
       await auth.register(publicOpsRoutes(ctx));
