@@ -150,7 +150,7 @@ const auditEventDetailSchema = z.object({
   event: auditEventSchema,
   chain: z.object({
     previousPosition: z.number().int().meta({ description: '0 for the first event' }),
-    previousHash: z.string().meta({ description: 'the chain hash before this event (hex; 64 zeros before the first)' }),
+    previousHash: z.string().nullable().meta({ description: 'the chain hash before this event (hex; 64 zeros before the first; null: the previous event is missing)' }),
     hash: z.string(),
     verifies: z.boolean().meta({ description: 'whether this event\'s hash is the chain\'s over the previous hash and its stored bytes' }),
   }),

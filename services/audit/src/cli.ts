@@ -146,7 +146,7 @@ try {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { at: { type: 'string' }, 'diff-from': { type: 'string' } } });
       const [kind, id] = positionals;
       if ((kind !== 'user' && kind !== 'organization') || !id) throw new UsageError('replay needs: user|organization <id>');
-      const travel = timeTravel({ store, db: pool, clock: () => new Date(), models: { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel } });
+      const travel = timeTravel({ store, db: pool, personalData: protectedLog.personalData, clock: () => new Date(), models: { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel } });
       const query = { at: values.at, diffFrom: values['diff-from'] };
       console.log(JSON.stringify(kind === 'user' ? await travel.userAt(id, query) : await travel.organizationAt(id, query), null, 2));
       break;

@@ -1,10 +1,11 @@
-import { actorOf, auditIndexProjectionName, eventDefinitions, eventMetadataSchema, supersededEvents, type AuditEvent, type AuditFilter } from '@portcullis/contracts';
+import { actorOf, auditIndexProjectionName, eventDefinitions, eventMetadataSchema, supersededEvents, type AuditEvent, type AuditFilter, type AuditNames } from '@portcullis/contracts';
 import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
 import { auditSentence, redactedData, usersNamed } from './audit-sentence.ts';
+import { MentionedIds, namesOf } from './audit-names.ts';
 
 type Fragment = ReturnType<typeof sql.fragment>;
 
-interface EventRow {
+export interface EventRow {
   readonly position: string;
   readonly event_id: string;
   readonly stream_id: string;
@@ -20,7 +21,28 @@ interface EventRow {
  * Every type the audit index can hold: the projector indexes only events this code can read (the current
  * versions and the ones they superseded), so a type prefix is expanded over these.
  */
-const knownTypes: readonly string[] = [...new Set([...eventDefinitions, ...supersededEvents].map((d) => d.type))].sort();
+export const knownTypes: readonly string[] = [...new Set([...eventDefinitions, ...supersededEvents].map((d) => d.type))].sort();
+
+/** A filter with each list filter as a list (empty: not asked), the stream ids as stored. */
+interface Criteria {
+  readonly users: readonly string[];
+  readonly organizations: readonly string[];
+  readonly actors: readonly string[];
+  readonly actorKinds: readonly string[];
+  readonly ips: readonly string[];
+  readonly streams: readonly string[];
+  /** The exact types asked for, or null for any. */
+  readonly types: readonly string[] | null;
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  readonly newest: boolean;
+  readonly cursor?: number | undefined;
+}
+
+function listed<T>(value: T | readonly T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return [...new Set(Array.isArray(value) ? (value as readonly T[]) : [value as T])];
+}
 
 /** The exact types a filter asks for, or null for any: `type` (a list), narrowed by `typePrefix`. */
 function typesOf(filter: AuditFilter): string[] | null {
@@ -32,71 +54,71 @@ function typesOf(filter: AuditFilter): string[] | null {
   return types;
 }
 
-/**
- * The positions of one page of matching events, driven by the most selective index the filter allows: the
- * subject index (user, organization) when one is named, the (type, position) index for each type asked
- * for, else the audit index by position. Each is read in position order and stops at `limit` rows, so a
- * page costs the page, not the log. Several types are one ordered read each, merged: a single index scan
- * over `type = ANY(...)` would have to fetch and sort every event of those types.
- */
-function pageQuery(filter: AuditFilter, limit: number): Fragment {
-  const types = typesOf(filter);
-  if (types !== null && types.length === 0) return sql.fragment`SELECT NULL::bigint AS position WHERE false`;
-  // A user, organization, actor or stream drives the read by its own index in position order; the types
-  // are then a condition on what it reads. Without one, each type is its own ordered read, merged.
-  const driven = Boolean(filter.user || filter.organization || filter.actor || filter.stream);
-  if (types !== null && types.length > 1 && !driven) {
-    const newest = filter.order === 'newest';
-    const parts = types.map((type) => sql.fragment`(${pageOfTypes(filter, [type], limit)})`);
-    return sql.fragment`
-      SELECT position FROM (${sql.join(parts, sql.fragment` UNION ALL `)}) merged
-      ORDER BY position ${newest ? sql.fragment`DESC` : sql.fragment`ASC`} LIMIT ${limit}`;
-  }
-  return pageOfTypes(filter, types, limit);
+function criteriaOf(filter: AuditFilter, storedStreamId: (streamId: string) => string): Criteria {
+  return {
+    users: listed(filter.user),
+    organizations: listed(filter.organization),
+    actors: listed(filter.actor),
+    actorKinds: listed(filter.actorKind),
+    ips: listed(filter.ip),
+    // An address's reservation or sign-in stream is stored under its keyed name; the operator may name either.
+    streams: listed(filter.stream).map(storedStreamId),
+    types: typesOf(filter),
+    from: filter.from,
+    to: filter.to,
+    newest: filter.order !== 'oldest',
+    cursor: filter.cursor,
+  };
 }
 
-function pageOfTypes(filter: AuditFilter, types: readonly string[] | null, limit: number): Fragment {
-  const conditions: Fragment[] = [];
-  const subjects: string[] = [];
-  if (filter.user) subjects.push(`user:${filter.user}`);
-  if (filter.organization) subjects.push(`organization:${filter.organization}`);
-  // An actor is among the subjects of what they did (as acting user or as impersonator): their subject
-  // drives the read when nothing else does, and the condition keeps what they did from what they underwent.
-  if (filter.actor && subjects.length === 0) subjects.push(`user:${filter.actor}`);
-  const [driving, ...others] = subjects;
-  for (const subject of others) {
-    conditions.push(sql.fragment`EXISTS (SELECT 1 FROM audit_event_subject o WHERE o.subject = ${subject} AND o.position = a.position)`);
-  }
-  if (filter.actor) conditions.push(sql.fragment`(a.actor_id = ${filter.actor} OR a.impersonator_id = ${filter.actor})`);
-  if (filter.actorKind) conditions.push(sql.fragment`a.actor_kind = ${filter.actorKind}`);
-  if (filter.ip) conditions.push(sql.fragment`a.ip <<= ${filter.ip}::inet`);
-  if (types?.length === 1) conditions.push(sql.fragment`a.type = ${types[0]!}`);
-  else if (types) conditions.push(sql.fragment`a.type = ANY(${sql.array([...types], 'text')})`);
-  if (filter.stream) conditions.push(sql.fragment`a.stream_id = ${filter.stream}`);
-  // Recorded times rise with positions, so a time range is a range of positions, found at its two ends on
-  // the time index: the page is then read in position order from the right place, however far back.
-  if (filter.from) {
-    conditions.push(sql.fragment`a.recorded_at >= ${filter.from}::timestamptz`);
-    conditions.push(sql.fragment`a.position >= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at >= ${filter.from}::timestamptz
-      ORDER BY t.recorded_at, t.position LIMIT 1), 9223372036854775807)`);
-  }
-  if (filter.to) {
-    conditions.push(sql.fragment`a.recorded_at < ${filter.to}::timestamptz`);
-    conditions.push(sql.fragment`a.position <= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at < ${filter.to}::timestamptz
-      ORDER BY t.recorded_at DESC, t.position DESC LIMIT 1), 0)`);
-  }
-  const newest = filter.order === 'newest';
-  if (filter.cursor !== undefined) {
-    conditions.push(newest ? sql.fragment`a.position < ${filter.cursor}` : sql.fragment`a.position > ${filter.cursor}`);
-  }
+/**
+ * The read that drives a page: the subjects of one subject filter (users, else organizations, else actors,
+ * since an actor is among the subjects of what they did), else the streams, else the types. Each value of
+ * it is one ordered read of its own index, stopped at the page's length; several are merged.
+ */
+type Driver = { kind: 'subject'; source: 'users' | 'organizations' | 'actors'; values: string[] } | { kind: 'stream'; values: readonly string[] } | { kind: 'type'; values: readonly string[] } | { kind: 'none' };
+
+function driverOf(c: Criteria): Driver {
+  if (c.users.length > 0) return { kind: 'subject', source: 'users', values: c.users.map((id) => `user:${id}`) };
+  if (c.organizations.length > 0) return { kind: 'subject', source: 'organizations', values: c.organizations.map((id) => `organization:${id}`) };
+  if (c.actors.length > 0) return { kind: 'subject', source: 'actors', values: c.actors.map((id) => `user:${id}`) };
+  if (c.streams.length > 0) return { kind: 'stream', values: c.streams };
+  if (c.types !== null && c.types.length > 1) return { kind: 'type', values: c.types };
+  return { kind: 'none' };
+}
+
+/**
+ * The positions of one page of matching events, driven by the most selective index the filter allows (see
+ * `driverOf`). Each read is in position order and stops at `limit` rows, so a page costs the page, not the
+ * log. Several values are one ordered read each, merged: a single index scan over `= ANY(...)` would have
+ * to fetch and sort every event of those values.
+ */
+function pageQuery(c: Criteria, limit: number): Fragment {
+  if (c.types !== null && c.types.length === 0) return sql.fragment`SELECT NULL::bigint AS position WHERE false`;
+  const driver = driverOf(c);
+  const direction = c.newest ? sql.fragment`DESC` : sql.fragment`ASC`;
+  const values: readonly (string | null)[] = driver.kind === 'none' ? [null] : driver.values;
+  if (values.length === 1) return readOf(c, driver, values[0]!, limit);
+  const parts = values.map((value) => sql.fragment`(${readOf(c, driver, value, limit)})`);
+  // UNION, not UNION ALL: an event may concern two of the users asked for.
+  return sql.fragment`
+    SELECT position FROM (${sql.join(parts, sql.fragment` UNION `)}) merged
+    ORDER BY position ${direction} LIMIT ${limit}`;
+}
+
+/** One ordered read: the events of one driving value (or of none) that meet every other condition. */
+function readOf(c: Criteria, driver: Driver, value: string | null, limit: number): Fragment {
+  const conditions = conditionsOf(c, driver);
+  if (driver.kind === 'stream') conditions.push(sql.fragment`a.stream_id = ${value}`);
+  if (driver.kind === 'type') conditions.push(sql.fragment`a.type = ${value}`);
   const where = conditions.length > 0 ? sql.join(conditions, sql.fragment` AND `) : sql.fragment`true`;
-  const direction = newest ? sql.fragment`DESC` : sql.fragment`ASC`;
-  if (driving) {
+  const direction = c.newest ? sql.fragment`DESC` : sql.fragment`ASC`;
+  if (driver.kind === 'subject') {
     return sql.fragment`
       SELECT a.position FROM audit_event_subject s JOIN audit_event a ON a.position = s.position
-      WHERE s.subject = ${driving} AND ${where} ORDER BY s.position ${direction} LIMIT ${limit}`;
+      WHERE s.subject = ${value} AND ${where} ORDER BY s.position ${direction} LIMIT ${limit}`;
   }
-  if (narrowAddressRange(filter)) {
+  if (driver.kind === 'none' && narrowAddressRanges(c.ips)) {
     // Its own index first, then the sort: walking the log back from the head until enough events of a narrow
     // range turn up (the planner's choice for ORDER BY position LIMIT) reads most of the log for a range
     // weeks back. OFFSET 0 keeps the planner from folding the two steps into that walk.
@@ -107,48 +129,88 @@ function pageOfTypes(filter: AuditFilter, types: readonly string[] | null, limit
   return sql.fragment`SELECT a.position FROM audit_event a WHERE ${where} ORDER BY a.position ${direction} LIMIT ${limit}`;
 }
 
+/** Every condition but the driving value's: a filter of several values is met by any of them. */
+function conditionsOf(c: Criteria, driver: Driver): Fragment[] {
+  const conditions: Fragment[] = [];
+  const subjectFilters = [
+    { source: 'users', subjects: c.users.map((id) => `user:${id}`) },
+    { source: 'organizations', subjects: c.organizations.map((id) => `organization:${id}`) },
+  ] as const;
+  for (const { source, subjects } of subjectFilters) {
+    if (subjects.length === 0 || (driver.kind === 'subject' && driver.source === source)) continue;
+    conditions.push(sql.fragment`EXISTS (SELECT 1 FROM audit_event_subject o WHERE o.subject = ANY(${sql.array(subjects, 'text')}) AND o.position = a.position)`);
+  }
+  // The subject of what an actor did drives the read when nothing else does; this keeps what they did from what they underwent.
+  if (c.actors.length > 0) {
+    const actors = sql.array([...c.actors], 'text');
+    conditions.push(sql.fragment`(a.actor_id = ANY(${actors}) OR a.impersonator_id = ANY(${actors}))`);
+  }
+  if (c.actorKinds.length > 0) conditions.push(sql.fragment`a.actor_kind = ANY(${sql.array([...c.actorKinds], 'text')})`);
+  if (c.ips.length > 0) {
+    conditions.push(sql.fragment`(${sql.join(c.ips.map((ip) => sql.fragment`a.ip <<= ${ip}::inet`), sql.fragment` OR `)})`);
+  }
+  if (driver.kind !== 'type' && c.types !== null) {
+    conditions.push(c.types.length === 1 ? sql.fragment`a.type = ${c.types[0]!}` : sql.fragment`a.type = ANY(${sql.array([...c.types], 'text')})`);
+  }
+  if (driver.kind !== 'stream' && c.streams.length > 0) conditions.push(sql.fragment`a.stream_id = ANY(${sql.array([...c.streams], 'text')})`);
+  // Recorded times rise with positions, so a time range is a range of positions, found at its two ends on
+  // the time index: the page is then read in position order from the right place, however far back.
+  if (c.from) {
+    conditions.push(sql.fragment`a.recorded_at >= ${c.from}::timestamptz`);
+    conditions.push(sql.fragment`a.position >= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at >= ${c.from}::timestamptz
+      ORDER BY t.recorded_at, t.position LIMIT 1), 9223372036854775807)`);
+  }
+  if (c.to) {
+    conditions.push(sql.fragment`a.recorded_at < ${c.to}::timestamptz`);
+    conditions.push(sql.fragment`a.position <= coalesce((SELECT t.position FROM audit_event t WHERE t.recorded_at < ${c.to}::timestamptz
+      ORDER BY t.recorded_at DESC, t.position DESC LIMIT 1), 0)`);
+  }
+  if (c.cursor !== undefined) conditions.push(c.newest ? sql.fragment`a.position < ${c.cursor}` : sql.fragment`a.position > ${c.cursor}`);
+  return conditions;
+}
+
 /** An address range this small (or one address) holds few enough events to read them all and sort. */
 const NARROW_PREFIX = { 4: 16, 6: 48 } as const;
 
-function narrowAddressRange(filter: AuditFilter): boolean {
-  if (!filter.ip) return false;
-  const [address = '', bits] = filter.ip.split('/');
-  const family = address.includes(':') ? 6 : 4;
-  return bits === undefined || Number(bits) >= NARROW_PREFIX[family];
+function narrowAddressRanges(ips: readonly string[]): boolean {
+  if (ips.length === 0) return false;
+  return ips.every((ip) => {
+    const [address = '', bits] = ip.split('/');
+    const family = address.includes(':') ? 6 : 4;
+    return bits === undefined || Number(bits) >= NARROW_PREFIX[family];
+  });
 }
 
-export interface AuditPage {
+export interface AuditPage extends AuditNames {
   readonly events: AuditEvent[];
   readonly nextCursor: number | null;
 }
 
+/** The columns of `events` an audit event is shown from (`e`). */
+export const eventColumns = sql.fragment`
+  e.position::text AS position, e.event_id, e.stream_id, e.stream_version, e.type, e.data, e.metadata,
+  e.recorded_at, encode(e.hash, 'hex') AS hash`;
+
 /**
- * One page of the audit trail, each event with its metadata, hash and sentence. Personal data is opened
- * with its subject's key, so an erased user's shows as erased (the hash is still over the ciphertext).
+ * Events as stored, as the audit trail shows them: personal data opened with its subject's key (an erased
+ * user's shows as erased; the hash is still over the ciphertext), secrets redacted, each with its sentence,
+ * and the names of every user and organization they mention.
  */
-export async function searchAudit(db: CommonQueryMethods, personalData: PersonalData, asked: AuditFilter, limit: number): Promise<AuditPage> {
-  // An address's reservation or sign-in stream is stored under its keyed name; the operator may name either.
-  const filter = asked.stream ? { ...asked, stream: personalData.storedStreamId(asked.stream) } : asked;
-  const direction = filter.order === 'newest' ? sql.fragment`DESC` : sql.fragment`ASC`;
-  const stored = (await db.any(sql.unsafe`
-    SELECT e.position::text AS position, e.event_id, e.stream_id, e.stream_version, e.type, e.data, e.metadata,
-           e.recorded_at, encode(e.hash, 'hex') AS hash
-    FROM (${pageQuery(filter, limit + 1)}) page JOIN events e ON e.position = page.position
-    ORDER BY e.position ${direction}`)) as readonly EventRow[];
+export async function shownEvents(db: CommonQueryMethods, personalData: PersonalData, stored: readonly EventRow[]): Promise<{ events: AuditEvent[]; names: AuditNames }> {
   const rows = await personalData.decode(stored.map((row) => ({ ...row, metadata: eventMetadataSchema.parse(row.metadata) })));
-  const more = rows.length > limit;
-  const shown = more ? rows.slice(0, limit) : rows;
-  const parsed = shown.map((row) => {
+  const parsed = rows.map((row) => {
     const metadata = row.metadata;
     const data = redactedData(row.data);
     return { row, metadata, data, actor: actorOf(metadata) };
   });
-  const ids = [...new Set(parsed.flatMap(({ row, data, actor, metadata }) => usersNamed({ type: row.type, data, actor, ipAddress: metadata.ipAddress })))];
-  const labels = new Map<string, string>();
-  if (ids.length > 0) {
-    const users = (await db.any(sql.unsafe`SELECT id, email FROM "user" WHERE id = ANY(${sql.array(ids, 'text')})`)) as readonly { id: string; email: string }[];
-    for (const u of users) labels.set(u.id, u.email);
+  const mentioned = new MentionedIds();
+  for (const { row, data, actor, metadata } of parsed) {
+    for (const id of usersNamed({ type: row.type, data, actor, ipAddress: metadata.ipAddress })) mentioned.user(id);
+    mentioned.within(data);
   }
+  const names = await namesOf(db, personalData, mentioned);
+  const labels = new Map<string, string>();
+  for (const [id, person] of Object.entries(names.people)) if (person !== 'erased') labels.set(id, person.email);
   const events = parsed.map(({ row, metadata, data, actor }): AuditEvent => ({
     position: Number(row.position),
     eventId: row.event_id,
@@ -163,7 +225,20 @@ export async function searchAudit(db: CommonQueryMethods, personalData: Personal
     hash: row.hash,
     sentence: auditSentence({ type: row.type, data, actor, ipAddress: metadata.ipAddress }, labels),
   }));
-  return { events, nextCursor: more ? events.at(-1)!.position : null };
+  return { events, names };
+}
+
+/** One page of the audit trail (see `shownEvents`), and the cursor of the next. */
+export async function searchAudit(db: CommonQueryMethods, personalData: PersonalData, filter: AuditFilter, limit: number): Promise<AuditPage> {
+  const criteria = criteriaOf(filter, (streamId) => personalData.storedStreamId(streamId));
+  const direction = criteria.newest ? sql.fragment`DESC` : sql.fragment`ASC`;
+  const stored = (await db.any(sql.unsafe`
+    SELECT ${eventColumns}
+    FROM (${pageQuery(criteria, limit + 1)}) page JOIN events e ON e.position = page.position
+    ORDER BY e.position ${direction}`)) as readonly EventRow[];
+  const more = stored.length > limit;
+  const { events, names } = await shownEvents(db, personalData, more ? stored.slice(0, limit) : stored);
+  return { events, nextCursor: more ? events.at(-1)!.position : null, ...names };
 }
 
 /** How far the audit index has applied the log. */

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { auditEndpoints as endpoints, type AuditFilter } from '@portcullis/contracts';
+import { auditEndpoints as endpoints, securityEndpoints, type AuditFilter } from '@portcullis/contracts';
 import { exportLogHead } from '@portcullis/platform';
 import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { operatorAccess } from '../http/operator-access.ts';
 import { auditIndexedTo, searchAudit } from './audit-search.ts';
+import { securityOverview } from './security-view.ts';
 import { timeTravelRoutes } from './time-travel.routes.ts';
 import type { AuditStreamModels } from './time-travel.ts';
 
@@ -14,7 +15,7 @@ const EXPORT_PAGE = 500;
 
 /**
  * The audit trail for operators (see `operatorAccess`): search, the NDJSON export, the signed log head,
- * and the state of a user or organization as of any point of the log.
+ * the state of a user or organization as of any point of the log, one event in detail, and the security view.
  */
 export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
   const authorize = operatorAccess(ctx, { sessions: true });
@@ -52,6 +53,19 @@ export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
       return exportLogHead(ctx.pool, ctx.config.audit.signingKey);
+    });
+
+    route(app, securityEndpoints.securityOverview, async (request, reply) => {
+      await authorize(request, reply);
+      reply.header('cache-control', 'no-store');
+      const deps = {
+        db: ctx.pool,
+        personalData: ctx.personalData,
+        now: ctx.clock(),
+        adminRoles: models?.adminRoles ?? [],
+        adminUserIds: ctx.config.admin.adminUserIds,
+      };
+      return securityOverview(deps, request.query);
     });
 
     timeTravelRoutes(ctx, authorize, models)(app);

@@ -3,11 +3,16 @@ import { auditEndpoints as endpoints } from '@portcullis/contracts';
 import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import type { OperatorCheck } from '../http/operator-access.ts';
+import { auditEventDetail } from './audit-event-detail.ts';
 import { timeTravel, type AuditStreamModels } from './time-travel.ts';
+import { timeTravelHistory } from './time-travel-history.ts';
 
-/** `GET /ops/audit/users/:id` and `/ops/audit/organizations/:id`, `?at=` and `?diffFrom=` (see `timeTravel`). */
+/**
+ * `GET /ops/audit/users/:id` and `/ops/audit/organizations/:id`, `?at=` and `?diffFrom=` (see `timeTravel`),
+ * their `/history` (the slider's marks), and one event with the states it changed (`/ops/audit/events/:position`).
+ */
 export function timeTravelRoutes(ctx: AuditPorts, authorize: OperatorCheck, models?: AuditStreamModels) {
-  const travel = timeTravel({ store: ctx.store, db: ctx.pool, clock: ctx.clock, models });
+  const travel = timeTravel({ store: ctx.store, db: ctx.pool, personalData: ctx.personalData, clock: ctx.clock, models });
   return function register(app: FastifyInstance): void {
     route(app, endpoints.auditUserAt, async (request, reply) => {
       await authorize(request, reply);
@@ -18,6 +23,21 @@ export function timeTravelRoutes(ctx: AuditPorts, authorize: OperatorCheck, mode
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
       return travel.organizationAt(request.params.id, request.query);
+    });
+    route(app, endpoints.auditUserHistory, async (request, reply) => {
+      await authorize(request, reply);
+      reply.header('cache-control', 'no-store');
+      return timeTravelHistory.user(ctx.pool, request.params.id, request.query);
+    });
+    route(app, endpoints.auditOrganizationHistory, async (request, reply) => {
+      await authorize(request, reply);
+      reply.header('cache-control', 'no-store');
+      return timeTravelHistory.organization(ctx.pool, request.params.id, request.query);
+    });
+    route(app, endpoints.auditEvent, async (request, reply) => {
+      await authorize(request, reply);
+      reply.header('cache-control', 'no-store');
+      return auditEventDetail({ db: ctx.pool, personalData: ctx.personalData, travel, withOrganizations: models !== undefined }, request.params.position);
     });
   };
 }

@@ -1,9 +1,10 @@
-import { DomainError, streams, type StreamModel } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type EventStore } from '@portcullis/platform';
+import { DomainError, streams, type AuditNames, type StreamModel } from '@portcullis/contracts';
+import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
 import { accountModel } from '../identity/account.decider.ts';
 import { userModel } from '../identity/user.decider.ts';
 import { sessionIndexModel } from '../session/session-index.decider.ts';
 import { diffStates, foldUpTo, plain, type Change, type PointInLog } from './fold-at.ts';
+import { MentionedIds, namesOf } from './audit-names.ts';
 
 /**
  * The models of the streams a leaf area owns (organizations, an admin's view of a user), handed in by the
@@ -16,6 +17,8 @@ export interface AuditStreamModels {
   readonly organization: StreamModel<unknown>;
   /** `user-organizations-<userId>`: the ids of the organizations a user belongs to. */
   readonly userOrganizations: StreamModel<{ readonly organizationIds: readonly string[] }>;
+  /** The roles the admin plugin defines: the security view counts who holds each. */
+  readonly adminRoles?: readonly string[];
 }
 
 interface OrganizationLike {
@@ -24,7 +27,7 @@ interface OrganizationLike {
   readonly members?: ReadonlyMap<string, { readonly userId: string; readonly role: string }>;
 }
 
-interface StateAt {
+interface StateAt extends AuditNames {
   readonly id: string;
   readonly position: number;
   readonly state: unknown;
@@ -32,6 +35,9 @@ interface StateAt {
 }
 
 export interface TimeTravel {
+  /** The user's state (see `timeTravel`) at a point of the log: what the event detail shows before and after. */
+  readonly userStateAt: (userId: string, point: PointInLog) => Promise<{ state: unknown; position: number }>;
+  readonly organizationStateAt: (organizationId: string, point: PointInLog) => Promise<{ state: unknown; position: number }>;
   userAt(userId: string, query: { at?: string | undefined; diffFrom?: string | undefined }): Promise<StateAt>;
   organizationAt(organizationId: string, query: { at?: string | undefined; diffFrom?: string | undefined }): Promise<StateAt>;
 }
@@ -43,7 +49,13 @@ export interface TimeTravel {
  * role (admin or not), the sessions live at that instant and their organizations with their roles. Plain values in, so routes and the CLI
  * run the same code.
  */
-export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>; db: CommonQueryMethods; clock: () => Date; models?: AuditStreamModels | undefined }): TimeTravel {
+export function timeTravel(deps: {
+  store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>;
+  db: CommonQueryMethods;
+  personalData: PersonalData;
+  clock: () => Date;
+  models?: AuditStreamModels | undefined;
+}): TimeTravel {
   const { store, models } = deps;
 
   async function pointOf(at: string | undefined): Promise<PointInLog> {
@@ -100,18 +112,34 @@ export function timeTravel(deps: { store: Pick<EventStore, 'headPosition' | 'rea
   }
 
   async function answer(
+    kind: 'user' | 'organization',
     id: string,
     query: { at?: string | undefined; diffFrom?: string | undefined },
     at: (id: string, point: PointInLog) => Promise<{ state: unknown; position: number }>,
   ): Promise<StateAt> {
     const now = await at(id, await pointOf(query.at));
-    if (query.diffFrom === undefined) return { id, position: now.position, state: now.state, diff: null };
-    const then = await at(id, await pointOf(query.diffFrom));
-    return { id, position: now.position, state: now.state, diff: { fromPosition: then.position, changes: diffStates(then.state, now.state) } };
+    const then = query.diffFrom === undefined ? null : await at(id, await pointOf(query.diffFrom));
+    const names = await namesOf(deps.db, deps.personalData, mentionedIn(kind, id, [now.state, then?.state]));
+    const diff = then === null ? null : { fromPosition: then.position, changes: diffStates(then.state, now.state) };
+    return { id, position: now.position, state: now.state, diff, ...names };
   }
 
   return {
-    userAt: (userId, query) => answer(userId, query, userAt),
-    organizationAt: (organizationId, query) => answer(organizationId, query, organizationAt),
+    userStateAt: userAt,
+    organizationStateAt: organizationAt,
+    userAt: (userId, query) => answer('user', userId, query, userAt),
+    organizationAt: (organizationId, query) => answer('organization', organizationId, query, organizationAt),
   };
+}
+
+/** The subject and every user and organization its states name (a user's organizations are keyed by id). */
+export function mentionedIn(kind: 'user' | 'organization', id: string, states: readonly unknown[]): MentionedIds {
+  const mentioned = kind === 'user' ? new MentionedIds().user(id) : new MentionedIds().organization(id);
+  for (const state of states) {
+    mentioned.within(state);
+    if (kind !== 'user' || state === null || typeof state !== 'object') continue;
+    const organizations = (state as { organizations?: unknown }).organizations;
+    if (organizations !== null && typeof organizations === 'object') for (const orgId of Object.keys(organizations)) mentioned.organization(orgId);
+  }
+  return mentioned;
 }
