@@ -6,6 +6,7 @@ import { accountRoutes } from './account/account.routes.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { adminBulkRoutes } from './admin/bulk-users.routes.ts';
 import { adminUserModel } from './admin/user-admin.decider.ts';
+import { adminRoleNames } from './admin/access.decider.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
 import { checkAnswersAgainstDeclarations } from './http/answer-check.ts';
@@ -75,7 +76,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
   // The organization and admin areas' own models, so time travel folds as their deciders do.
-  await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel }));
+  await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel, adminRoles: adminRoleNames }));
   // The ops console's admin views and bulk actions, beside the audit trail under /ops.
   await app.register(adminViewRoutes(ctx));
   await app.register(adminBulkRoutes(ctx));

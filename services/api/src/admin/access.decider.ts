@@ -15,6 +15,9 @@ const adminRoleStatements: Readonly<Record<string, Permissions>> = {
   user: { user: [], session: [] },
 };
 
+/** Every role the admin plugin defines (what the security view counts holders of). */
+export const adminRoleNames: readonly string[] = Object.keys(adminRoleStatements);
+
 /** The roles whose holders count as admins for impersonation (better-auth's `adminRoles` default). */
 const ADMIN_ROLES: readonly string[] = ['admin'];
 
