@@ -178,6 +178,9 @@ describe('live sessions', () => {
     const [own] = (await sessions(`user=${first.id}`)).sessions;
     expect((await root.post('admin/revoke-user-session', { sessionToken: own!.tokenHash })).json).toEqual({ success: true });
     expect((await sessions(`user=${first.id}`)).total).toBe(0);
+    // An ended session is still named by the log: whose it was, and that it is over.
+    const ended = await ops<OpsLookupAnswer>(`/ops/lookup?id=${own!.id}`);
+    expect(ended.json.matches).toEqual([{ kind: 'session', id: own!.id, user: own!.user, live: false, tokenHash: null }]);
   });
 });
 
@@ -254,6 +257,11 @@ describe('organizations', () => {
     expect(await lookup(event!.event_id)).toEqual([expect.objectContaining(asEvent)]);
     expect(await lookup(event!.position)).toEqual([expect.objectContaining(asEvent)]);
     expectCatalogueError(await ops('/ops/lookup?id=nothing-has-this-id'), 'NOT_FOUND');
+
+    // A deleted user's id still names its history, without the name and email that went with it.
+    const removed = await newUser('removed', '198.51.100.12');
+    expect((await root.post('admin/remove-user', { userId: removed.id })).status).toBe(200);
+    expect(await lookup(removed.id)).toEqual([{ kind: 'user', id: removed.id, user: { id: removed.id, name: null, email: null } }]);
   });
 });
 
