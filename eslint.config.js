@@ -1,4 +1,5 @@
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 /**
@@ -66,19 +67,45 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts'] })] },
+    settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.tsx'] })] },
     rules: {
       // Every workspace lists what it imports (in its own package.json): nothing works only because npm hoists.
       // Development dependencies are for specs, test support, benchmarks and build scripts alone.
       'import-x/no-extraneous-dependencies': [
         'error',
-        { devDependencies: ['**/*.spec.ts', '**/*.test-support.ts', 'tests/**', 'bench/**', 'scripts/**', '*.config.ts', '*.config.js'] },
+        { devDependencies: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.test-support.ts', 'tests/**', 'bench/**', 'scripts/**', '*.config.ts', '*.config.js', 'console/vite.config.ts'] },
       ],
     },
   },
   {
     files: [`${api}/**/*.ts`],
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // The console is a browser app: it knows the server only through the declarations in contracts (the one
+    // typed client derives paths, requests and answers from them), never through the server's own code.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './console',
+              from: './',
+              except: ['./console', './contracts', './node_modules'],
+              message: 'the console imports only contracts, its own code and npm packages',
+            },
+          ],
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^@portcullis/(?!contracts(/|$))', message: 'the console imports only @portcullis/contracts of the workspaces' }] },
+      ],
+    },
   },
   boundary('read-models', []),
   boundary('http', []),

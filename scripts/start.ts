@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, ConfigError, migrate, type Config } from '@portcullis/platform';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from '@portcullis/platform/embedded-postgres';
 import { buildServices, nodeArgumentsFor, serviceEntries } from './build.ts';
+import { buildConsole } from './build-console.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env: Record<string, string | undefined> = { ...process.env };
@@ -103,6 +104,8 @@ async function prepare(): Promise<Config> {
   await migrate(config.databaseUrl).catch(during('migrating the database at DATABASE_URL'));
   // Always from the sources in front of us: a stale build would run code that is no longer there.
   await buildServices().catch(during('building the services (esbuild printed why above)'));
+  // Skipped when the console's sources are those of its last build.
+  if ((await buildConsole({ quiet: true }).catch(during('building the ops console (vite printed why above)'))) === 'built') say('ops console built into console/dist');
   return config;
 }
 

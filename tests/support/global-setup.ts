@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/platform/src/embedded-postgres.ts';
 import { buildServices } from '../../scripts/build.ts';
+import { buildConsole } from '../../scripts/build-console.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,6 +26,8 @@ export async function setup(project: TestProject): Promise<void> {
   const postgresAdminUrl = await resolvePostgresAdminUrl();
   // System tests run the services as production does: built, from the sources of this run.
   await buildServices();
+  // The api serves the console it finds built; the console's tests and browser tests need this run's.
+  await buildConsole({ quiet: true });
 
   project.provide('postgresAdminUrl', postgresAdminUrl);
   project.provide('redisUrl', redisUrl);

@@ -20,6 +20,7 @@ import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi/openapi.routes.ts';
 import { startPageRoutes } from './ops/start-page.routes.ts';
+import { consoleRoutes } from './ops/console.routes.ts';
 import { membershipIndexModel } from './organization/membership-index.decider.ts';
 import { organizationModel } from './organization/organization.state.ts';
 import { organizationRoutes } from './organization/routes.ts';
@@ -73,6 +74,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook('onClose', () => perimeter.close());
 
   await app.register(startPageRoutes(ctx));
+  await app.register(consoleRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
   // The organization and admin areas' own models, so time travel folds as their deciders do.

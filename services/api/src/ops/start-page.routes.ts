@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { opsEndpoints } from '@portcullis/contracts';
 import type { OpsPorts } from './ports.ts';
+import { consoleIsBuilt } from './console.routes.ts';
 import { route } from '../http/declared-route.ts';
 
 /**
@@ -20,6 +21,7 @@ const escapeHtml = (text: string): string =>
 
 interface StartPageLinks {
   basePath: string;
+  console: boolean;
   /** The dev mailbox answers anyone only outside production, so only there is it offered. */
   mailbox: boolean;
   readme: boolean;
@@ -29,6 +31,7 @@ interface StartPageLinks {
 function renderStartPage(links: StartPageLinks): string {
   const ok = `${escapeHtml(links.basePath)}/ok`;
   const items = [
+    ...(links.console ? [`<li><a href="/console/">The ops console</a>: users, sessions, organizations, the audit trail, live figures (an admin signs in)</li>`] : []),
     `<li><a href="${ok}">${ok}</a>: the auth API (better-auth's HTTP API) answers here</li>`,
     `<li><a href="/readyz">/readyz</a>: whether Postgres, Redis and the projections are ready</li>`,
     ...(links.mailbox ? [`<li><a href="/ops/mailbox">/ops/mailbox</a>: the dev mailbox, where mail lands without SMTP_URL</li>`] : []),
@@ -60,17 +63,18 @@ function renderStartPage(links: StartPageLinks): string {
 }
 
 /**
- * GET / and GET /readme. Both answer text fixed at start, as cheaply as the probes, so like them they stand
+ * GET / (the console where it is built, else this page), GET /start and GET /readme. Both answer text fixed at start, as cheaply as the probes, so like them they stand
  * outside the perimeter (which guards the auth API under the base path).
  */
 export function startPageRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     const readme = await readFile(readmeFile, 'utf8').catch(() => null);
-    const page = renderStartPage({ basePath: ctx.config.basePath, mailbox: ctx.config.env !== 'production', readme: readme !== null });
+    const withConsole = await consoleIsBuilt();
+    const page = renderStartPage({ basePath: ctx.config.basePath, console: withConsole, mailbox: ctx.config.env !== 'production', readme: readme !== null });
+    const sendPage = (reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).send(page);
 
-    route(app, opsEndpoints.startPage, async (_request, reply) =>
-      reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).send(page),
-    );
+    route(app, opsEndpoints.startPage, async (_request, reply) => sendPage(reply));
+    route(app, opsEndpoints.root, async (_request, reply) => (withConsole ? reply.redirect('/console/', 302) : sendPage(reply)));
     if (readme !== null) {
       route(app, opsEndpoints.readme, async (_request, reply) =>
         reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(readme),

@@ -1,0 +1,6 @@
+import { Page } from '../ui/components.tsx';
+
+// Being built (issue 44).
+export default function Placeholder() {
+  return <Page title="audit">Not built yet.</Page>;
+}
