@@ -46,11 +46,11 @@ function organizationHistory(organizationId: string): Fragment {
 
 async function page(db: CommonQueryMethods, id: string, history: Fragment, query: HistoryQuery): Promise<HistoryPage> {
   const newest = query.order === 'newest';
-  const after = query.cursor === undefined ? sql.fragment`true` : newest ? sql.fragment`position < ${query.cursor}` : sql.fragment`position > ${query.cursor}`;
+  const after = query.cursor === undefined ? sql.fragment`true` : newest ? sql.fragment`h.position < ${query.cursor}` : sql.fragment`h.position > ${query.cursor}`;
   const [rows, total] = await Promise.all([
     db.any(sql.unsafe`
-      SELECT position::text AS position, type, stream_id, recorded_at, occurred_at FROM (${history}) h WHERE ${after}
-      ORDER BY position ${newest ? sql.fragment`DESC` : sql.fragment`ASC`} LIMIT ${query.limit + 1}`) as Promise<
+      SELECT h.position::text AS position, h.type, h.stream_id, h.recorded_at, h.occurred_at FROM (${history}) h WHERE ${after}
+      ORDER BY h.position ${newest ? sql.fragment`DESC` : sql.fragment`ASC`} LIMIT ${query.limit + 1}`) as Promise<
       readonly { position: string; type: string; stream_id: string; recorded_at: number; occurred_at: string | null }[]
     >,
     db.oneFirst(sql.unsafe`SELECT count(*)::int FROM (${history}) h`) as Promise<number>,

@@ -12,7 +12,7 @@ import { MentionedIds, namesOf } from './audit-names.ts';
  */
 export interface AuditStreamModels {
   /** `user-<id>` as admin commands fold it: the role that set-role gives (a ban is the account's too). */
-  readonly adminUser: StreamModel<{ readonly status: string; readonly role?: string }>;
+  readonly adminUser: StreamModel<{ readonly status: string; readonly role?: string; readonly banned?: boolean }>;
   /** `organization-<id>`, as organization commands fold it. */
   readonly organization: StreamModel<unknown>;
   /** `user-organizations-<userId>`: the ids of the organizations a user belongs to. */
@@ -46,8 +46,8 @@ export interface TimeTravel {
  * A user or an organization as it was at an instant or a log position (`at`: an ISO instant or a
  * position; absent: now), folded from the log by the models the deciders use, and what changed since
  * `diffFrom`. A user is their profile, their account (email, verification, password account, ban), their
- * role (admin or not), the sessions live at that instant and their organizations with their roles. Plain values in, so routes and the CLI
- * run the same code.
+ * role (admin or not) and whether an admin's ban holds, the sessions live at that instant and their
+ * organizations with their roles. Plain values in, so routes and the CLI run the same code.
  */
 export function timeTravel(deps: {
   store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>;
@@ -79,9 +79,11 @@ export function timeTravel(deps: {
     let position = Math.max(profile.position, sessions.position);
     let organizations: Record<string, unknown> = {};
     let role: string | null = null;
+    let banned: boolean | null = null;
     if (models) {
       const admin = foldUpTo(models.adminUser, userEvents, point).state;
       role = admin.status === 'registered' ? (admin.role ?? null) : null;
+      banned = admin.status === 'registered' ? (admin.banned ?? false) : null;
       const index = foldUpTo(models.userOrganizations, reads.get(ids[2]!)!.events, point);
       position = Math.max(position, index.position);
       const orgReads = await store.readStreams(index.state.organizationIds.map((id) => streams.organization(id)));
@@ -98,6 +100,7 @@ export function timeTravel(deps: {
       profile: plain(profile.state),
       account: plain(account.state),
       role,
+      banned,
       sessions: Object.fromEntries(live.map((s) => [s.sessionId, { expiresAt: s.expiresAt }])),
       organizations,
     };
