@@ -1,8 +1,18 @@
 import { z } from 'zod';
+import { auditIndexProjectionName, projectionNames } from '../projections.ts';
 import { endpoint } from './endpoint.ts';
 
 // The projections for operators: how far each read model has applied the log, which process holds it, and
 // rebuilds started over HTTP (the api records the request; a projector process runs it).
+
+/**
+ * The read models a rebuild may replace beside themselves (`npm run rebuild-projection` takes the same):
+ * the erasure projection and the mail followers own none, and replaying them would only redo side effects.
+ */
+export const rebuildableProjectionNames: ReadonlySet<string> = new Set([...Object.values(projectionNames), auditIndexProjectionName]);
+
+/** The channel a rebuild request is announced on, to the projector processes that run rebuilds. */
+export const PROJECTION_REBUILD_CHANNEL = 'portcullis_projection_rebuilds';
 
 export const projectionRebuildStatuses = ['requested', 'running', 'succeeded', 'failed'] as const;
 export type ProjectionRebuildStatus = (typeof projectionRebuildStatuses)[number];

@@ -42,7 +42,7 @@ import {
   VerificationTokenIssued,
   VerificationTokenRevoked,
 } from './account-lifecycle.ts';
-import { MailJobQueued } from './mail.ts';
+import { MailJobQueued, MailRetryRequested } from './mail.ts';
 import { SocialFlowFinished, SocialFlowStarted } from './social.ts';
 import { CaptchaRefused, SignInRateLimited } from './perimeter.ts';
 import { ImpersonationOpened, ImpersonationsClosed, ImpersonationStarted, UserBanned, UserRoleChanged, UserUnbanned } from './admin.ts';
@@ -116,6 +116,7 @@ export const eventDefinitions = [
   VerificationTokenRevoked,
   PasswordResetLinkIssued,
   MailJobQueued,
+  MailRetryRequested,
   OrganizationCreated,
   OrganizationUpdated,
   OrganizationDeleted,

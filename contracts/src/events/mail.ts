@@ -23,3 +23,17 @@ export const MailJobQueued = defineEvent(
     invitation: invitationMailDetailsSchema.nullable().optional(),
   }),
 );
+
+/**
+ * Stream `mail-<jobId>`: an operator asked for a dead-lettered mail to be sent again. The mailer, which owns
+ * the delivery log, makes the job pending again if it died before this was asked (a retry asked for twice,
+ * or replayed, sends nothing more).
+ */
+export const MailRetryRequested = defineEvent(
+  'mail.retry_requested.v1',
+  z.object({
+    jobId: z.uuid(),
+    kind: z.enum(mailKinds),
+    userId: z.string().meta({ description: 'the user the mail is for' }),
+  }),
+);

@@ -17,6 +17,8 @@ import { deferredRequestLogger } from './http/request-logger.ts';
 import { auditRoutes } from './audit/audit.routes.ts';
 import { adminViewRoutes } from './console/admin-views.routes.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
+import { projectionRoutes } from './ops/projections.routes.ts';
+import { chainVerificationRoutes } from './audit/chain-verification.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi/openapi.routes.ts';
 import { startPageRoutes } from './ops/start-page.routes.ts';
@@ -77,6 +79,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(consoleRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
+  await app.register(projectionRoutes(ctx));
+  await app.register(chainVerificationRoutes(ctx));
   // The organization and admin areas' own models, so time travel folds as their deciders do.
   await app.register(auditRoutes(ctx, { organization: organizationModel, userOrganizations: membershipIndexModel, adminUser: adminUserModel, adminRoles: adminRoleNames }));
   // The ops console's admin views and bulk actions, beside the audit trail under /ops.

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '@portcullis/contracts';
+import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ConfigPort, OperatorPort } from '../ports.ts';
 import { serverCall } from './server-call.ts';
 
@@ -20,7 +20,12 @@ export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Pr
  * With `sessions`, an admin's session too (the audit trail, read from a browser). Returns the check a route
  * runs first.
  */
-export function operatorAccess(ctx: ConfigPort & OperatorPort, options: { sessions?: boolean } = {}): OperatorCheck {
+export function operatorAccess(
+  ctx: ConfigPort & OperatorPort,
+  /** `refusal`: what a signed-in non-operator is answered (the audit trail's own code unless said). */
+  options: { sessions?: boolean; refusal?: ErrorCode } = {},
+): OperatorCheck {
+  const refusal = options.refusal ?? 'YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL';
   const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
   const sessionCheck = options.sessions ? ctx.operatorSession : undefined;
   return async (request, reply) => {
@@ -30,7 +35,7 @@ export function operatorAccess(ctx: ConfigPort & OperatorPort, options: { sessio
     if (call === 'absent' && sessionCheck) {
       const verdict = await sessionCheck(request, reply);
       if (verdict === 'operator') return;
-      if (verdict === 'refused') throw new DomainError('YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL');
+      if (verdict === 'refused') throw new DomainError(refusal);
     }
     throw new DomainError('UNAUTHORIZED');
   };

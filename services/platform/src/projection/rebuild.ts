@@ -48,6 +48,8 @@ export interface ReplayOptions {
   /** Stop after the first short batch (close to the head) rather than at an empty read (at the head). */
   readonly untilNearHead?: boolean;
   readonly onProgress?: (position: number) => void;
+  /** Ends the replay between batches (a projector stopping, or a rebuild taken over): it throws the reason. */
+  readonly signal?: AbortSignal;
 }
 
 interface ReadBatch {
@@ -88,6 +90,7 @@ export async function replayInto(target: ProjectionTarget, from: number, options
   let next: Promise<ReadBatch> | null = readBatch(options.store, checkpoint, batchSize, types, target.reads);
   while (next) {
     const batch: ReadBatch = await next;
+    options.signal?.throwIfAborted();
     if (batch.to === checkpoint) return checkpoint;
     // The next batch is read while this one is written: Postgres reads and writes while this process parses.
     next = options.untilNearHead && !batch.full ? null : readBatch(options.store, batch.to, batchSize, types, target.reads);
@@ -123,6 +126,7 @@ export async function rebuildAside(target: ProjectionTarget, options: RebuildOpt
     await shadow.loaded?.();
     return await withProjectionLock(options.databaseUrl, target.name, async () => {
       const head = await replayInto(shadow, nearHead, options);
+      options.signal?.throwIfAborted();
       await shadow.promote();
       return head;
     });
