@@ -36,10 +36,11 @@ const USAGE = `usage: npm run audit -- <command> [options]
       exported earlier, also check the log still reaches it
   head
       print the log's head (position, chain hash), signed with AUDIT_SIGNING_KEY when set
-  export [--user <id>] [--organization <id>] [--actor <id>] [--actor-kind <kind>] [--ip <ip|cidr>]
-         [--type <t,...>] [--type-prefix <p>] [--stream <id>] [--from <iso>] [--to <iso>]
-         [--order newest|oldest] [--out <file>]
-      the audit trail as NDJSON, as GET /ops/audit/export answers it (default order: oldest)
+  export [--user <id,...>] [--organization <id,...>] [--actor <id,...>] [--actor-kind <kind,...>]
+         [--ip <ip|cidr,...>] [--type <t,...>] [--type-prefix <p>] [--stream <id,...>] [--from <iso>]
+         [--to <iso>] [--order newest|oldest] [--out <file>]
+      the audit trail as NDJSON, as GET /ops/audit/export answers it (default order: oldest); a filter of
+      several comma-separated values matches any of them
   replay user|organization <id> [--at <iso|position>] [--diff-from <iso|position>]
       the state as it was then, folded from the log, and what changed since --diff-from
   rebuild
