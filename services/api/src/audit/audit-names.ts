@@ -4,6 +4,8 @@ import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/pla
 /** Fields of event data (and of folded states) that name a user, beside an event's actor. */
 const USER_FIELDS: ReadonlySet<string> = new Set(['userId', 'inviterId', 'createdByUserId', 'byUserId', 'impersonatorId']);
 const ORGANIZATION_FIELDS: ReadonlySet<string> = new Set(['organizationId']);
+/** Fields that list users (an organization's deletion names who was still a member). */
+const USER_LIST_FIELDS: ReadonlySet<string> = new Set(['memberUserIds']);
 
 /** The user and organization ids an answer mentions, gathered before their names are read in one go. */
 export class MentionedIds {
@@ -29,6 +31,7 @@ export class MentionedIds {
     }
     for (const [key, field] of Object.entries(value)) {
       if (USER_FIELDS.has(key)) this.user(field);
+      else if (USER_LIST_FIELDS.has(key) && Array.isArray(field)) for (const id of field) this.user(id);
       else if (ORGANIZATION_FIELDS.has(key)) this.organization(field);
       else this.within(field, depth + 1);
     }

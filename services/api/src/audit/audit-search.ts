@@ -118,7 +118,7 @@ function readOf(c: Criteria, driver: Driver, value: string | null, limit: number
       SELECT a.position FROM audit_event_subject s JOIN audit_event a ON a.position = s.position
       WHERE s.subject = ${value} AND ${where} ORDER BY s.position ${direction} LIMIT ${limit}`;
   }
-  if (driver.kind === 'none' && narrowAddressRanges(c.ips)) {
+  if (narrowAddressRanges(c.ips)) {
     // Its own index first, then the sort: walking the log back from the head until enough events of a narrow
     // range turn up (the planner's choice for ORDER BY position LIMIT) reads most of the log for a range
     // weeks back. OFFSET 0 keeps the planner from folding the two steps into that walk.
