@@ -118,6 +118,15 @@ describe('audit trail for the console', () => {
     await api?.close();
   });
 
+  it('answers operators only, as the audit search does: the server key, or an admin\'s session', async () => {
+    const urls = ['/ops/security', '/ops/audit/events/1', `/ops/audit/users/${aliceId}/history`, `/ops/audit/organizations/${organizationId}/history`];
+    for (const url of urls) {
+      expect((await api.app.inject({ method: 'GET', url })).statusCode, url).toBe(401);
+      expect((await api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${aliceToken}` } })).statusCode, url).toBe(403);
+      expect((await asAdmin.inject({ method: 'GET', url, headers: { authorization: `Bearer ${aliceToken}` } })).statusCode, url).toBe(200);
+    }
+  });
+
   it('names every actor and subject: users by name and email (an erased one as erased), organizations by name and slug', async () => {
     const ofAlice = await search(`user=${aliceId}&limit=500`);
     expect(ofAlice.people[aliceId]).toEqual({ name: 'Alice', email: 'alice@example.com' });
