@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['contracts/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts'],
+    include: ['contracts/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts', 'console/src/**/*.spec.tsx'],
     exclude: ['**/node_modules/**'],
     globalSetup: ['tests/support/global-setup.ts'],
     // Forks rather than threads: system tests spawn and signal child processes, and native modules

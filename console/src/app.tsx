@@ -84,7 +84,8 @@ function SignInPage({ next }: { readonly next: string | null }) {
       setError(result.error);
       return;
     }
-    queries.clear();
+    // Asked again now, so the gate sees the new session before it looks.
+    await queries.resetQueries();
     // Only a path inside the console: `next` comes from the address bar.
     navigate(next?.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
   };

@@ -52,7 +52,14 @@ export async function startAdminSystem<S extends System = System>(
     const rootId = signedUp.data.user.id;
     const port = await pickFreePort();
     const adminUrl = `http://127.0.0.1:${port}`;
-    adminApi = spawnService({ name: 'admin-api', entry: serviceEntries.api.built, env: { ...system.env, PORT: String(port), ADMIN_USER_IDS: rootId } });
+    adminApi = spawnService({ name: 'admin-api', entry: serviceEntries.api.built, env: {
+        ...system.env,
+        PORT: String(port),
+        ADMIN_USER_IDS: rootId,
+        // A browser on the admin api (the ops console) sends that api's own origin.
+        TRUSTED_ORIGINS: [system.env.TRUSTED_ORIGINS, adminUrl].filter(Boolean).join(','),
+      },
+    });
     await waitFor(
       async () => {
         const response = await fetch(`${adminUrl}/readyz`).catch(() => null);

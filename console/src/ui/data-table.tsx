@@ -21,7 +21,7 @@ interface DataTableProps<Row> {
   readonly rowId: (row: Row) => string;
   readonly page: PageState;
   readonly onPage: (page: PageState) => void;
-  /** Sorted by the server; only columns with `enableSorting` (and an id the api sorts by) offer it. */
+  /** Sorted by the server: a column with `enableSorting: true` (its id one the api sorts by) offers it. */
   readonly sort?: SortState;
   readonly onSort?: (sort: SortState) => void;
   readonly selection?: RowSelectionState;
@@ -48,12 +48,6 @@ export function DataTable<Row>({ caption, columns, rows, total, rowId, page, onP
     state: {
       sorting: sort?.sortBy ? [{ id: sort.sortBy, desc: sort.sortDirection === 'desc' }] : [],
       rowSelection: selection ?? {},
-    },
-    onSortingChange: (updater) => {
-      const current = sort?.sortBy ? [{ id: sort.sortBy, desc: sort.sortDirection === 'desc' }] : [];
-      const next = typeof updater === 'function' ? updater(current) : updater;
-      const first = next[0];
-      onSort?.(first ? { sortBy: first.id, sortDirection: first.desc ? 'desc' : 'asc' } : {});
     },
     onRowSelectionChange: (updater) => {
       const next = typeof updater === 'function' ? updater(selection ?? {}) : updater;
@@ -84,8 +78,12 @@ export function DataTable<Row>({ caption, columns, rows, total, rowId, page, onP
                 const label = flexRender(header.column.columnDef.header, header.getContext());
                 return (
                   <th key={header.id} scope="col" aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : undefined}>
-                    {header.column.getCanSort() && onSort ? (
-                      <button type="button" className="sort-button" onClick={header.column.getToggleSortingHandler()}>
+                    {header.column.columnDef.enableSorting === true && onSort ? (
+                      <button
+                        type="button"
+                        className="sort-button"
+                        onClick={() => onSort({ sortBy: header.column.id, sortDirection: sorted === 'asc' ? 'desc' : 'asc' })}
+                      >
                         {label}
                         <span aria-hidden="true">{sorted === 'asc' ? ' ▲' : sorted === 'desc' ? ' ▼' : ' ↕'}</span>
                       </button>
