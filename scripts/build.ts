@@ -22,12 +22,24 @@ function entry(service: string, name: string): ServiceEntry {
   return { source: `services/${service}/src/${name}.ts`, built: `services/${service}/dist/${name}.js` };
 }
 
+/**
+ * A long-running service is started by its `launch` entry, which sets up tracing (when asked) before it
+ * imports the service's program: see services/platform/src/telemetry/launch.ts.
+ */
+function launched(service: string): ServiceEntry {
+  return entry(service, 'launch');
+}
+
 export const serviceEntries = {
-  api: entry('api', 'server'),
-  projector: entry('projector', 'main'),
+  api: launched('api'),
+  projector: launched('projector'),
   rebuildProjection: entry('projector', 'rebuild'),
-  mailer: entry('mailer', 'main'),
+  mailer: launched('mailer'),
   audit: entry('audit', 'cli'),
+  // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
+  apiProgram: entry('api', 'server'),
+  projectorProgram: entry('projector', 'main'),
+  mailerProgram: entry('mailer', 'main'),
 } as const;
 
 /**

@@ -69,6 +69,9 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     // Suites sign in and up many times a test from one address; the rate limit has its own tests
     // (tests/http/rate-limit.http.spec.ts), which turn it back on.
     AUTH_RATE_LIMIT_ENABLED: 'false',
+    // Several systems run at once: the workers' metrics ports are whatever is free.
+    PROJECTOR_METRICS_PORT: '0',
+    MAILER_METRICS_PORT: '0',
     ...options.env,
   };
 

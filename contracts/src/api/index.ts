@@ -20,3 +20,4 @@ export * from './admin.ts';
 export * from './social.ts';
 export * from './query-filters.ts';
 export * from './console-ops.ts';
+export * from './telemetry.ts';

@@ -17,6 +17,8 @@ import { deferredRequestLogger } from './http/request-logger.ts';
 import { auditRoutes } from './audit/audit.routes.ts';
 import { adminViewRoutes } from './console/admin-views.routes.ts';
 import { mailOpsRoutes } from './ops/mail-ops.routes.ts';
+import { installHttpMetrics } from './ops/http-metrics.ts';
+import { telemetryRoutes } from './ops/telemetry.routes.ts';
 import { projectionRoutes } from './ops/projections.routes.ts';
 import { chainVerificationRoutes } from './audit/chain-verification.routes.ts';
 import { healthRoutes, publicOpsRoutes } from './ops/ops.routes.ts';
@@ -56,6 +58,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
   installErrorHandling(app);
+  // Root hooks, before any route: every route's answers are counted and timed.
+  installHttpMetrics(app, ctx.config.basePath);
   useZodRouteSchemas(app);
   // Before any route: the document is gathered from the routes as they are registered.
   await registerOpenApi(app, ctx);
@@ -79,6 +83,7 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   await app.register(consoleRoutes(ctx));
   await app.register(healthRoutes(ctx));
   await app.register(mailOpsRoutes(ctx));
+  await app.register(telemetryRoutes(ctx));
   await app.register(projectionRoutes(ctx));
   await app.register(chainVerificationRoutes(ctx));
   // The organization and admin areas' own models, so time travel folds as their deciders do.

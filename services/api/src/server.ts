@@ -1,10 +1,14 @@
 import { createLogger, startTelemetry, loadConfigOrExit, migrate, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
+import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
+import { observeDatabasePool, observeEventLoop, observePasswordHashing, observeRedis } from '@portcullis/platform/telemetry/runtime-metrics';
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'api', level: config.logLevel, format: config.logFormat });
-const telemetry = startTelemetry('portcullis-api');
+const telemetry = await startTelemetry('portcullis-api');
+const stopObservingEventLoop = observeEventLoop();
+observePasswordHashing();
 
 await migrate(config.databaseUrl);
 const running = await createApiContext(config, { log }).catch((error: unknown) => {
@@ -19,13 +23,23 @@ const address = await app.listen({ host: config.host, port: config.port }).catch
   process.exit(1);
 });
 log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
+observeDatabasePool(running.ctx.pool, 'api');
+if (running.ctx.cache) observeRedis(running.ctx.cache.redis, 'api');
+// Where the overview and an operator find this process' figures (a wildcard address is reached on loopback).
+const registration = registerProcess(running.ctx.pool, {
+  service: 'api',
+  metricsUrl: `${address.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//127.0.0.1')}/metrics`,
+  onError: (err) => log.warn({ err }, 'process registry heartbeat failed'),
+});
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, 'api stopping');
+  await registration.stop();
   await app.close();
+  stopObservingEventLoop();
   await running.close();
   await telemetry.shutdown();
   process.exit(0);

@@ -1,7 +1,9 @@
 import type { MailJob } from '@portcullis/contracts';
 import { PermanentMailError, type Logger, type MailTransport, type TokenSealer } from '@portcullis/platform';
 import type { DeliveryLog, DeliveryOutcome, DueDelivery } from './delivery-log.ts';
+import { inSpanContinuing } from '@portcullis/platform/telemetry/telemetry';
 import { mailLink, type LinkSettings } from './links.ts';
+import { countMail, mailOutcomeOf } from './mail-metrics.ts';
 import { renderMail } from './templates.ts';
 
 export interface DeliverySettings extends LinkSettings {
@@ -59,7 +61,7 @@ export class DeliveryWorker {
     while (!this.stopped) {
       let worked = false;
       try {
-        worked = await this.deliveries.deliverNext((due) => this.deliver(due));
+        worked = await this.deliveries.deliverNext((due) => this.deliverTraced(due));
       } catch (error) {
         this.log.error({ err: error }, 'delivery round failed; retrying');
       }
@@ -76,6 +78,18 @@ export class DeliveryWorker {
       };
       const timer = setTimeout(done, this.settings.pollIntervalMs);
       this.wakeUps.add(done);
+    });
+  }
+
+  /** A delivery continues the trace of the request that asked for the mail (the job's traceparent). */
+  private deliverTraced(due: DueDelivery): Promise<DeliveryOutcome> {
+    const attributes = { 'portcullis.mail.kind': due.job.kind, 'portcullis.mail.attempt': due.attempts + 1 };
+    return inSpanContinuing(due.job.traceparent, 'mail delivery', attributes, async (span) => {
+      const outcome = await this.deliver(due);
+      const counted = mailOutcomeOf(outcome);
+      span.setAttribute('portcullis.mail.outcome', counted);
+      countMail(counted, due.job.kind);
+      return outcome;
     });
   }
 

@@ -15,10 +15,15 @@ import {
   ProjectionControl,
   SmtpTransport,
   type MailBus,
+  sql,
   type MailTransport,
 } from '@portcullis/platform';
 import { DeliveryLog } from './delivery-log.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
+import { countMail, observeMailQueue } from './mail-metrics.ts';
+import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-server';
+import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
+import { observeDatabasePool, observeEventLoop } from '@portcullis/platform/telemetry/runtime-metrics';
 
 /**
  * The mailer: takes mail jobs off the bus (the event log by default, a Kafka consumer group with
@@ -26,7 +31,8 @@ import { DeliveryWorker } from './delivery-worker.ts';
  */
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'mailer', level: config.logLevel, format: config.logFormat });
-const telemetry = startTelemetry('portcullis-mailer');
+const telemetry = await startTelemetry('portcullis-mailer');
+const stopObservingEventLoop = observeEventLoop();
 
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
@@ -72,11 +78,35 @@ const group = config.kafka?.mailerGroup ?? 'portcullis-mailer';
 const consumer = await bus.consume({
   group,
   handle: async (job) => {
-    if (await deliveries.enqueue(job)) worker.wake();
+    if (await deliveries.enqueue(job)) {
+      countMail('queued', job.kind);
+      worker.wake();
+    }
   },
 });
 worker.start();
-log.info({ bus: bus.name, transport: transport.name, group }, 'mailer started');
+observeDatabasePool(pool, 'mailer');
+observeMailQueue(pool);
+const metricsServer = await serveProcessMetrics({
+  telemetry,
+  host: config.host,
+  port: config.mailerMetricsPort,
+  readiness: async () => {
+    const postgres = await pool.oneFirst(sql.unsafe`SELECT 1`).then(
+      () => ({ ok: true }),
+      (error: unknown) => ({ ok: false, detail: error instanceof Error ? error.message : String(error) }),
+    );
+    return { ready: postgres.ok, checks: { postgres } };
+  },
+  onListenError: (error) =>
+    log.error({ code: error.code }, `mailer metrics cannot listen on ${config.host}:${config.mailerMetricsPort} (${error.code}); set MAILER_METRICS_PORT (0 picks a free port)`),
+});
+const registration = registerProcess(pool, {
+  service: 'mailer',
+  metricsUrl: metricsServer?.metricsUrl ?? null,
+  onError: (err) => log.warn({ err }, 'process registry heartbeat failed'),
+});
+log.info({ bus: bus.name, transport: transport.name, group, metrics: metricsServer?.metricsUrl }, 'mailer started');
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {
@@ -85,6 +115,9 @@ async function shutdown(reason: string): Promise<void> {
   log.info({ reason }, 'mailer stopping');
   await consumer.stop();
   await worker.stop();
+  await registration.stop();
+  await metricsServer?.close();
+  stopObservingEventLoop();
   await bus.close();
   await transport.close();
   await store?.close();

@@ -12,13 +12,19 @@ import {
   ProjectionRunner,
   sessionCacheEvictionProblem,
   SharedLogReader,
+  sql,
 } from '@portcullis/platform';
+import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-server';
+import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
+import { observeProjections } from '@portcullis/platform/telemetry/projection-metrics';
+import { observeDatabasePool, observeEventLoop, observeRedis } from '@portcullis/platform/telemetry/runtime-metrics';
 import { sessionReadModelNames } from '@portcullis/contracts';
 import { createProjectionTargets } from './projections.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat });
-const telemetry = startTelemetry('portcullis-projector');
+const telemetry = await startTelemetry('portcullis-projector');
+const stopObservingEventLoop = observeEventLoop();
 
 await migrate(config.databaseUrl);
 // The projector writes read models and checkpoints only, which the log can always rebuild.
@@ -67,7 +73,32 @@ const runners = projections.targets.map(
     }),
 );
 for (const runner of runners) runner.start();
-log.info({ projections: runners.map((r) => r.name) }, 'projector started');
+observeDatabasePool(pool, 'projector');
+if (projections.redis) observeRedis(projections.redis, 'projector');
+observeProjections(pool, runners);
+const metricsServer = await serveProcessMetrics({
+  telemetry,
+  host: config.host,
+  port: config.projectorMetricsPort,
+  readiness: async () => {
+    const postgres = await pool.oneFirst(sql.unsafe`SELECT 1`).then(
+      () => ({ ok: true }),
+      (error: unknown) => ({ ok: false, detail: error instanceof Error ? error.message : String(error) }),
+    );
+    const held = runners.filter((runner) => runner.isHolder).map((runner) => runner.name);
+    // A standby holding nothing is ready: it is there to take over.
+    return { ready: postgres.ok, checks: { postgres, projections: { ok: true, detail: held.length > 0 ? `holds ${held.join(', ')}` : 'standby' } } };
+  },
+  onListenError: (error) =>
+    log.error({ code: error.code }, `projector metrics cannot listen on ${config.host}:${config.projectorMetricsPort} (${error.code}); set PROJECTOR_METRICS_PORT (0 picks a free port)`),
+});
+const registration = registerProcess(pool, {
+  service: 'projector',
+  metricsUrl: metricsServer?.metricsUrl ?? null,
+  projections: () => runners.filter((runner) => runner.isHolder).map((runner) => runner.name),
+  onError: (err) => log.warn({ err }, 'process registry heartbeat failed'),
+});
+log.info({ projections: runners.map((r) => r.name), metrics: metricsServer?.metricsUrl }, 'projector started');
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {
@@ -75,6 +106,9 @@ async function shutdown(reason: string): Promise<void> {
   stopping = true;
   log.info({ reason }, 'projector stopping');
   await Promise.all(runners.map((r) => r.stop()));
+  await registration.stop();
+  await metricsServer?.close();
+  stopObservingEventLoop();
   await notifications.close();
   await projections.close();
   await store.close();

@@ -1,4 +1,5 @@
 import type { ActorKind, EventActor, EventMetadata } from '@portcullis/contracts';
+import { activeTraceparent } from '../telemetry/telemetry.ts';
 
 /**
  * Where a command comes from, as a plain value: an HTTP route builds it from its request, a CLI or a
@@ -68,7 +69,8 @@ export function eventMetadataOf(request: RequestMetadata, actorId: string | null
     requestId: request.requestId,
     correlationId: request.correlationId ?? request.requestId,
     causationId: null,
-    traceparent: request.traceparent,
+    // With tracing on, the command's own span: the projector and the mailer continue the trace under it.
+    traceparent: activeTraceparent() ?? request.traceparent,
     ...(request.impersonatedBy ? { impersonatedBy: request.impersonatedBy } : {}),
   };
 }

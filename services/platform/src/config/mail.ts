@@ -46,6 +46,10 @@ export const mailSettings = section(
     MAILER_RETRY_MAX_MS: setting(z.coerce.number().int().positive().default(10 * 60 * 1000), 'the longest backoff'),
     MAILER_CONCURRENCY: setting(z.coerce.number().int().min(1).max(64).default(4), 'parallel deliveries'),
     MAILER_POLL_INTERVAL_MS: setting(z.coerce.number().int().positive().default(1000), 'how often an idle mailer looks for due retries'),
+    MAILER_METRICS_PORT: setting(
+      z.coerce.number().int().min(0).max(65535).default(9465),
+      "the mailer's own port for `/metrics`, `/healthz` and `/readyz` (on `HOST`); `0` picks a free one",
+    ),
   },
   (c) => ({
     emailVerification: {
@@ -87,5 +91,6 @@ export const mailSettings = section(
       concurrency: c.MAILER_CONCURRENCY,
       pollIntervalMs: c.MAILER_POLL_INTERVAL_MS,
     },
+    mailerMetricsPort: c.MAILER_METRICS_PORT,
   }),
 );

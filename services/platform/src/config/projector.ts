@@ -29,6 +29,10 @@ export const projectorSettings = section(
       z.coerce.number().int().positive().default(DEFAULT_REBUILD_BATCH_SIZE),
       'events per batch when `rebuild-projection` replays the log (of the types the read model is built from); two batches are in memory at once',
     ),
+    PROJECTOR_METRICS_PORT: setting(
+      z.coerce.number().int().min(0).max(65535).default(9464),
+      "the projector's own port for `/metrics`, `/healthz` and `/readyz` (on `HOST`); `0` picks a free one (several projectors on one machine)",
+    ),
   },
   (c) => ({
     projector: {
@@ -40,5 +44,6 @@ export const projectorSettings = section(
       leaseMs: c.PROJECTOR_LEASE_MS,
       rebuildBatchSize: c.PROJECTOR_REBUILD_BATCH_SIZE,
     },
+    projectorMetricsPort: c.PROJECTOR_METRICS_PORT,
   }),
 );

@@ -3,6 +3,7 @@ import type { EventStore } from '../event-store/event-store.ts';
 import type { ProjectionControl } from './control.ts';
 import { gatherAppendsUnderWay } from './linger.ts';
 import { projectedEvents } from './projected-events.ts';
+import { inBatchSpan } from '../telemetry/batch-span.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 
 export interface RunnerLogger {
@@ -63,11 +64,17 @@ export class ProjectionRunner {
   private wake = new AbortController();
   private loop: Promise<void> | null = null;
   private holding = false;
+  private storedPosition: number | null = null;
 
   constructor(private readonly options: ProjectionRunnerOptions) {}
 
   get name(): string {
     return this.options.target.name;
+  }
+
+  /** The checkpoint this runner last stored or read, while it holds the projection; null otherwise (metrics). */
+  get checkpointPosition(): number | null {
+    return this.holding ? this.storedPosition : null;
   }
 
   get isHolder(): boolean {
@@ -102,8 +109,15 @@ export class ProjectionRunner {
     const storeCheckpoint = async (events: readonly ProjectedEvent[], to: number, toEventId: string | null): Promise<void> => {
       // A hurry heard while this batch is written may want more than it holds: it stands for the next one.
       this.hurried = false;
-      await target.applyBatch(held.length === 0 ? events : [...held, ...events], stored, to, toEventId);
+      const batch = held.length === 0 ? events : [...held, ...events];
+      await inBatchSpan(
+        `projection ${this.name}`,
+        { 'portcullis.projection': this.name, 'portcullis.projection.events': batch.length, 'portcullis.projection.to': to },
+        batch.map((p) => p.recorded.metadata.traceparent),
+        () => target.applyBatch(batch, stored, to, toEventId),
+      );
       stored = checkpoint = to;
+      this.storedPosition = to;
       checkpointEventId = toEventId;
       storedAt = Date.now();
       held = [];
@@ -111,6 +125,7 @@ export class ProjectionRunner {
     /** Back to the stored checkpoint (a lock taken, a batch failed): what was read past it is read again. */
     const restartFrom = (checkpointStored: number): void => {
       stored = checkpoint = checkpointStored;
+      this.storedPosition = checkpointStored;
       held = [];
     };
     const holdsBack = target.holdsBack;

@@ -1,11 +1,17 @@
-import { metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { context, metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type TracerProvider } from '@opentelemetry/api';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, type MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { otlpMetricReaderFromEnvironment } from './otlp-metrics.ts';
+import { telemetryAsked } from './telemetry-asked.ts';
+
+export { DataPointType, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 
 /**
- * Spans and metrics go through `@opentelemetry/api`, which is a no-op until an SDK is registered: a
- * deployment that sets no OTEL_* variable pays for nothing. One that does gets the SDK configured entirely
- * from the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER=
- * prometheus, OTEL_SERVICE_NAME, …), so no Portcullis setting duplicates one of theirs.
+ * Metrics are always on: each process keeps its figures in an OpenTelemetry MeterProvider that a Prometheus
+ * reader serialises on our own routes (`GET /metrics`), and the ops overview samples. Pushing them over OTLP
+ * and tracing are for when the standard OTEL_* variables ask for them (see `startTracing`); without those,
+ * nothing is exported and no span is recorded (`@opentelemetry/api` stays a no-op for traces).
  */
 const INSTRUMENTATION_SCOPE = 'portcullis';
 
@@ -30,26 +36,65 @@ export function useMeterProvider(provider: Parameters<typeof metrics.setGlobalMe
   meterProviderGeneration += 1;
 }
 
-const SDK_VARIABLES = [
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
-  'OTEL_TRACES_EXPORTER',
-  'OTEL_METRICS_EXPORTER',
-] as const;
-
 export interface Telemetry {
+  readonly serviceName: string;
+  /** Every instrument's current figures, as Prometheus' text format. */
+  prometheusText(): Promise<string>;
+  /** Every instrument's current (cumulative) figures, for those who read them in process (the overview). */
+  collect(): Promise<ResourceMetrics>;
   shutdown(): Promise<void>;
 }
 
-/** Starts the OpenTelemetry SDK when the environment asks for it; otherwise does nothing. */
-export function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = process.env): Telemetry {
-  const asked = SDK_VARIABLES.some((name) => (env[name] ?? '').trim() !== '');
-  if (!asked || env.OTEL_SDK_DISABLED === 'true') return { shutdown: async () => {} };
-  const sdk = new NodeSDK({ serviceName: env.OTEL_SERVICE_NAME ?? serviceName });
-  sdk.start();
-  meterProviderGeneration += 1;
-  return { shutdown: () => sdk.shutdown() };
+const serializer = new PrometheusSerializer();
+let running: Telemetry | null = null;
+
+/**
+ * Starts this process' metrics (once; a second call answers the first's): a MeterProvider read by
+ * Prometheus on our routes, and pushed over OTLP as well when the OTEL_* variables ask for it.
+ */
+export async function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Telemetry> {
+  if (running) return running;
+  // Serialised on our own routes: the exporter's server would be one more port to configure and guard.
+  const prometheus = new PrometheusExporter({ preventServerStart: true });
+  const readers: MetricReader[] = [prometheus];
+  const pushed = telemetryAsked(env) ? await otlpMetricReaderFromEnvironment(env) : null;
+  if (pushed) readers.push(pushed);
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName, 'service.instance.id': `${process.pid}` }),
+    readers,
+  });
+  useMeterProvider(provider);
+  const collect = async (): Promise<ResourceMetrics> => {
+    const { resourceMetrics, errors } = await prometheus.collect();
+    if (errors.length > 0) throw errors[0] instanceof Error ? errors[0] : new Error(String(errors[0]));
+    return resourceMetrics;
+  };
+  running = {
+    serviceName,
+    collect,
+    prometheusText: async () => serializer.serialize(await collect()),
+    shutdown: async () => {
+      running = null;
+      await provider.shutdown().catch(() => {});
+      await flushTraces();
+    },
+  };
+  return running;
+}
+
+/**
+ * Sends the spans still buffered (tracing is set up by the service's entry, in another module instance, so
+ * it is reached through the API's global provider).
+ */
+async function flushTraces(): Promise<void> {
+  const global = trace.getTracerProvider() as TracerProvider & { getDelegate?(): TracerProvider };
+  const provider = (global.getDelegate?.() ?? global) as TracerProvider & { shutdown?(): Promise<void> };
+  await provider.shutdown?.().catch(() => {});
+}
+
+/** The telemetry this process started, or null (an api built in a test without a server). */
+export function runningTelemetry(): Telemetry | null {
+  return running;
 }
 
 /** Runs `work` in a span that records its failure; the span ends either way. */
@@ -65,4 +110,26 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
       span.end();
     }
   });
+}
+
+/** The active span's W3C `traceparent`, when a span is being recorded (tracing on); otherwise null. */
+export function activeTraceparent(): string | null {
+  const span = trace.getSpan(context.active());
+  if (!span?.isRecording()) return null;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * Runs `work` in a span continuing the trace a `traceparent` names (carried in an event's metadata or a
+ * mail job), so the projector's and the mailer's work joins the request that caused it. With tracing off,
+ * or no usable traceparent, `work` runs in a span of its own (a no-op without tracing).
+ */
+export async function inSpanContinuing<T>(traceparent: string | null | undefined, name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  if (!match) return inSpan(name, attributes, work);
+  const parent = trace.setSpanContext(context.active(), { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true });
+  return context.with(parent, () => inSpan(name, attributes, work));
 }

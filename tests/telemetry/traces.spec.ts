@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUp } from '../support/auth.ts';
+import { startMailSystem, type MailSystem } from '../support/mail-system.ts';
+import { OtlpReceiver } from '../support/otlp-receiver.ts';
+import { waitFor } from '../support/processes.ts';
+import { HttpClient } from '../support/system.ts';
+
+/**
+ * Traces that join across the three processes: with an OTLP endpoint set, a request's incoming traceparent
+ * is the parent of its span, the command's events carry the trace on, and the projector's batch and the
+ * mailer's delivery continue it. The receiver is an OTLP/HTTP JSON endpoint inside the test.
+ */
+describe('traces: one password reset is one trace across api, projector and mailer', () => {
+  let receiver: OtlpReceiver;
+  let system: MailSystem;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    system = await startMailSystem({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        // Spans go out a moment after they end, not after the default 5 s.
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await system?.stop();
+    await receiver?.close();
+  });
+
+  it('continues the caller\'s trace in the api, the projector and the mailer', async () => {
+    const client = new HttpClient(system.authUrl);
+    const { user } = await signUp(client);
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const reset = await new HttpClient(system.authUrl).post('request-password-reset', { email: user.email }, { headers: { traceparent: `00-${traceId}-${callerSpanId}-01` } });
+    expect(reset.status, reset.text).toBe(200);
+
+    const joined = (): string[] => {
+      const spans = receiver.trace(traceId);
+      const missing: string[] = [];
+      // The caller's span is the parent of the api's request span: the incoming traceparent was honoured.
+      if (!spans.some((span) => span.service === 'portcullis-api' && span.parentSpanId === callerSpanId)) missing.push('api request span under the caller');
+      if (!spans.some((span) => span.service === 'portcullis-api' && span.name === 'command request-password-reset')) missing.push('api command span');
+      // Postgres is instrumented: the command's append is a span of the trace.
+      if (!spans.some((span) => span.service === 'portcullis-api' && span.name.startsWith('pg.query'))) missing.push('api Postgres span');
+      if (!spans.some((span) => span.service === 'portcullis-projector' && span.name.startsWith('projection '))) missing.push('projector batch span');
+      if (!spans.some((span) => span.service === 'portcullis-mailer' && span.name === 'mail delivery')) missing.push('mailer delivery span');
+      return missing;
+    };
+    await waitFor(() => joined().length === 0, { timeoutMs: 30_000, message: 'spans of the trace from api, projector and mailer' }).catch((error: unknown) => {
+      throw new Error(`${String(error)}\nmissing: ${joined().join(', ')}\nreceived: ${JSON.stringify(receiver.trace(traceId), null, 1)}`);
+    });
+    const spans = receiver.trace(traceId);
+    expect(new Set(spans.map((span) => span.service))).toEqual(new Set(['portcullis-api', 'portcullis-projector', 'portcullis-mailer']));
+    // Every span hangs from another span of the trace, or from the caller's.
+    const ids = new Set([callerSpanId, ...spans.map((span) => span.spanId)]);
+    expect(spans.filter((span) => !ids.has(span.parentSpanId)).map((span) => `${span.service} ${span.name}`)).toEqual([]);
+  });
+});
