@@ -16,7 +16,9 @@ export function listedRoutes(app: FastifyInstance): ListedRoute[] {
     const match = /^([│ ]*)[├└]── (\S+) \(([A-Z, ]+)\)$/.exec(line);
     if (!match) continue;
     const depth = match[1]!.length / 4;
-    const url = (depth > 0 ? pathAtDepth[depth - 1]! : '') + match[2]!;
+    const parent = depth > 0 ? pathAtDepth[depth - 1]! : '';
+    // fastify prints `/console/*` as `*` beneath `/console`, dropping the slash of the wildcard's segment.
+    const url = parent + (match[2] === '*' && !parent.endsWith('/') ? '/*' : match[2]!);
     pathAtDepth.length = depth;
     pathAtDepth.push(url);
     for (const method of match[3]!.split(',').map((m) => m.trim())) routes.push({ method, url });
