@@ -24,6 +24,7 @@ import { countMail, observeMailQueue } from './mail-metrics.ts';
 import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-server';
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
 import { observeDatabasePool, observeEventLoop } from '@portcullis/platform/telemetry/runtime-metrics';
+import { followRetryRequests } from './retry-requests.ts';
 
 /**
  * The mailer: takes mail jobs off the bus (the event log by default, a Kafka consumer group with
@@ -58,22 +59,20 @@ const worker = new DeliveryWorker(
   log,
 );
 
-// On the event log, one listening connection hears appends and rebuild requests: Postgres wakes each
-// listener on every NOTIFY.
-const notifications = config.kafka ? null : new NotificationListener(config.databaseUrl);
+// One listening connection hears appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
+// With Kafka too, since operators' retry requests come through the log (see followRetryRequests).
+const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
-const protectedLog = notifications
-  ? protectPersonalData(
-      new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }),
-      { databaseUrl: config.databaseUrl, secret: config.secret, pool },
-    )
-  : null;
-const store = protectedLog?.store ?? null;
-const control = notifications ? new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting')) : null;
-await notifications?.start();
+const protectedLog = protectPersonalData(
+  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }),
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+);
+const store = protectedLog.store;
+const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting'));
+await notifications.start();
 const bus: MailBus = config.kafka
   ? new KafkaMailBus({ ...config.kafka, log })
-  : new EventLogMailBus({ store: store!, pool, databaseUrl: config.databaseUrl, log, pollIntervalMs: config.mailer.pollIntervalMs, control: control! });
+  : new EventLogMailBus({ store, pool, databaseUrl: config.databaseUrl, log, pollIntervalMs: config.mailer.pollIntervalMs, control });
 const group = config.kafka?.mailerGroup ?? 'portcullis-mailer';
 const consumer = await bus.consume({
   group,
@@ -83,6 +82,16 @@ const consumer = await bus.consume({
       worker.wake();
     }
   },
+});
+const retries = followRetryRequests({
+  store,
+  pool,
+  databaseUrl: config.databaseUrl,
+  group,
+  control,
+  log,
+  pollIntervalMs: config.mailer.pollIntervalMs,
+  revived: () => worker.wake(),
 });
 worker.start();
 observeDatabasePool(pool, 'mailer');
@@ -114,15 +123,16 @@ async function shutdown(reason: string): Promise<void> {
   stopping = true;
   log.info({ reason }, 'mailer stopping');
   await consumer.stop();
+  await retries.stop();
   await worker.stop();
   await registration.stop();
   await metricsServer?.close();
   stopObservingEventLoop();
   await bus.close();
   await transport.close();
-  await store?.close();
-  await protectedLog?.close();
-  await notifications?.close();
+  await store.close();
+  await protectedLog.close();
+  await notifications.close();
   await pool.end();
   await telemetry.shutdown();
   process.exit(0);

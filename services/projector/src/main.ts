@@ -18,8 +18,9 @@ import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-serv
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
 import { observeProjections } from '@portcullis/platform/telemetry/projection-metrics';
 import { observeDatabasePool, observeEventLoop, observeRedis } from '@portcullis/platform/telemetry/runtime-metrics';
-import { sessionReadModelNames } from '@portcullis/contracts';
+import { rebuildableProjectionNames, sessionReadModelNames } from '@portcullis/contracts';
 import { createProjectionTargets } from './projections.ts';
+import { RebuildRequests } from './rebuild-requests.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat });
@@ -73,6 +74,18 @@ const runners = projections.targets.map(
     }),
 );
 for (const runner of runners) runner.start();
+// Rebuilds operators ask for over HTTP: the api only records them, a projector runs them.
+const rebuilds = new RebuildRequests({
+  pool,
+  databaseUrl: config.databaseUrl,
+  store,
+  targets: projections.targets.filter((t) => t.createShadow !== undefined && rebuildableProjectionNames.has(t.name)),
+  batchSize: config.projector.rebuildBatchSize,
+  notifications,
+  leaseMs: config.projector.leaseMs,
+  log,
+});
+await rebuilds.start();
 observeDatabasePool(pool, 'projector');
 if (projections.redis) observeRedis(projections.redis, 'projector');
 observeProjections(pool, runners);
@@ -105,6 +118,7 @@ async function shutdown(reason: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, 'projector stopping');
+  await rebuilds.stop();
   await Promise.all(runners.map((r) => r.stop()));
   await registration.stop();
   await metricsServer?.close();
