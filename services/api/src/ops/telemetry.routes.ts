@@ -17,7 +17,7 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
  * loopback in development.
  */
 export function telemetryRoutes(ctx: OpsPorts) {
-  const authorize = operatorAccess(ctx, { sessions: true });
+  const authorize = operatorAccess(ctx, { sessions: true, refusal: 'YOU_ARE_NOT_ALLOWED_TO_OPERATE' });
 
   return async function register(app: FastifyInstance): Promise<void> {
     const telemetry = await startTelemetry('portcullis-api');
