@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEvent } from '@portcullis/contracts';
+import type { AuditEvent, ChainVerification } from '@portcullis/contracts';
 import { signUp } from '../support/auth.ts';
 import { waitFor } from '../support/processes.ts';
 import { HttpClient, startSystem, type System } from '../support/system.ts';
@@ -96,6 +96,14 @@ describe('audit trail: HTTP and the CLI', () => {
     const clean = await cli('verify', '--head', headFile, '--public-key', keyFile);
     expect(clean.code, clean.stderr).toBe(0);
     expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, failure: null });
+    // Each check is recorded, and answered over HTTP as the last one.
+    const recorded = async () => {
+      const response = await fetch(`${system.baseUrl}/ops/audit/verification`, { headers: { 'x-api-key': KEY } });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { lastFinished: ChainVerification | null }).lastFinished;
+    };
+    const cleanCheck = await recorded();
+    expect(cleanCheck).toMatchObject({ source: 'cli', status: 'intact', failure: null, verifiedTo: (JSON.parse(clean.stdout) as { verifiedTo: number }).verifiedTo });
 
     const [edited] = await system.query<{ position: string }>(`SELECT min(position) AS position FROM events WHERE type = 'user.updated.v1'`);
     const position = Number(edited!.position);
@@ -108,6 +116,9 @@ describe('audit trail: HTTP and the CLI', () => {
     const tampered = await cli('verify');
     expect(tampered.code).toBe(1);
     expect(JSON.parse(tampered.stdout)).toMatchObject({ ok: false, failure: { position, problem: 'altered' } });
+    const tamperedCheck = await recorded();
+    expect(tamperedCheck).toMatchObject({ source: 'cli', status: 'broken', verifiedTo: position - 1, failure: { position, problem: 'altered' } });
+    expect(tamperedCheck!.id).not.toBe(cleanCheck!.id);
   });
 
   it('answers a bad command with its usage', async () => {
