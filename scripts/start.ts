@@ -36,6 +36,18 @@ async function embeddedSecret(): Promise<string> {
   return secret;
 }
 
+/** The console's first admin in development: the api registers it at start while no user has the address. */
+const DEV_ADMIN_EMAIL = 'admin@portcullis.localhost';
+const devAdminPasswordFile = path.join(dataDir, 'bootstrap-admin-password');
+
+/** Kept beside the data (0600), so the admin's first password is the same on every start and nowhere in a log. */
+async function embeddedAdminPassword(): Promise<string> {
+  if (existsSync(devAdminPasswordFile)) return (await readFile(devAdminPasswordFile, 'utf8')).trim();
+  const password = randomBytes(18).toString('base64url');
+  await writeFile(devAdminPasswordFile, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
 let database: EmbeddedPostgres | null = null;
 
 /**
@@ -98,6 +110,10 @@ async function prepare(): Promise<Config> {
   if (!env.AUTH_SECRET && env.NODE_ENV !== 'production') {
     console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
     env.AUTH_SECRET = await embeddedSecret();
+  }
+  if (!env.AUTH_BOOTSTRAP_ADMIN_EMAIL && !env.AUTH_BOOTSTRAP_ADMIN_PASSWORD && env.NODE_ENV !== 'production') {
+    env.AUTH_BOOTSTRAP_ADMIN_EMAIL = DEV_ADMIN_EMAIL;
+    env.AUTH_BOOTSTRAP_ADMIN_PASSWORD = await embeddedAdminPassword();
   }
   const config = loadConfig(env);
   await assertApiPortFree(config.host, config.port);
@@ -196,7 +212,10 @@ const readyUrl = `http://127.0.0.1:${config.port}/readyz`;
 while (!stopping) {
   const ready = await fetch(readyUrl).then((r) => r.ok, () => false);
   if (ready) {
-    say(`ready: ${config.baseUrl}${config.basePath}  (start page ${config.baseUrl}/; try ${config.baseUrl}${config.basePath}/ok; health ${config.baseUrl}/readyz)`);
+    say(`ready: ${config.baseUrl}${config.basePath}  (try ${config.baseUrl}${config.basePath}/ok; health ${config.baseUrl}/readyz; start page ${config.baseUrl}/start)`);
+    const admin = config.admin.bootstrap;
+    const password = admin?.email === DEV_ADMIN_EMAIL ? `its first password is in ${path.relative(root, devAdminPasswordFile)}` : 'AUTH_BOOTSTRAP_ADMIN_PASSWORD';
+    say(`ops console: ${config.baseUrl}/console/${admin ? `  (sign in as ${admin.email}; ${password})` : ''}`);
     if (!config.mail.smtpUrl) say(`mail: SMTP_URL not set; sent mail is in the dev mailbox at ${config.baseUrl}/ops/mailbox`);
     break;
   }

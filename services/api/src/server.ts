@@ -1,6 +1,7 @@
 import { createLogger, startTelemetry, loadConfigOrExit, migrate, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
+import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
 import { observeDatabasePool, observeEventLoop, observePasswordHashing, observeRedis } from '@portcullis/platform/telemetry/runtime-metrics';
 
@@ -15,6 +16,8 @@ const running = await createApiContext(config, { log }).catch((error: unknown) =
   log.fatal(error instanceof Error ? error.message : String(error));
   process.exit(78);
 });
+const bootstrapped = await bootstrapAdmin(running.ctx);
+if (bootstrapped) log.info({ userId: bootstrapped.id }, `bootstrap admin ${bootstrapped.email} registered (AUTH_BOOTSTRAP_ADMIN_EMAIL)`);
 const app = await buildApp(running.ctx);
 const address = await app.listen({ host: config.host, port: config.port }).catch((error: NodeJS.ErrnoException) => {
   // A taken or forbidden address is an operator's to fix; the stack trace would only bury the one line that says so.

@@ -20,7 +20,7 @@ export type RegisterUserPorts = Pick<IdentityPorts, 'commands' | 'config'>;
  * password account, what the caller adds on the user's stream, the verification mail and the first session.
  */
 export interface RegisterUser {
-  readonly via: 'sign-up' | 'admin.create-user';
+  readonly via: 'sign-up' | 'admin.create-user' | 'admin.bootstrap';
   readonly actor: { readonly id: string; readonly kind?: ActorKind };
   readonly registration: Omit<Registration, 'credential'> & { readonly passwordHash: string | null };
   readonly username: UsernameFields;

@@ -71,6 +71,10 @@ const environmentSchema = z
     path: ['AUTH_RATE_LIMIT_STORAGE'],
     message: 'redis needs REDIS_URL',
   })
+  .refine((c) => (c.AUTH_BOOTSTRAP_ADMIN_EMAIL === undefined) === (c.AUTH_BOOTSTRAP_ADMIN_PASSWORD === undefined), {
+    path: ['AUTH_BOOTSTRAP_ADMIN_PASSWORD'],
+    message: 'and AUTH_BOOTSTRAP_ADMIN_EMAIL are set together',
+  })
   .superRefine(checkSocialSettings);
 
 
