@@ -39,9 +39,8 @@ describe('the sessions view in the address bar', () => {
   });
 
   it('names each typo of the form beside its field instead of applying a part of it', () => {
-    expect(applyDraft({ users: 'a b', ip: '10.0.0.0/33', olderThan: '3 weeks', newerThan: '', impersonated: false })).toEqual({
-      problems: { ip: expect.any(String), olderThan: expect.any(String) },
-    });
+    const refused = applyDraft({ users: 'a b', ip: '10.0.0.0/33', olderThan: '3 weeks', newerThan: '', impersonated: false });
+    expect('problems' in refused ? Object.keys(refused.problems) : refused).toEqual(['ip', 'olderThan']);
     expect(applyDraft({ users: 'a b', ip: ' 10.0.0.0/8 ', olderThan: '3W', newerThan: '', impersonated: true })).toEqual({
       patch: { user: ['a', 'b'], ip: '10.0.0.0/8', olderThan: '3w', newerThan: '', impersonated: 'true', offset: 0 },
     });
