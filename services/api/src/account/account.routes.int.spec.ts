@@ -68,6 +68,6 @@ describe('email lifecycle switched off (production, inject on real stores)', () 
     expectError(await call('GET', '/ops/mailbox'), 'UNAUTHORIZED');
     expectError(await call('GET', '/ops/mail/deliveries', undefined, { 'x-api-key': 'nope' }), 'UNAUTHORIZED');
     expect(await call('GET', '/ops/mailbox', undefined, { 'x-api-key': API_KEY })).toEqual({ status: 200, json: { messages: [] } });
-    expect(await call('GET', '/ops/mail/deliveries?status=dead', undefined, { 'x-api-key': API_KEY })).toEqual({ status: 200, json: { deliveries: [] } });
+    expect(await call('GET', '/ops/mail/deliveries?status=dead', undefined, { 'x-api-key': API_KEY })).toEqual({ status: 200, json: { deliveries: [], total: 0 } });
   });
 });
