@@ -9,6 +9,7 @@ import { runRevocation } from './revocation/revocation-bench.ts';
 import { runStreams } from './streams/stream-bench.ts';
 import { runWrites } from './writes/write-bench.ts';
 import { runAudit } from './audit/audit-bench.ts';
+import { runTelemetry } from './telemetry/telemetry-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -44,6 +45,8 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('audit')) await inGroup(runAudit);
   // Needs no Redis on the Portcullis side; better-auth's side is skipped without one.
   if (settings.groups.has('admin')) await inGroup(runAdminListUsers);
+  // Redis where reachable (the session cache, as production runs it), else without.
+  if (settings.groups.has('telemetry')) await inGroup(runTelemetry);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.
   const redisGroups = (['writes', 'streams', 'revocation'] as const).filter((group) => settings.groups.has(group));
   if (redisGroups.length > 0 && !(await redisReachable(settings.redisUrl))) {

@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit'] as const;
+const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -17,7 +17,7 @@ export type BenchGroup = (typeof benchGroups)[number];
  */
 function groupsFromEnv(): ReadonlySet<BenchGroup> {
   const raw = process.env.BENCH_ONLY ?? '';
-  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit']);
+  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry']);
   const asked = raw.split(',').map((name) => name.trim());
   const unknown = asked.filter((name) => !(benchGroups as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY must be "all" or a list of ${benchGroups.join(', ')}; got "${raw}"`);

@@ -37,6 +37,8 @@ export interface DeploymentOptions {
   readonly membershipLimit?: number;
   /** AUTH_SERVER_API_KEY, for server calls such as add-member. */
   readonly serverApiKey?: string;
+  /** OTEL_* variables (the telemetry group's traced variant); none by default, so nothing is exported. */
+  readonly otel?: Readonly<Record<`OTEL_${string}`, string>>;
 }
 
 const UNREACHABLE = 1_000_000_000;
@@ -58,6 +60,8 @@ const OWNED = [
   'AUTH_RATE_LIMIT_STORAGE',
   'AUTH_ORGANIZATION_MEMBERSHIP_LIMIT',
   'AUTH_SERVER_API_KEY',
+  'PROJECTOR_METRICS_PORT',
+  'MAILER_METRICS_PORT',
 ];
 
 /** Starts api + projector the way production runs them and returns once the api reports ready. */
@@ -65,6 +69,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   const port = await pickFreePort();
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of OWNED) delete env[name];
+  // Tracing is a variant the telemetry group measures, never something the caller's shell turns on.
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   const baseUrl = `http://127.0.0.1:${port}`;
   Object.assign(env, {
     NODE_ENV: 'production',
@@ -86,6 +92,10 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     ...(options.redis ? { REDIS_URL: options.redis.url, REDIS_KEY_PREFIX: options.redis.keyPrefix } : {}),
     ...(options.membershipLimit === undefined ? {} : { AUTH_ORGANIZATION_MEMBERSHIP_LIMIT: String(options.membershipLimit) }),
     ...(options.serverApiKey === undefined ? {} : { AUTH_SERVER_API_KEY: options.serverApiKey }),
+    // Several deployments may run at once (a second api, a standby): their metrics ports are whatever is free.
+    PROJECTOR_METRICS_PORT: '0',
+    MAILER_METRICS_PORT: '0',
+    ...options.otel,
   });
 
   built ??= buildServices();

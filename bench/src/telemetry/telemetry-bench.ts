@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AuthClient, cookieHeader } from '../lib/auth-client.ts';
+import { createBenchDatabase } from '../lib/database.ts';
+import { runLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
+import { startDeployment } from '../lib/portcullis.ts';
+import { log } from '../lib/progress.ts';
+import { deleteKeysWithPrefix, redisReachable } from '../lib/redis-keys.ts';
+import { formatRate, markdownTable } from '../lib/report.ts';
+import type { Teardown } from '../lib/teardown.ts';
+import { settings } from '../settings.ts';
+
+/** What tracing every request may cost, at most, against the same deployment untraced (issue 44). */
+const GOAL_MAX_COST = 0.1;
+const WARMUP_S = 10;
+
+/**
+ * An OTLP/HTTP endpoint in the bench process that takes every export and drops it, as a collector on the
+ * same host would: the traced variant pays for making, batching, encoding and sending its spans.
+ */
+async function startSink(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let bytes = 0;
+  const server = http.createServer((request, response) => {
+    request.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received: () => bytes,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+interface VariantFigures {
+  readonly getSession: LoadFigures;
+  readonly signIn: LoadFigures;
+}
+
+/**
+ * get-session (cookie) and sign-in with telemetry off (metrics only, as always) and on (every request traced
+ * through http, fastify, pg and ioredis, exported over OTLP/HTTP protobuf to a local sink), on one database,
+ * each variant on an api + projector of its own. The variants run off, on, on, off so drifting machine load
+ * falls on both; each figure is the mean of its two runs.
+ */
+export async function runTelemetry(teardown: Teardown): Promise<string> {
+  const database = await createBenchDatabase(settings.adminUrl);
+  teardown.add(`drop ${database.name}`, () => database.drop());
+  const sink = await startSink();
+  teardown.add('close the OTLP sink', () => sink.close());
+  const withRedis = await redisReachable(settings.redisUrl);
+  const keyPrefix = `bench:${randomBytes(4).toString('hex')}:`;
+  if (withRedis) teardown.add('delete the Redis keys', () => deleteKeysWithPrefix(settings.redisUrl, keyPrefix));
+  const secret = randomBytes(32).toString('base64url');
+  const runId = randomBytes(4).toString('hex');
+  const users = Array.from({ length: settings.signInUsers }, (_, i) => ({
+    name: `Bench ${i}`,
+    email: `bench-telemetry-${i}-${runId}@example.com`,
+    password: `bench-password-${runId}-${i}`,
+  }));
+  let signedUp = false;
+
+  const measure = async (traced: boolean): Promise<VariantFigures> => {
+    const label = traced ? 'telemetry on' : 'telemetry off';
+    log(`starting api + projector, ${label}`);
+    const deployment = await startDeployment({
+      databaseUrl: database.url,
+      secret,
+      redis: withRedis ? { url: settings.redisUrl, keyPrefix } : null,
+      rateLimit: settings.rateLimit,
+      ...(traced ? { otel: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } } : {}),
+    });
+    try {
+      const client = new AuthClient(deployment.authUrl);
+      if (!signedUp) for (const user of users) await client.signUp(user);
+      signedUp = true;
+      const { signedToken } = await client.signIn(users[0]!);
+      const getSession: LoadOptions = {
+        url: `${deployment.authUrl}/get-session`,
+        headers: cookieHeader(signedToken),
+        connections: settings.connections,
+        durationS: settings.durationS,
+      };
+      const bodies = users.map((u) => JSON.stringify({ email: u.email, password: u.password }));
+      let next = 0;
+      const signIn: LoadOptions = {
+        url: deployment.baseUrl,
+        connections: settings.signInConnections,
+        durationS: settings.durationS,
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/auth/sign-in/email',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }),
+          },
+        ],
+      };
+      log(`get-session and sign-in, ${label}: ${WARMUP_S} s warm-up each, then ${settings.durationS} s`);
+      await runLoad({ ...getSession, durationS: WARMUP_S });
+      const sessionFigures = await runLoad(getSession);
+      await runLoad({ ...signIn, durationS: WARMUP_S });
+      const signInFigures = await runLoad(signIn);
+      return { getSession: sessionFigures, signIn: signInFigures };
+    } finally {
+      await deployment.stop();
+    }
+  };
+
+  const received = sink.received();
+  const runs = [await measure(false), await measure(true), await measure(true), await measure(false)];
+  const spansSent = sink.received() > received;
+  const mean = (figures: readonly LoadFigures[]): number => figures.reduce((sum, f) => sum + f.requestsPerSecond, 0) / figures.length;
+  const off = [runs[0]!, runs[3]!];
+  const on = [runs[1]!, runs[2]!];
+  const rows = (['getSession', 'signIn'] as const).map((key) => {
+    const offRate = mean(off.map((r) => r[key]));
+    const onRate = mean(on.map((r) => r[key]));
+    const cost = 1 - onRate / offRate;
+    const failed = [...off, ...on].reduce((sum, r) => sum + r[key].failed, 0);
+    return [
+      key === 'getSession' ? 'get-session (cookie)' : 'sign-in',
+      formatRate(offRate),
+      formatRate(onRate),
+      `${(cost * 100).toFixed(1)}%`,
+      `${cost < GOAL_MAX_COST ? 'PASS' : 'MISS'} (< ${GOAL_MAX_COST * 100}%)`,
+      String(failed),
+    ];
+  });
+  return [
+    `## telemetry: tracing every request (OTLP/HTTP to a local sink) against metrics only${withRedis ? ', with Redis' : ', without Redis'}`,
+    '',
+    markdownTable(['scenario', 'off ops/s', 'on ops/s', 'cost', 'goal', 'failed'], rows, new Set([1, 2, 3, 5])),
+    '',
+    spansSent ? 'Spans reached the sink in the traced runs.' : 'MISS: no span reached the sink in the traced runs.',
+  ].join('\n');
+}
