@@ -148,8 +148,9 @@ describeWithRedis('ops console operations', () => {
   it('checks the hash chain in the background and answers the last check', async () => {
     const started = await ok<{ verification: ChainVerification; started: boolean }>('POST', '/ops/audit/verify');
     expect(started).toMatchObject({ started: true, verification: { source: 'api', status: 'running' } });
-    let last: { latest: ChainVerification | null; lastFinished: ChainVerification | null } | undefined;
-    await waitFor(async () => (last = await ok('GET', '/ops/audit/verification')).lastFinished?.id === started.verification.id, {
+    type Checks = { latest: ChainVerification | null; lastFinished: ChainVerification | null };
+    let last: Checks | undefined;
+    await waitFor(async () => (last = await ok<Checks>('GET', '/ops/audit/verification')).lastFinished?.id === started.verification.id, {
       timeoutMs: 60_000,
       message: 'the hash-chain check to finish',
     });
