@@ -80,6 +80,7 @@ describeWithRedis('ops console operations', () => {
       const projection = listed.projections.find((p) => p.name === name);
       // The projector process holds each, on a connection of its own.
       expect(projection?.holder?.pid, name).toBeGreaterThan(0);
+      expect(projection?.holder?.applicationName, name).toMatch(/^portcullis-projector pid \d+$/);
       expect(projection?.rebuildable, name).toBe(true);
     }
     expect(listed.projections.find((p) => p.name === 'session-cache')?.store).toBe('redis');

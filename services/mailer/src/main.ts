@@ -31,6 +31,9 @@ import { followRetryRequests } from './retry-requests.ts';
  * KAFKA_BROKERS) into its delivery log, and delivers them over SMTP (SMTP_URL) or into the dev mailbox.
  */
 const config = loadConfigOrExit();
+// Every connection names this process, so pg_stat_activity (and GET /ops/projections, for the locks it holds)
+// tells which process holds what.
+process.env.PGAPPNAME ??= `portcullis-mailer pid ${process.pid}`;
 const log = createLogger({ name: 'mailer', level: config.logLevel, format: config.logFormat });
 const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();

@@ -23,6 +23,9 @@ import { createProjectionTargets } from './projections.ts';
 import { RebuildRequests } from './rebuild-requests.ts';
 
 const config = loadConfigOrExit();
+// Every connection names this process, so pg_stat_activity (and GET /ops/projections, for the locks it holds)
+// tells which process holds what.
+process.env.PGAPPNAME ??= `portcullis-projector pid ${process.pid}`;
 const log = createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat });
 const telemetry = await startTelemetry('portcullis-projector');
 const stopObservingEventLoop = observeEventLoop();
