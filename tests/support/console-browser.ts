@@ -4,6 +4,7 @@ import type { ConsoleMessage, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { DEFAULT_PASSWORD } from './auth.ts';
 import { startAdminSystem, type AdminSystem } from './admin-system.ts';
+import type { StartSystemOptions, System } from './system.ts';
 import { launchChromium, type LaunchedChromium } from './chromium.ts';
 import { repoRoot } from './processes.ts';
 
@@ -24,10 +25,11 @@ export interface ConsoleBrowser {
 
 /**
  * The real system with a root admin, and Chromium signed in to the console as that admin through the
- * sign-in page, as an operator would.
+ * sign-in page, as an operator would. `start` starts another system than startSystem's (the mailer too:
+ * startMailSystem).
  */
-export async function startConsoleBrowser(): Promise<ConsoleBrowser> {
-  const admin = await startAdminSystem();
+export async function startConsoleBrowser(start?: (options: StartSystemOptions) => Promise<System>): Promise<ConsoleBrowser> {
+  const admin = await startAdminSystem({}, start);
   let chromium: LaunchedChromium | undefined;
   try {
     chromium = await launchChromium();

@@ -177,7 +177,7 @@ function Deliveries({ view, setView }: { readonly view: MailView; readonly setVi
     retry.mutate({ params: { jobId } }, { onSettled: () => setRetrying(null) });
   };
   return (
-    <Card title="Deliveries">
+    <Card title="Deliveries" className="mail-deliveries">
       <Filters view={view} setView={setView} />
       {retry.data ? (
         <div className="notice tone-ok" role="status">

@@ -1,3 +1,4 @@
+import { adminEndpoints } from '@portcullis/contracts/api/admin';
 import { projectionOpsEndpoints, type ProjectionRebuild, type ProjectionStatus } from '@portcullis/contracts/api/projection-ops';
 import { z } from 'zod';
 import { useRead, useWrite } from '../api/hooks.ts';
@@ -40,6 +41,12 @@ export function RebuildProgress({ rebuild }: { readonly rebuild: ProjectionRebui
   );
 }
 
+/** The rebuild carries the admin's id only: their name and email come from the user. */
+function Requester({ id }: { readonly id: string }) {
+  const user = useRead(adminEndpoints.getUser, { query: { id } }, { staleTime: 60_000 });
+  return <UserRef id={id} name={user.data?.name} email={user.data?.email} />;
+}
+
 /** The rebuild the operator started, polled until it ends. */
 function WatchedRebuild({ id }: { readonly id: string }) {
   const rebuild = useRead(
@@ -59,7 +66,7 @@ function WatchedRebuild({ id }: { readonly id: string }) {
         entries={[
           ['Rebuild', <span className="mono">{data.id}</span>],
           ['Requested', `${formatInstant(data.requestedAt)} (${formatAgo(data.requestedAt)})`],
-          ['Requested by', data.requestedBy ? <UserRef id={data.requestedBy} /> : 'a server call'],
+          ['Requested by', data.requestedBy ? <Requester id={data.requestedBy} /> : 'a server call'],
           ['Started', formatInstant(data.startedAt)],
           ['Finished', formatInstant(data.finishedAt)],
           ['Run by', data.worker ?? '—'],
@@ -71,14 +78,12 @@ function WatchedRebuild({ id }: { readonly id: string }) {
 
 function Holder({ holder }: { readonly holder: ProjectionStatus['holder'] }) {
   if (!holder) return <Badge tone="warn">no process</Badge>;
+  // A projector that names its connections shows by name; else the Postgres backend holding the lock.
+  const detail = [holder.applicationName ? `backend ${holder.pid}` : null, holder.clientAddress, holder.connectedAt ? `since ${formatAgo(holder.connectedAt)}` : null];
   return (
-    <span className="ref" title={`Postgres backend ${holder.pid}${holder.clientAddress ? ` from ${holder.clientAddress}` : ''}`}>
-      <span>{holder.applicationName || 'unnamed'}</span>
-      <span className="ref-detail">
-        backend {holder.pid}
-        {holder.clientAddress ? ` · ${holder.clientAddress}` : ''}
-        {holder.connectedAt ? ` · since ${formatAgo(holder.connectedAt)}` : ''}
-      </span>
+    <span className="ref" title={`Postgres backend ${holder.pid} holds its advisory lock`}>
+      <span>{holder.applicationName || `Postgres backend ${holder.pid}`}</span>
+      <span className="ref-detail">{detail.filter((part) => part !== null).join(' · ')}</span>
     </span>
   );
 }
@@ -156,7 +161,7 @@ export default function ProjectionsPage() {
             <Stat label="Without a process" value={formatCount(projections.filter((p) => p.holder === null).length)} />
           </div>
           <div className="table-wrap">
-            <table className="data-table">
+            <table className="data-table projections-table">
               <caption className="visually-hidden">Projections</caption>
               <thead>
                 <tr>
