@@ -13,6 +13,8 @@ import { formatAgo, formatInstant } from '../ui/format.ts';
 type People = Answer<typeof auditEndpoints.auditEvents>['people'];
 
 const PAGE = 20;
+/** The newest page follows what happens (a ban just made shows once the audit index has it); older pages stay put. */
+const REFRESH_MS = 10_000;
 
 function Person({ id, people }: { readonly id: string; readonly people: People }) {
   const known: AuditPerson | undefined = people[id];
@@ -83,9 +85,11 @@ export function AuditTimeline({ filter }: { readonly filter: { readonly user: st
   // The cursors of the pages before this one; the last is this page's (undefined: the newest).
   const [cursors, setCursors] = useState<readonly (number | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const events = useRead(auditEndpoints.auditEvents, {
-    query: { ...filter, order: 'newest', limit: PAGE, ...(cursor === undefined ? {} : { cursor }) },
-  });
+  const events = useRead(
+    auditEndpoints.auditEvents,
+    { query: { ...filter, order: 'newest', limit: PAGE, ...(cursor === undefined ? {} : { cursor }) } },
+    { refetchInterval: cursor === undefined ? REFRESH_MS : false },
+  );
   if (events.isPending) return <Loading what="Reading the audit trail" />;
   if (events.error) return <ErrorNotice error={events.error} />;
   const { nextCursor } = events.data;
