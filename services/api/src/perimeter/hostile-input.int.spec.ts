@@ -228,6 +228,8 @@ const catalogued = new Set(Object.values(errorCatalogue).map((e) => `${e.status}
 const routeStatuses: ReadonlyArray<{ readonly path: string; readonly answer: string }> = [
   // Every failure of a verification link without a callbackURL to send it to is 401.
   { path: '/api/auth/verify-email', answer: `401 ${errorCatalogue.INVALID_TOKEN.message}` },
+  // The operators' view of one organization is a resource read: an unknown one is 404 (better-auth's routes say 400).
+  { path: '/ops/organizations/', answer: `404 ${errorCatalogue.ORGANIZATION_NOT_FOUND.message}` },
 ];
 
 function describeAnswer(response: LightMyRequestResponse): string {
