@@ -192,18 +192,24 @@ export function ValuesField({
   );
 }
 
-/** An event's data, key by key; nested values as JSON, secrets as "redacted". */
-export function EventData({ data }: { readonly data: Record<string, unknown> }) {
+/** Keys of event data that hold a user's id (shown by name) or an organization's. */
+const userKeys = new Set(['userId', 'inviterId', 'actorId', 'impersonatorId', 'adminId']);
+
+/** An event's data, key by key: users and organizations by name, nested values as JSON, secrets as "redacted". */
+export function EventData({ data, names }: { readonly data: Record<string, unknown>; readonly names: AuditNames }) {
   const entries = Object.entries(data);
   if (entries.length === 0) return <p className="muted">No data.</p>;
+  const shown = (key: string, value: unknown) => {
+    if (typeof value === 'string' && userKeys.has(key)) return <PersonRef id={value} people={names.people} />;
+    if (typeof value === 'string' && key === 'organizationId') return <OrganizationName id={value} organizations={names.organizations} />;
+    return <ShownValue value={value} />;
+  };
   return (
     <dl className="key-values">
       {entries.map(([key, value]) => (
         <div key={key}>
           <dt>{key}</dt>
-          <dd>
-            <ShownValue value={value} />
-          </dd>
+          <dd>{shown(key, value)}</dd>
         </div>
       ))}
     </dl>

@@ -104,7 +104,7 @@ export function EventDetailView({ detail }: { readonly detail: AuditEventDetail 
         />
       </Card>
       <Card title="Data">
-        <EventData data={event.data} />
+        <EventData data={event.data} names={detail} />
       </Card>
       <Chain detail={detail} />
       <Subjects detail={detail} />

@@ -17,11 +17,11 @@ const knownPrefixes = [...new Set(knownTypes.map((type) => `${type.split('.')[0]
 function EventRow({ event, names }: { readonly event: AuditEvent; readonly names: AuditNames }) {
   return (
     <tr>
-      <td className="nowrap">
+      <td className="audit-time">
         <span title={`recorded ${formatInstant(event.recordedAt)}`}>{formatInstant(event.occurredAt)}</span>
         <div className="muted">{formatAgo(event.occurredAt)}</div>
       </td>
-      <td>
+      <td className="audit-what">
         <Link to={auditPaths.event(event.position)}>{event.sentence}</Link>
         <div className="muted mono">#{event.position}</div>
       </td>
@@ -31,7 +31,7 @@ function EventRow({ event, names }: { readonly event: AuditEvent; readonly names
       <td>
         <SubjectRefs data={event.data} names={names} />
       </td>
-      <td>
+      <td className="audit-type">
         <Link to={auditPaths.filtered({ type: event.type })} className="mono" title={`Every ${event.type} event`}>
           {event.type}
         </Link>
@@ -61,7 +61,7 @@ function Pager({ view, setView, events, nextCursor, indexedTo }: { readonly view
   return (
     <nav className="pager" aria-label="Audit pages">
       <span className="pager-count">
-        {formatCount(events.length)} events on this page{view.cursor !== undefined ? ` (after position ${formatCount(view.cursor)})` : ''} · the audit index has
+        {formatCount(events.length)} {events.length === 1 ? 'event' : 'events'} on this page{view.cursor !== undefined ? ` (after position ${formatCount(view.cursor)})` : ''} · the audit index has
         reached position {formatCount(indexedTo)}
       </span>
       <Button onClick={() => setView({ cursor: undefined })} disabled={view.cursor === undefined}>
@@ -154,7 +154,9 @@ function Filters({ view, setFilter, names }: { readonly view: AuditView; readonl
 
 export default function AuditPage() {
   const [view, setView] = useSearchState(auditView);
-  const search = useRead(auditEndpoints.auditEvents, { query: searchQueryOf(view) });
+  // The newest page follows the log as it grows; a page further back stays put while it is read.
+  const live = view.cursor === undefined && view.order === 'newest';
+  const search = useRead(auditEndpoints.auditEvents, { query: searchQueryOf(view) }, { refetchInterval: live ? 10_000 : false });
   const names: AuditNames = { people: search.data?.people ?? {}, organizations: search.data?.organizations ?? {} };
   // A changed filter starts again from the first page: the cursor belongs to the old one.
   const setFilter = (patch: Partial<AuditView>) => setView({ ...patch, cursor: undefined });

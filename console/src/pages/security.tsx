@@ -1,3 +1,4 @@
+import { adminEndpoints } from '@portcullis/contracts/api/admin';
 import { securityEndpoints, type SecurityOverview } from '@portcullis/contracts/api/security';
 import { z } from 'zod';
 import { useRead } from '../api/hooks.ts';
@@ -28,31 +29,33 @@ function ByAddress({ rows, total }: { readonly rows: SecurityOverview['signIns']
       {rows.length === 0 ? (
         <Empty>No failed sign-in in this window.</Empty>
       ) : (
-        <table className="data-table">
-          <caption className="visually-hidden">Failed sign-ins by address</caption>
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Failures</th>
-              <th scope="col">Lockouts</th>
-              <th scope="col">Rate-limited</th>
-              <th scope="col">Last seen</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.address ?? '(none)'}>
-                <td>{row.address ? <AddressLink address={row.address} /> : <span className="muted">none recorded</span>}</td>
-                <td>{formatCount(row.failures)}</td>
-                <td>{row.lockouts > 0 ? <Badge tone="bad">{formatCount(row.lockouts)}</Badge> : '0'}</td>
-                <td>{formatCount(row.rateLimited)}</td>
-                <td>
-                  <Ago at={row.lastSeen} />
-                </td>
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">Failed sign-ins by address</caption>
+            <thead>
+              <tr>
+                <th scope="col">Address</th>
+                <th scope="col">Failures</th>
+                <th scope="col">Lockouts</th>
+                <th scope="col">Rate-limited</th>
+                <th scope="col">Last seen</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.address ?? '(none)'}>
+                  <td>{row.address ? <AddressLink address={row.address} /> : <span className="muted">none recorded</span>}</td>
+                  <td>{formatCount(row.failures)}</td>
+                  <td>{row.lockouts > 0 ? <Badge tone="bad">{formatCount(row.lockouts)}</Badge> : '0'}</td>
+                  <td>{formatCount(row.rateLimited)}</td>
+                  <td>
+                    <Ago at={row.lastSeen} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
   );
@@ -64,41 +67,43 @@ function ByAccount({ rows, total }: { readonly rows: SecurityOverview['signIns']
       {rows.length === 0 ? (
         <Empty>No account had a failed sign-in in this window.</Empty>
       ) : (
-        <table className="data-table">
-          <caption className="visually-hidden">Failed sign-ins by account</caption>
-          <thead>
-            <tr>
-              <th scope="col">Account</th>
-              <th scope="col">Failures</th>
-              <th scope="col">Lockouts</th>
-              <th scope="col">Last seen</th>
-              <th scope="col">Trail</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.userId}>
-                <td>
-                  {row.person === 'erased' ? (
-                    <span className="muted" title={row.userId}>
-                      erased user
-                    </span>
-                  ) : (
-                    <UserRef id={row.userId} name={row.person?.name ?? null} email={row.person?.email ?? null} />
-                  )}
-                </td>
-                <td>{formatCount(row.failures)}</td>
-                <td>{row.lockouts > 0 ? <Badge tone="bad">{formatCount(row.lockouts)}</Badge> : '0'}</td>
-                <td>
-                  <Ago at={row.lastSeen} />
-                </td>
-                <td>
-                  <AuditLink filter={{ user: row.userId }}>Audit trail</AuditLink>
-                </td>
+        <div className="table-wrap">
+          <table className="data-table">
+            <caption className="visually-hidden">Failed sign-ins by account</caption>
+            <thead>
+              <tr>
+                <th scope="col">Account</th>
+                <th scope="col">Failures</th>
+                <th scope="col">Lockouts</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Trail</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.userId}>
+                  <td>
+                    {row.person === 'erased' ? (
+                      <span className="muted" title={row.userId}>
+                        erased user
+                      </span>
+                    ) : (
+                      <UserRef id={row.userId} name={row.person?.name ?? null} email={row.person?.email ?? null} />
+                    )}
+                  </td>
+                  <td>{formatCount(row.failures)}</td>
+                  <td>{row.lockouts > 0 ? <Badge tone="bad">{formatCount(row.lockouts)}</Badge> : '0'}</td>
+                  <td>
+                    <Ago at={row.lastSeen} />
+                  </td>
+                  <td>
+                    <AuditLink filter={{ user: row.userId }}>Audit trail</AuditLink>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
   );
@@ -141,6 +146,12 @@ function Dormant({ dormant }: { readonly dormant: SecurityOverview['dormantUsers
   );
 }
 
+/** An id of ADMIN_USER_IDS by its user's name and email (the security answer names only the id). */
+function ConfiguredAdmin({ id }: { readonly id: string }) {
+  const user = useRead(adminEndpoints.getUser, { query: { id } }, { staleTime: 60_000 });
+  return <UserRef id={id} name={user.data?.name ?? null} email={user.data?.email ?? null} />;
+}
+
 function Roles({ roles }: { readonly roles: SecurityOverview['roles'] }) {
   const list = (title: string, rows: SecurityOverview['roles']['admin'], holders: string) => (
     <div>
@@ -171,7 +182,13 @@ function Roles({ roles }: { readonly roles: SecurityOverview['roles'] }) {
             <ul className="plain-list">
               {roles.configuredAdmins.map((admin) => (
                 <li key={admin.userId}>
-                  {admin.exists ? <UserRef id={admin.userId} /> : <code>{admin.userId}</code>} {admin.exists ? null : <Badge tone="bad">no such user</Badge>}
+                  {admin.exists ? (
+                    <ConfiguredAdmin id={admin.userId} />
+                  ) : (
+                    <>
+                      <code>{admin.userId}</code> <Badge tone="bad">no such user</Badge>
+                    </>
+                  )}
                 </li>
               ))}
             </ul>

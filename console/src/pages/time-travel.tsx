@@ -162,15 +162,30 @@ function Slider({ points, total, index, onIndex }: { readonly points: readonly P
           Point {index + 1} of {points.length}
           {total > points.length ? ` (the latest ${points.length} of ${total})` : ''}
         </span>
-        <input type="range" min={0} max={points.length - 1} step={1} value={index} aria-valuetext={label(point)} onChange={(event) => onIndex(Number(event.target.value))} />
+        <input
+          type="range"
+          min={0}
+          max={points.length - 1}
+          step={1}
+          value={index}
+          list="time-travel-marks"
+          aria-valuetext={label(point)}
+          onChange={(event) => onIndex(Number(event.target.value))}
+        />
       </label>
+      {/* A mark for each point of the history. */}
+      <datalist id="time-travel-marks">
+        {points.map((p, i) => (
+          <option key={p.position} value={i} label={`#${p.position}`} />
+        ))}
+      </datalist>
       <div className="time-travel-ends muted">
         <span>{formatInstant(points[0]!.occurredAt)}</span>
         <span>{formatInstant(points.at(-1)!.occurredAt)}</span>
       </div>
       <div className="filters">
         <Button onClick={() => onIndex(0)} disabled={index === 0}>
-          ⏮ First
+          First
         </Button>
         <Button onClick={() => onIndex(index - 1)} disabled={index === 0}>
           ← Earlier
@@ -179,7 +194,7 @@ function Slider({ points, total, index, onIndex }: { readonly points: readonly P
           Later →
         </Button>
         <Button onClick={() => onIndex(points.length - 1)} disabled={index === points.length - 1}>
-          Latest ⏭
+          Latest
         </Button>
         <span role="status" aria-live="polite">
           At {label(point)}
