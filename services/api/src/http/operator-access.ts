@@ -2,6 +2,30 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ConfigPort, OperatorPort } from '../ports.ts';
 import { serverCall } from './server-call.ts';
+import { isTrustedOrigin } from './trusted-origins.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function header(request: FastifyRequest, name: string): string {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/**
+ * The ops writes (a rebuild, a mail retry, a bulk ban) stand outside the auth API's perimeter, so they hold
+ * its origin rule themselves: a browser sends cookies, and on a developer's loopback api no credential at
+ * all, whoever made the page. A write that names an origin must name a trusted one; one admitted by its
+ * cookies must name one. A caller without cookies or Origin (curl, a script) carries no ambient authority.
+ */
+function refuseForeignWrite(ctx: ConfigPort, request: FastifyRequest): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const claimed = header(request, 'origin') || header(request, 'referer');
+  if (claimed === '' || claimed === 'null') {
+    if (header(request, 'cookie') !== '') throw new DomainError('MISSING_OR_NULL_ORIGIN');
+    return;
+  }
+  if (!isTrustedOrigin(claimed, ctx.config.trustedOrigins)) throw new DomainError('INVALID_ORIGIN');
+}
 
 /** Hosts that only this machine can reach the api on. */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -31,6 +55,7 @@ export function operatorAccess(
   return async (request, reply) => {
     const call = serverCall(ctx, request);
     if (call === 'accepted') return;
+    if (call === 'absent') refuseForeignWrite(ctx, request);
     if (call === 'absent' && openToLocalCallers) return;
     if (call === 'absent' && sessionCheck) {
       const verdict = await sessionCheck(request, reply);
