@@ -5,6 +5,7 @@ import { DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
 import { describeWithChromium } from '../support/chromium.ts';
 import { expectNoBrowserErrors, startConsoleBrowser, type ConsoleBrowser } from '../support/console-browser.ts';
 import { startMailSystem } from '../support/mail-system.ts';
+import { pickFreePort } from '@portcullis/platform/free-port';
 
 const THEME_KEY = 'portcullis-console-theme';
 
@@ -133,6 +134,51 @@ describeWithChromium('the ops console: overview, projections and mail', () => {
     await page.locator('.mail-message.highlighted').waitFor();
     await page.getByRole('group', { name: 'Mail queue' }).getByText('Sent in 24 h').waitFor();
     await screenshotsInBothThemes(browser, 'mail', () => page.locator('.mail-message.highlighted').waitFor());
+    expectNoBrowserErrors(browser);
+  });
+});
+
+describeWithChromium('the ops console: a dead letter retried from the mail page', () => {
+  let browser: ConsoleBrowser;
+
+  beforeAll(async () => {
+    // An SMTP server that is not there, and one attempt per job: every mail is dead-lettered at once.
+    const nowhere = await pickFreePort();
+    browser = await startConsoleBrowser((options) =>
+      startMailSystem({ ...options, smtp: false, env: { SMTP_URL: `smtp://127.0.0.1:${nowhere}`, MAILER_MAX_ATTEMPTS: '1' } }),
+    );
+  });
+
+  afterEach(async ({ task }) => {
+    if (task.result?.state === 'fail') await browser?.screenshot(`failed-${task.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => {});
+  });
+
+  afterAll(async () => {
+    await browser?.stop();
+  });
+
+  it('lists the dead letter, retries it and shows the result, and the mailer tries it again', async () => {
+    const { page, admin } = browser;
+    const email = uniqueEmail('dead-letter');
+    const users = createAuthClient({ baseURL: admin.system.baseUrl, fetchOptions: { headers: { origin: admin.system.baseUrl } } });
+    expect((await users.signUp.email({ email, password: DEFAULT_PASSWORD, name: 'Unreachable Person' })).error).toBeNull();
+    expect((await users.requestPasswordReset({ email, redirectTo: '/reset' })).error).toBeNull();
+
+    await page.goto(browser.url(`/mail?status=dead&to=${encodeURIComponent(email)}`));
+    const row = page.getByRole('table', { name: 'Mail deliveries' }).getByRole('row').filter({ hasText: email }).filter({ hasText: 'password-reset' });
+    await row.getByText('1 attempt', { exact: true }).waitFor({ timeout: 30_000 });
+    await expect.poll(() => statValue(page, 'Dead letters')).toBeGreaterThanOrEqual(1);
+    // The second death is told from the first by its time (to the second): the first must be a second old.
+    const died = row.getByText(/^dead .* ago$/);
+    await expect.poll(() => died.innerText(), { timeout: 20_000 }).not.toMatch(/^dead [01] s ago$/);
+    const firstDeath = await died.getAttribute('title');
+    await row.getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('status').filter({ hasText: /Retry of job [0-9a-f-]{36} requested/ }).waitFor();
+    // The mailer makes the job pending again with its attempts counted afresh and tries once more: still no
+    // server, so it is dead again, later.
+    await expect.poll(() => died.getAttribute('title'), { timeout: 30_000 }).not.toBe(firstDeath);
+    await row.getByText('1 attempt', { exact: true }).waitFor();
+    await browser.screenshot('mail-dead-letter');
     expectNoBrowserErrors(browser);
   });
 });
