@@ -104,6 +104,24 @@ describeWithChromium('the ops console: audit trail, event detail, time travel, s
     expectNoBrowserErrors(browser);
   });
 
+  it('pages through the trail by cursor, older and back to newer', async () => {
+    const { page } = browser;
+    await page.goto(browser.url(`/audit?user=${person.id}&limit=3`));
+    const table = page.getByRole('table', { name: 'Audit events' });
+    const positions = async () => (await table.getByText(/^#\d+$/).allTextContents()).join(' ');
+    await expect.poll(() => table.getByRole('row').count()).toBe(4);
+    const first = await positions();
+    await page.getByRole('button', { name: 'Older →' }).first().click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('cursor')).toMatch(/^\d+$/);
+    await expect.poll(positions).not.toBe(first);
+    const second = await positions();
+    // Every event of the older page is older than every event of the first.
+    expect(Math.max(...second.split(' ').map((p) => Number(p.slice(1))))).toBeLessThan(Math.min(...first.split(' ').map((p) => Number(p.slice(1)))));
+    await page.getByRole('button', { name: '← Newer' }).first().click();
+    await expect.poll(positions).toBe(first);
+    expectNoBrowserErrors(browser);
+  });
+
   it('opens an event: its metadata, its verified link in the chain, and banned false → true', async () => {
     const { page } = browser;
     await page.goto(browser.url(`/audit?user=${person.id}&type=user.banned.v1`));

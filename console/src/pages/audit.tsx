@@ -76,7 +76,7 @@ function Pager({ view, setView, events, nextCursor, indexedTo }: { readonly view
       <label className="pager-size">
         Per page
         <select value={view.limit} onChange={(event) => setView({ limit: Number(event.target.value), cursor: undefined })}>
-          {pageSizes.map((size) => (
+          {[...new Set([...pageSizes, view.limit])].sort((a, b) => a - b).map((size) => (
             <option key={size} value={size}>
               {size}
             </option>
