@@ -109,6 +109,13 @@ describeWithChromium('the ops console: a user\'s page, live sessions, organizati
     await sessions.getByText('console-spec-phone/1.0').waitFor({ state: 'detached' });
     await page.getByText('1–1 of 1', { exact: true }).waitFor();
     await browser.screenshot('user');
+
+    // Every session at once: the sign-up's too.
+    await page.getByRole('button', { name: 'Revoke all sessions' }).click();
+    await page.getByRole('button', { name: 'Yes' }).click();
+    await page.getByText('Every session ended.').waitFor();
+    await expect.poll(() => sessionUserOf(person.token), { timeout: 15_000 }).toBeNull();
+    await sessions.getByText('Nothing matches.').waitFor();
     expectNoBrowserErrors(browser);
   });
 
@@ -132,6 +139,21 @@ describeWithChromium('the ops console: a user\'s page, live sessions, organizati
     await page.getByRole('button', { name: 'Ban', exact: true }).waitFor();
     const again = await signIn(person, 'console-spec-unbanned');
     expect(again.error).toBeNull();
+    expectNoBrowserErrors(browser);
+  });
+
+  it('sets a user\'s password: the old one is refused from then on, the new one signs in', async () => {
+    const { page } = browser;
+    const person = await newPerson('password-set');
+    await sessionTotal([person.id], 1);
+    await page.goto(browser.url(`/users/${person.id}`));
+    await page.getByRole('heading', { name: person.name, level: 1 }).waitFor();
+    await page.getByLabel('New password').fill('a brand new passphrase 42');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByText('Password set.').waitFor();
+    expect((await signIn(person, 'console-spec-old-password')).error?.code).toBe('INVALID_EMAIL_OR_PASSWORD');
+    const signedIn = await usersClient().signIn.email({ email: person.email, password: 'a brand new passphrase 42' });
+    expect(signedIn.error).toBeNull();
     expectNoBrowserErrors(browser);
   });
 
@@ -169,8 +191,12 @@ describeWithChromium('the ops console: a user\'s page, live sessions, organizati
     await sessionTotal([first.id, second.id], 3);
     await page.goto(browser.url('/sessions'));
     await page.getByRole('table', { name: 'Live sessions' }).waitFor();
-    await page.getByLabel('User ids').fill(`${first.id}, ${second.id}`);
+    await page.getByLabel('User ids').fill(first.id);
     await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('user')).toBe(first.id);
+    // The second found by a part of their email, not an id.
+    await page.getByLabel('Add a user').fill(second.email.split('@')[0]!);
+    await page.getByRole('list', { name: 'Users found' }).getByRole('button', { name: new RegExp(second.name) }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('user')).toBe(`${first.id},${second.id}`);
     const table = page.getByRole('table', { name: 'Live sessions' });
     await page.getByText('1–3 of 3', { exact: true }).waitFor();

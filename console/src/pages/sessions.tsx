@@ -1,5 +1,6 @@
 import { adminEndpoints } from '@portcullis/contracts/api/admin';
 import { consoleOpsEndpoints } from '@portcullis/contracts/api/console-ops';
+import type { User } from '@portcullis/contracts/api/user';
 import { useState, type FormEvent } from 'react';
 import { useRead, useWrite } from '../api/hooks.ts';
 import { useLocation, useSearchState } from '../router.tsx';
@@ -27,7 +28,10 @@ export default function SessionsPage() {
     <Page title="Sessions" actions={<span className="muted">{sessions.data ? `${formatCount(sessions.data.total)} live` : null}</span>}>
       {/* Keyed by the address: a link followed or Back pressed shows that view's filters, not stale typing. */}
       <SessionsFilters key={search} view={view} onApply={(patch) => setView(patch)} />
-      <ChosenUsers view={view} onRemove={(id) => setView({ user: view.user.filter((other) => other !== id), offset: 0 })} />
+      <div className="chosen-row">
+        <ChosenUsers view={view} onRemove={(id) => setView({ user: view.user.filter((other) => other !== id), offset: 0 })} />
+        <AddUser chosen={view.user} onAdd={(id) => setView({ user: [...view.user, id], offset: 0 })} />
+      </div>
       {revoke.isSuccess ? (
         <div className="notice tone-ok" role="status">
           Session revoked.
@@ -111,6 +115,49 @@ function ChosenUsers({ view, onRemove }: { readonly view: SessionsView; readonly
       ))}
       {view.user.length > SHOWN ? <li className="muted">and {view.user.length - SHOWN} more</li> : null}
     </ul>
+  );
+}
+
+/** Who to add to the filter, found by a part of their email or name rather than an id copied from elsewhere. */
+function AddUser({ chosen, onAdd }: { readonly chosen: readonly string[]; readonly onAdd: (id: string) => void }) {
+  const [text, setText] = useState('');
+  const wanted = text.trim();
+  const enabled = wanted.length >= 2;
+  // The list endpoint searches one field at a time: a part of an email and a part of a name are both asked.
+  const byEmail = useRead(adminEndpoints.listUsers, { query: { searchValue: wanted, searchField: 'email', searchOperator: 'contains', limit: 6 } }, { enabled });
+  const byName = useRead(adminEndpoints.listUsers, { query: { searchValue: wanted, searchField: 'name', searchOperator: 'contains', limit: 6 } }, { enabled });
+  const found = { isSuccess: byEmail.isSuccess && byName.isSuccess };
+  const seen = new Set(chosen);
+  const users: User[] = [];
+  for (const user of enabled ? [...(byEmail.data?.users ?? []), ...(byName.data?.users ?? [])] : []) {
+    if (seen.has(user.id) || users.length === 6) continue;
+    seen.add(user.id);
+    users.push(user);
+  }
+  return (
+    <div className="add-user">
+      <Field label="Add a user">
+        <input type="search" value={text} onChange={(event) => setText(event.target.value)} placeholder="part of an email or name" spellCheck={false} />
+      </Field>
+      {users.length > 0 ? (
+        <ul className="add-user-choices" aria-label="Users found">
+          {users.map((user) => (
+            <li key={user.id}>
+              <Button
+                onClick={() => {
+                  setText('');
+                  onAdd(user.id);
+                }}
+              >
+                + {user.name || user.email} <span className="muted">{user.email}</span>
+              </Button>
+            </li>
+          ))}
+        </ul>
+      ) : wanted.length >= 2 && found.isSuccess ? (
+        <span className="muted">nobody else matches</span>
+      ) : null}
+    </div>
   );
 }
 

@@ -148,28 +148,30 @@ function UserSessions({ userId }: { readonly userId: string }) {
 export function Accounts({ accounts }: { readonly accounts: OpsUserAnswer['accounts'] }) {
   if (accounts.length === 0) return <Empty>No accounts: no password and no provider linked.</Empty>;
   return (
-    <table className="data-table" aria-label="Accounts">
-      <thead>
-        <tr>
-          <th scope="col">Provider</th>
-          <th scope="col">Account id</th>
-          <th scope="col">Scopes</th>
-          <th scope="col">Linked</th>
-        </tr>
-      </thead>
-      <tbody>
-        {accounts.map((account) => (
-          <tr key={account.id}>
-            <td>{account.providerId === 'credential' ? 'password' : account.providerId}</td>
-            <td>
-              <code>{account.accountId}</code>
-            </td>
-            <td>{account.scopes.length > 0 ? account.scopes.map((scope) => <Badge key={scope}>{scope}</Badge>) : <span className="muted">—</span>}</td>
-            <td title={formatInstant(account.createdAt)}>{formatAgo(account.createdAt)}</td>
+    <div className="table-wrap">
+      <table className="data-table" aria-label="Accounts">
+        <thead>
+          <tr>
+            <th scope="col">Provider</th>
+            <th scope="col">Account id</th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Linked</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {accounts.map((account) => (
+            <tr key={account.id}>
+              <td>{account.providerId === 'credential' ? 'password' : account.providerId}</td>
+              <td>
+                <code className="account-id">{account.accountId}</code>
+              </td>
+              <td>{account.scopes.length > 0 ? account.scopes.map((scope) => <Badge key={scope}>{scope}</Badge>) : <span className="muted">—</span>}</td>
+              <td title={formatInstant(account.createdAt)}>{formatAgo(account.createdAt)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
