@@ -1,4 +1,5 @@
 import { createAuthClient } from 'better-auth/client';
+import { organizationClient } from 'better-auth/client/plugins';
 import type { AuditEvent } from '@portcullis/contracts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_PASSWORD, uniqueEmail } from '../support/auth.ts';
@@ -164,6 +165,37 @@ describeWithChromium('the ops console: audit trail, event detail, time travel, s
     await browser.screenshot('time-travel');
     await page.keyboard.press('End');
     await expect.poll(bannedThen).toBe('true');
+    expectNoBrowserErrors(browser);
+  });
+
+  it('travels through an organization\'s history: its name as created, then as renamed, and the rename as what changed since', async () => {
+    const { page, admin } = browser;
+    const client = (headers: Record<string, string> = {}) =>
+      createAuthClient({ baseURL: admin.system.baseUrl, fetchOptions: { headers: { origin: admin.system.baseUrl, ...headers } }, plugins: [organizationClient()] });
+    const signedUp = await client().signUp.email({ email: uniqueEmail('org-owner'), password: DEFAULT_PASSWORD, name: 'Org Owner' });
+    expect(signedUp.error).toBeNull();
+    const owner = client({ authorization: `Bearer ${signedUp.data!.token!}` });
+    const slug = `audit-org-${Math.random().toString(36).slice(2, 8)}`;
+    const created = await owner.organization.create({ name: 'Before Rename', slug });
+    expect(created.error).toBeNull();
+    const organizationId = created.data!.id;
+    const renamed = await owner.organization.update({ organizationId, data: { name: 'After Rename' } });
+    expect(renamed.error).toBeNull();
+
+    await page.goto(browser.url('/audit/time-travel'));
+    await page.getByLabel('Kind').selectOption('organization');
+    await page.getByLabel('Id', { exact: true }).fill(organizationId);
+    await page.getByRole('button', { name: 'Show history' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('kind')).toBe('organization');
+    const nameThen = () => page.getByRole('table', { name: /^State at position/ }).getByRole('row', { name: /^name\b/ }).getByRole('cell').textContent();
+    await expect.poll(nameThen).toBe('After Rename');
+    await page.getByRole('button', { name: 'First' }).click();
+    await expect.poll(nameThen).toBe('Before Rename');
+    const sinceThen = page.getByRole('table', { name: /^Changes from position \d+ to now$/ });
+    await expect.poll(() => sinceThen.getByRole('row', { name: /^name\b/ }).getByRole('cell').allTextContents()).toEqual(['Before Rename', 'After Rename']);
+    // The page names the organization and links to its trail.
+    expect(await page.getByRole('link', { name: 'Its audit trail' }).getAttribute('href')).toBe(`/console/audit?organization=${organizationId}`);
+    await page.getByRole('link', { name: /After Rename/ }).first().waitFor();
     expectNoBrowserErrors(browser);
   });
 

@@ -87,7 +87,7 @@ function Pager({ view, setView, events, nextCursor, indexedTo }: { readonly view
   );
 }
 
-function Filters({ view, setFilter, names }: { readonly view: AuditView; readonly setFilter: (patch: Partial<AuditView>) => void; readonly names: AuditNames }) {
+function Filters({ view, setFilter, names }: { readonly view: AuditView; readonly setFilter: (patch: Partial<AuditView>, options?: { readonly replace?: boolean }) => void; readonly names: AuditNames }) {
   const person = (id: string) => <PersonRef id={id} people={names.people} />;
   return (
     <form className="filters audit-filters" role="search" aria-label="Audit filters" onSubmit={(event) => event.preventDefault()}>
@@ -115,7 +115,7 @@ function Filters({ view, setFilter, names }: { readonly view: AuditView; readonl
         ))}
       </datalist>
       <Field label="Type prefix">
-        <input value={view.typePrefix ?? ''} list="audit-known-prefixes" onChange={(event) => setFilter({ typePrefix: event.target.value || undefined })} placeholder="credentials." />
+        <input value={view.typePrefix ?? ''} list="audit-known-prefixes" onChange={(event) => setFilter({ typePrefix: event.target.value || undefined }, { replace: true })} placeholder="credentials." />
       </Field>
       <datalist id="audit-known-prefixes">
         {knownPrefixes.map((prefix) => (
@@ -159,7 +159,7 @@ export default function AuditPage() {
   const search = useRead(auditEndpoints.auditEvents, { query: searchQueryOf(view) }, { refetchInterval: live ? 10_000 : false });
   const names: AuditNames = { people: search.data?.people ?? {}, organizations: search.data?.organizations ?? {} };
   // A changed filter starts again from the first page: the cursor belongs to the old one.
-  const setFilter = (patch: Partial<AuditView>) => setView({ ...patch, cursor: undefined });
+  const setFilter = (patch: Partial<AuditView>, options?: { readonly replace?: boolean }) => setView({ ...patch, cursor: undefined }, options);
   const exportHref = urlOf(auditEndpoints.auditExport, { query: filterOf(view) });
   const filters = filterCount(view);
   return (
