@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { useSearchState } from '../router.tsx';
+import { navigate, useSearchState } from '../router.tsx';
 import { SessionsFilters } from './sessions.tsx';
 import { applyDraft, formatDuration, parseDuration, sessionsQueryOf, sessionsView, splitIds } from './sessions-view.ts';
 
@@ -72,6 +72,14 @@ describe('the sessions filter form', () => {
     expect(Object.fromEntries(search)).toEqual({ user: 'u1,u2', ip: '2001:db8::/32', olderThan: '2h', impersonated: 'true', sortBy: 'expiresAt', sortDirection: 'desc', offset: '0', limit: '50' });
     // Read back, the address gives the same view.
     expect(sessionsView.parse(Object.fromEntries(search)).user).toEqual(['u1', 'u2']);
+  });
+
+  it('follows the address when it moves elsewhere (a link, Back), dropping what was typed and not applied', () => {
+    render(<FiltersOnTheAddress />);
+    fireEvent.change(screen.getByLabelText(/^Address or CIDR/), { target: { value: '10.0.0.1' } });
+    act(() => navigate('/sessions?user=zz&ip=192.0.2.0/24'));
+    expect(screen.getByLabelText<HTMLInputElement>(/^User ids/).value).toBe('zz');
+    expect(screen.getByLabelText<HTMLInputElement>(/^Address or CIDR/).value).toBe('192.0.2.0/24');
   });
 
   it('keeps the address as it was while a field is wrong, and says which', () => {

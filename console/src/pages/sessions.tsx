@@ -3,7 +3,7 @@ import { consoleOpsEndpoints } from '@portcullis/contracts/api/console-ops';
 import type { User } from '@portcullis/contracts/api/user';
 import { useState, type FormEvent } from 'react';
 import { useRead, useWrite } from '../api/hooks.ts';
-import { useLocation, useSearchState } from '../router.tsx';
+import { useSearchState } from '../router.tsx';
 import { Button, ErrorNotice, Field, Page, UserRef } from '../ui/components.tsx';
 import { DataTable } from '../ui/data-table.tsx';
 import { formatCount } from '../ui/format.ts';
@@ -15,7 +15,6 @@ const REFRESH_MS = 10_000;
 
 export default function SessionsPage() {
   const [view, setView] = useSearchState(sessionsView);
-  const { search } = useLocation();
   const sessions = useRead(consoleOpsEndpoints.opsSessions, { query: sessionsQueryOf(view) }, { refetchInterval: REFRESH_MS });
   const revoke = useWrite(adminEndpoints.revokeUserSession);
   const columns = sessionColumns({
@@ -26,8 +25,7 @@ export default function SessionsPage() {
   });
   return (
     <Page title="Sessions" actions={<span className="muted">{sessions.data ? `${formatCount(sessions.data.total)} live` : null}</span>}>
-      {/* Keyed by the address: a link followed or Back pressed shows that view's filters, not stale typing. */}
-      <SessionsFilters key={search} view={view} onApply={(patch) => setView(patch)} />
+      <SessionsFilters view={view} onApply={(patch) => setView(patch)} />
       <div className="chosen-row">
         <ChosenUsers view={view} onRemove={(id) => setView({ user: view.user.filter((other) => other !== id), offset: 0 })} />
         <AddUser chosen={view.user} onAdd={(id) => setView({ user: [...view.user, id], offset: 0 })} />
@@ -58,6 +56,15 @@ export default function SessionsPage() {
 export function SessionsFilters({ view, onApply }: { readonly view: SessionsView; readonly onApply: (patch: Partial<SessionsView>) => void }) {
   const [draft, setDraft] = useState<SessionsFilterDraft>(() => draftOf(view));
   const [problems, setProblems] = useState<DraftProblems>({});
+  // A link followed, Back pressed or a user added elsewhere shows that view's filters, not stale typing;
+  // the form stays mounted, so the field typed in keeps its focus after Enter.
+  const viewFilters = JSON.stringify(draftOf(view));
+  const [shownFilters, setShownFilters] = useState(viewFilters);
+  if (shownFilters !== viewFilters) {
+    setShownFilters(viewFilters);
+    setDraft(draftOf(view));
+    setProblems({});
+  }
   const edit = (patch: Partial<SessionsFilterDraft>) => setDraft((current) => ({ ...current, ...patch }));
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
