@@ -77,7 +77,10 @@ export function TrendChart({ rows, series }: { readonly rows: readonly MinuteRow
   );
 }
 
-/** get-session: requests per minute as bars on the left axis, the p99 in milliseconds as a line on the right. */
+/**
+ * get-session: requests per minute as bars on the left axis, the p99 in milliseconds as a line on the right,
+ * dotted so a lone busy minute between idle ones still shows its latency.
+ */
 export function GetSessionChart({ rows }: { readonly rows: readonly MinuteRow[] }) {
   return (
     <ResponsiveContainer width="100%" height={HEIGHT}>
@@ -89,7 +92,7 @@ export function GetSessionChart({ rows }: { readonly rows: readonly MinuteRow[] 
         <Tooltip {...tooltipStyle} />
         <Legend wrapperStyle={{ fontSize: 12, color: 'var(--muted)' }} />
         <Bar yAxisId="requests" dataKey="getSessions" name="requests / min" fill="var(--chart-1)" isAnimationActive={false} />
-        <Line yAxisId="latency" type="monotone" dataKey="getSessionP99Ms" name="p99 (ms)" stroke="var(--chart-3)" strokeWidth={2} dot={false} connectNulls={false} isAnimationActive={false} />
+        <Line yAxisId="latency" type="monotone" dataKey="getSessionP99Ms" name="p99 (ms)" stroke="var(--chart-3)" strokeWidth={2} dot={{ r: 2.5, fill: 'var(--chart-3)' }} connectNulls={false} isAnimationActive={false} />
       </ComposedChart>
     </ResponsiveContainer>
   );
