@@ -14,7 +14,7 @@ type People = Answer<typeof auditEndpoints.auditEvents>['people'];
 
 const PAGE = 20;
 /** The newest page follows what happens (a ban just made shows once the audit index has it); older pages stay put. */
-const REFRESH_MS = 10_000;
+const REFRESH_MS = 5_000;
 
 function Person({ id, people }: { readonly id: string; readonly people: People }) {
   const known: AuditPerson | undefined = people[id];

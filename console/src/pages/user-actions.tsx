@@ -40,6 +40,13 @@ export function BanControls({ user }: { readonly user: User }) {
     unban.reset();
     ban.mutate({ body: { userId: user.id, ...(reason ? { banReason: reason } : {}), ...(expiry.seconds ? { banExpiresIn: expiry.seconds } : {}) } });
   };
+  // Said in either form: the page shows the new state a moment later, once the read model has it.
+  const done = ban.isSuccess ? 'Banned; their sessions were ended.' : unban.isSuccess ? 'Unbanned.' : null;
+  const notice = done ? (
+    <span className="notice tone-ok" role="status">
+      {done}
+    </span>
+  ) : null;
   if (user.banned) {
     return (
       <div className="action-block">
@@ -61,11 +68,7 @@ export function BanControls({ user }: { readonly user: User }) {
         >
           Unban
         </Button>
-        {ban.isSuccess ? (
-          <span className="notice tone-ok" role="status">
-            Banned; their sessions were ended.
-          </span>
-        ) : null}
+        {notice}
         <ErrorNotice error={unban.error} />
       </div>
     );
@@ -81,11 +84,7 @@ export function BanControls({ user }: { readonly user: User }) {
       <Button tone="danger" type="submit" disabled={ban.isPending}>
         Ban
       </Button>
-      {unban.isSuccess ? (
-        <span className="notice tone-ok" role="status">
-          Unbanned.
-        </span>
-      ) : null}
+      {notice}
       <ErrorNotice error={ban.error} />
     </form>
   );

@@ -11,8 +11,11 @@ import { sessionColumns } from './session-columns.tsx';
 import { BanControls, RevokeAllSessions, SetPasswordForm } from './user-actions.tsx';
 import { ImpersonateButton, ImpersonationPanel, type Impersonation } from './user-impersonation.tsx';
 
-/** Live: a session the user opens elsewhere, or one another admin revokes, shows within this. */
-const REFRESH_MS = 10_000;
+/**
+ * Live: a session the user opens elsewhere, or one another admin revokes, shows within this; and a change
+ * made here, which the read models hold a moment after the command answered, shows without a reload.
+ */
+const REFRESH_MS = 3_000;
 
 export default function UserPage({ params }: { readonly params: Record<string, string> }) {
   const id = params.id ?? '';
