@@ -172,6 +172,11 @@ function Shell({ who }: { readonly who: { readonly name: string; readonly email:
   useKeyboardNavigation(lookup);
   const matched = routes.map((route) => ({ route, params: matchPath(route.pattern, path) })).find((m) => m.params !== null);
   const Current = matched?.route.page;
+  // The most specific entry the path is under: time travel (/audit/time-travel) is not the audit trail.
+  const activeNav = routes
+    .filter((route) => route.nav && (route.pattern === '/' ? path === '/' : path === route.pattern || path.startsWith(`${route.pattern}/`)))
+    .map((route) => route.pattern)
+    .sort((a, b) => b.length - a.length)[0];
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -184,7 +189,7 @@ function Shell({ who }: { readonly who: { readonly name: string; readonly email:
             {routes
               .filter((route) => route.nav)
               .map((route) => {
-                const active = route.pattern === '/' ? path === '/' : path === route.pattern || path.startsWith(`${route.pattern}/`);
+                const active = route.pattern === activeNav;
                 return (
                   <li key={route.pattern}>
                     <Link to={route.pattern} aria-current={active ? 'page' : undefined} title={`g ${route.nav?.key}`}>
