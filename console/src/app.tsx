@@ -6,6 +6,7 @@ import { signIn, signOut } from './api/auth.ts';
 import { ApiError } from './api/client.ts';
 import { useRead } from './api/hooks.ts';
 import { LookupBox } from './lookup.tsx';
+import { ImpersonationPanel } from './pages/user-impersonation.tsx';
 import { Link, matchPath, navigate, useLocation } from './router.tsx';
 import { routes } from './routes.ts';
 import { Button, ErrorNotice, Field, Loading } from './ui/components.tsx';
@@ -64,6 +65,8 @@ function Gate() {
   if (session.error) return <ErrorNotice error={session.error} />;
   const user = session.data?.user;
   if (!user) return <Loading what="Signing in" />;
+  // An admin impersonating from the console holds the user's session now: the way back, not a 403.
+  if (session.data?.session.impersonatedBy) return <ImpersonationPanel impersonation={session.data} onStopped={() => {}} />;
   if (admin.error && !(admin.error instanceof ApiError && admin.error.status === 403)) return <ErrorNotice error={admin.error} />;
   if (admin.data?.success !== true) return <ForbiddenPage who={user.email} />;
   return <Shell who={{ name: user.name, email: user.email }} />;

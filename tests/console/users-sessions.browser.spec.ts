@@ -172,6 +172,9 @@ describeWithChromium('the ops console: a user\'s page, live sessions, organizati
       return (await response.json()) as { user: { id: string }; session: { impersonatedBy: string | null } };
     });
     expect({ user: held.user.id, by: held.session.impersonatedBy }).toEqual({ user: person.id, by: browser.admin.rootId });
+    // Reloaded (or back to the tab later), the console still offers the way back rather than a 403.
+    await page.reload();
+    await page.getByRole('heading', { name: `You are impersonating ${person.name}` }).waitFor();
 
     await page.getByRole('button', { name: 'Stop impersonating' }).click();
     await page.getByRole('heading', { name: person.name, level: 1 }).waitFor();
