@@ -56,6 +56,11 @@ beforeAll(async () => {
     timeoutMs: 30_000,
     message: 'every process in the registry',
   });
+  // A projector's row lists the projections it holds from the heartbeat after it took their locks.
+  await waitFor(async () => (await admins.system.query(`SELECT 1 FROM process_registry WHERE service = 'projector' AND 'identity' = ANY(projections)`)).length === 1, {
+    timeoutMs: 30_000,
+    message: 'the projector to register the projections it holds',
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -153,6 +158,8 @@ describe('/ops/overview', () => {
     expect(overview.health.postgres.ok).toBe(true);
     expect(overview.health.redis).toBeNull();
     expect(overview.health.processes.filter((p) => p.up).map((p) => p.service).sort()).toEqual(['api', 'api', 'mailer', 'projector']);
+    // Each process' event-loop delay, from its own /metrics (the other api's with the server key).
+    expect(overview.health.processes.filter((p) => p.up && p.eventLoopDelayP99Ms === null).map((p) => p.service)).toEqual([]);
     const identity = overview.projections.find((p) => p.name === 'identity');
     expect(identity?.holder).toBe(overview.health.processes.find((p) => p.service === 'projector')?.instanceId);
     expect(identity?.checkpoint).not.toBeNull();

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { OVERVIEW_MINUTES, type OpsOverview, type RegisteredProcessView } from '@portcullis/contracts';
 import { sql } from '@portcullis/platform';
-import { scrapePrometheus, type PrometheusSample } from '@portcullis/platform/telemetry/prometheus-text';
+import { parsePrometheusText, scrapePrometheus, type PrometheusSample } from '@portcullis/platform/telemetry/prometheus-text';
+import type { Telemetry } from '@portcullis/platform/telemetry/telemetry';
 import { registeredProcesses } from '@portcullis/platform/telemetry/process-registry';
 import type { OpsPorts } from './ports.ts';
 import type { OverviewSeries } from './overview-series.ts';
@@ -51,7 +52,7 @@ function sampleValue(samples: readonly PrometheusSample[] | null, name: string, 
  * lag (from the projector holding it, through the metrics URL it registered, else from its stored
  * checkpoint), the delivery log's state, and the health of Postgres, Redis and every registered process.
  */
-export function overviewBuilder(ctx: OpsPorts, series: OverviewSeries, instanceId: () => string | null) {
+export function overviewBuilder(ctx: OpsPorts, telemetry: Telemetry, series: OverviewSeries, instanceId: () => string | null) {
   let activeSessions: { readonly count: number; readonly at: number } | null = null;
 
   async function countActiveSessions(): Promise<number> {
@@ -69,8 +70,16 @@ export function overviewBuilder(ctx: OpsPorts, series: OverviewSeries, instanceI
       registeredProcesses(ctx.pool).catch(() => []),
     ]);
     const head = postgres.ok ? postgres.value : 0;
+    const self = instanceId();
+    // This process reads its own figures; other api processes' /metrics want the server key, when there is one.
+    const apiKey = ctx.config.serverApiKey;
     const scraped = await Promise.all(
-      processes.map((process) => (process.up && process.metricsUrl && process.service !== 'api' ? scrapePrometheus(process.metricsUrl, SCRAPE_TIMEOUT_MS) : Promise.resolve(null))),
+      processes.map((process) => {
+        if (process.instanceId === self) return telemetry.prometheusText().then(parsePrometheusText, () => null);
+        if (!process.up || !process.metricsUrl) return Promise.resolve(null);
+        if (process.service !== 'api') return scrapePrometheus(process.metricsUrl, SCRAPE_TIMEOUT_MS);
+        return apiKey ? scrapePrometheus(process.metricsUrl, SCRAPE_TIMEOUT_MS, { 'x-api-key': apiKey }) : Promise.resolve(null);
+      }),
     );
 
     const [projectionRows, mail, mailMinutes, sessions] = postgres.ok
@@ -119,7 +128,6 @@ export function overviewBuilder(ctx: OpsPorts, series: OverviewSeries, instanceI
 
     const byMinute = new Map(mailMinutes.map((row) => [new Date(row.minute).toISOString(), row]));
     const mailColumn = (key: 'queued' | 'sent' | 'dead'): number[] => minuteSeries.minutes.map((minute) => byMinute.get(minute)?.[key] ?? 0);
-    const self = instanceId();
     const processViews: RegisteredProcessView[] = processes.map((process, i) => ({
       instanceId: process.instanceId,
       service: process.service,

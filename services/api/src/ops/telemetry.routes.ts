@@ -24,7 +24,7 @@ export function telemetryRoutes(ctx: OpsPorts) {
     const series = new OverviewSeries(telemetry, new Set([`${ctx.config.basePath}/get-session`]));
     series.start();
     app.addHook('onClose', () => series.stop());
-    const overview = overviewBuilder(ctx, series, registeredInstanceId);
+    const overview = overviewBuilder(ctx, telemetry, series, registeredInstanceId);
 
     route(app, endpoints.metrics, async (request, reply) => {
       await authorize(request, reply);

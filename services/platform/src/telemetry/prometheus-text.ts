@@ -23,9 +23,9 @@ export function parsePrometheusText(text: string): PrometheusSample[] {
 }
 
 /** Reads another process' /metrics, giving up after `timeoutMs`; null when it cannot be read. */
-export async function scrapePrometheus(url: string, timeoutMs: number): Promise<PrometheusSample[] | null> {
+export async function scrapePrometheus(url: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<PrometheusSample[] | null> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     if (!response.ok) {
       await response.body?.cancel();
       return null;
