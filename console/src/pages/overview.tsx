@@ -230,7 +230,7 @@ export default function OverviewPage() {
       actions={
         data ? (
           <span className="muted" role="status" aria-live="off">
-            Updated {formatInstant(data.generatedAt)} · figures of api {data.answeredBy.host} / {data.answeredBy.pid}
+            Updated {formatInstant(data.generatedAt)} · every api process summed, answered by {data.answeredBy.host} / {data.answeredBy.pid}
           </span>
         ) : null
       }

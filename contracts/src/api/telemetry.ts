@@ -44,7 +44,7 @@ export const opsOverviewSchema = z
     generatedAt: z.string(),
     answeredBy: z
       .object({ instanceId: z.string().nullable(), host: z.string(), pid: z.number().int() })
-      .meta({ description: 'the api process whose figures the series are: each api process samples its own' }),
+      .meta({ description: 'the api process that answered; the series are every api process\' figures summed' }),
     series: z.object({
       minutes: z.array(z.string()).meta({ description: 'the start of each minute (ISO 8601)' }),
       signIns: z.object({ success: perMinute, failure: perMinute, locked: perMinute }),

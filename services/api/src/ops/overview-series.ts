@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { OVERVIEW_MINUTES } from '@portcullis/contracts';
+import { sql, type DatabasePool } from '@portcullis/platform';
 import { DataPointType, type ResourceMetrics, type Telemetry } from '@portcullis/platform/telemetry/telemetry';
 import { HTTP_DURATION_METRIC, REFUSAL_METRIC, SIGN_IN_METRIC, SIGN_UP_METRIC } from './http-metrics.ts';
 
@@ -34,15 +36,41 @@ export interface MinuteSeries {
   readonly captchaRefused: number[];
 }
 
+/** Where every api process puts its minutes, so any of them answers for all. */
+export interface SharedMinutes {
+  readonly pool: DatabasePool;
+  /** The registry's id of this process, when it registered (a test's api has none: it gets one of its own). */
+  readonly instanceId: () => string | null;
+}
+
+interface MinuteRow {
+  readonly minute: number;
+  readonly sign_in_success: number;
+  readonly sign_in_failure: number;
+  readonly sign_in_locked: number;
+  readonly sign_ups: number;
+  readonly rate_limited: number;
+  readonly captcha_refused: number;
+  readonly get_sessions: number;
+  readonly get_session_buckets: readonly number[];
+  readonly bucket_boundaries: readonly number[];
+}
+
 /**
  * Per-minute series of the last hour, sampled from this process' own MeterProvider (the instruments
  * Prometheus reads): every few seconds the cumulative figures are read, and what moved since the previous
- * sample is added to the minute it moved in. Each api process keeps its own; the overview says which answered.
+ * sample is added to the minute it moved in. With `shared`, each sample also writes this process' minutes
+ * to Postgres and the series are every api process' summed (counts add; latency histograms add bucket by
+ * bucket, so the p99 is the deployment's, not an average of the processes').
  */
 export class OverviewSeries {
   private previous: Figures | null = null;
   private boundaries: number[] = [];
   private readonly minutes = new Map<number, Figures>();
+  /** Minutes moved since they were last written. */
+  private readonly unwritten = new Set<number>();
+  private readonly ownId = `api-${randomUUID()}`;
+  private samples = 0;
   private timer: NodeJS.Timeout | null = null;
   private sampling: Promise<void> = Promise.resolve();
 
@@ -50,6 +78,7 @@ export class OverviewSeries {
     private readonly telemetry: Telemetry,
     private readonly getSessionRoutes: ReadonlySet<string>,
     private readonly now: () => number = Date.now,
+    private readonly shared: SharedMinutes | null = null,
   ) {}
 
   start(): void {
@@ -67,7 +96,8 @@ export class OverviewSeries {
     await this.sample();
     const current = Math.floor(this.now() / MINUTE_MS);
     const starts = Array.from({ length: OVERVIEW_MINUTES }, (_, i) => current - OVERVIEW_MINUTES + 1 + i);
-    const of = (minute: number): Figures => this.minutes.get(minute) ?? emptyFigures();
+    const minutes = this.shared ? await this.everyProcessMinutes(starts[0]!) : this.minutes;
+    const of = (minute: number): Figures => minutes.get(minute) ?? emptyFigures();
     const column = (key: Counted): number[] => starts.map((minute) => of(minute)[key]);
     return {
       minutes: starts.map((minute) => new Date(minute * MINUTE_MS).toISOString()),
@@ -89,11 +119,67 @@ export class OverviewSeries {
         for (const key of COUNTED) into[key] += Math.max(0, figures[key] - this.previous[key]);
         into.getSessionBuckets = figures.getSessionBuckets.map((count, i) => (into.getSessionBuckets[i] ?? 0) + Math.max(0, count - (this.previous!.getSessionBuckets[i] ?? 0)));
         this.minutes.set(minute, into);
+        this.unwritten.add(minute);
       }
       this.previous = figures;
       for (const kept of this.minutes.keys()) if (kept <= minute - OVERVIEW_MINUTES) this.minutes.delete(kept);
+      if (this.shared) await this.write(this.shared.pool);
     }).catch(() => {});
     return this.sampling;
+  }
+
+  /** This process' moved minutes, as absolute figures (a write repeated after a failure changes nothing). */
+  private async write(pool: DatabasePool): Promise<void> {
+    const instanceId = this.shared?.instanceId() ?? this.ownId;
+    for (const minute of [...this.unwritten]) {
+      const figures = this.minutes.get(minute);
+      this.unwritten.delete(minute);
+      if (!figures) continue;
+      await pool.query(sql.unsafe`
+        INSERT INTO api_minute_figures (minute, instance_id, sign_in_success, sign_in_failure, sign_in_locked, sign_ups, rate_limited,
+                                        captcha_refused, get_sessions, get_session_buckets, bucket_boundaries)
+        VALUES (to_timestamp(${(minute * MINUTE_MS) / 1000}), ${instanceId}, ${figures.signInSuccess}, ${figures.signInFailure}, ${figures.signInLocked},
+                ${figures.signUps}, ${figures.rateLimited}, ${figures.captchaRefused}, ${figures.getSessions},
+                ${sql.array(figures.getSessionBuckets, 'int8')}, ${sql.array(this.boundaries, 'float8')})
+        ON CONFLICT (minute, instance_id) DO UPDATE SET
+          sign_in_success = EXCLUDED.sign_in_success, sign_in_failure = EXCLUDED.sign_in_failure, sign_in_locked = EXCLUDED.sign_in_locked,
+          sign_ups = EXCLUDED.sign_ups, rate_limited = EXCLUDED.rate_limited, captcha_refused = EXCLUDED.captcha_refused,
+          get_sessions = EXCLUDED.get_sessions, get_session_buckets = EXCLUDED.get_session_buckets, bucket_boundaries = EXCLUDED.bucket_boundaries`).catch(
+        (error: unknown) => {
+          this.unwritten.add(minute);
+          throw error;
+        },
+      );
+    }
+    // Sweeping is rare work: once in a few dozen samples, by whichever process samples.
+    if (this.samples++ % 30 === 0) {
+      await pool.query(sql.unsafe`DELETE FROM api_minute_figures WHERE minute < now() - make_interval(mins => ${OVERVIEW_MINUTES * 2})`);
+    }
+  }
+
+  /** Every api process' minutes from `from` on, summed. */
+  private async everyProcessMinutes(from: number): Promise<Map<number, Figures>> {
+    const rows = (await this.shared!.pool.any(sql.unsafe`
+      SELECT (extract(epoch FROM minute) * 1000)::float8 AS minute, sign_in_success, sign_in_failure, sign_in_locked, sign_ups, rate_limited,
+             captcha_refused, get_sessions, get_session_buckets, bucket_boundaries
+      FROM api_minute_figures WHERE minute >= to_timestamp(${(from * MINUTE_MS) / 1000})`)) as readonly MinuteRow[];
+    const summed = new Map<number, Figures>();
+    for (const row of rows) {
+      const minute = Math.round(row.minute / MINUTE_MS);
+      const into = summed.get(minute) ?? emptyFigures();
+      into.signInSuccess += Number(row.sign_in_success);
+      into.signInFailure += Number(row.sign_in_failure);
+      into.signInLocked += Number(row.sign_in_locked);
+      into.signUps += Number(row.sign_ups);
+      into.rateLimited += Number(row.rate_limited);
+      into.captchaRefused += Number(row.captcha_refused);
+      into.getSessions += Number(row.get_sessions);
+      // Every process has the same instrument, hence the same boundaries.
+      row.get_session_buckets.forEach((count, i) => (into.getSessionBuckets[i] = (into.getSessionBuckets[i] ?? 0) + Number(count)));
+      if (this.boundaries.length === 0 && row.bucket_boundaries.length > 0) this.boundaries = [...row.bucket_boundaries];
+      summed.set(minute, into);
+    }
+    return summed;
   }
 
   private read(collected: ResourceMetrics): Figures {

@@ -48,7 +48,7 @@ function sampleValue(samples: readonly PrometheusSample[] | null, name: string, 
 }
 
 /**
- * The ops console's overview: this api process' series of the last hour, live sessions, each projection's
+ * The ops console's overview: every api process' series of the last hour summed, live sessions, each projection's
  * lag (from the projector holding it, through the metrics URL it registered, else from its stored
  * checkpoint), the delivery log's state, and the health of Postgres, Redis and every registered process.
  */

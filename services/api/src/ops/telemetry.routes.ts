@@ -21,7 +21,8 @@ export function telemetryRoutes(ctx: OpsPorts) {
 
   return async function register(app: FastifyInstance): Promise<void> {
     const telemetry = await startTelemetry('portcullis-api');
-    const series = new OverviewSeries(telemetry, new Set([`${ctx.config.basePath}/get-session`]));
+    // Every api process writes its minutes beside the others', so the overview is the deployment's.
+    const series = new OverviewSeries(telemetry, new Set([`${ctx.config.basePath}/get-session`]), Date.now, { pool: ctx.pool, instanceId: registeredInstanceId });
     series.start();
     app.addHook('onClose', () => series.stop());
     const overview = overviewBuilder(ctx, telemetry, series, registeredInstanceId);
