@@ -117,6 +117,7 @@ describe('replaying every historical version of every event', () => {
       // As written before invitation mail existed: no `invitation` field at all.
       data: { jobId: randomUUID(), kind: 'password-reset', userId, to: email, name: 'History', sealedToken: 'sealed', callbackURL: null, expiresAt, newEmail: null },
     },
+    { stream: streams.mail(randomUUID()), type: 'mail.retry_requested.v1', data: { jobId: randomUUID(), kind: 'password-reset', userId } },
     { stream: streams.organizationSlug('history'), type: 'organization.slug_reserved.v1', data: { slug: 'history', organizationId } },
     {
       stream: streams.organization(organizationId),

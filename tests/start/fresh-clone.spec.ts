@@ -132,11 +132,25 @@ describe('a fresh clone in a private directory', () => {
     expect(session.status).toBe(200);
     expect(((await session.json()) as { user: { email: string } }).user.email).toBe(credentials.email);
 
-    const startPage = await fetch(`${api}/`);
+    // `/` leads to the ops console, which the start built; the bootstrap admin it printed signs in there.
+    const root = await fetch(`${api}/`, { redirect: 'manual' });
+    expect({ status: root.status, location: root.headers.get('location') }).toEqual({ status: 302, location: '/console/' });
+    const consolePage = await (await fetch(`${api}/console/`)).text();
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(consolePage)?.[1];
+    expect((await fetch(`${api}${script}`)).status).toBe(200);
+    await running.waitForOutput(/ops console: http:\/\/localhost:\d+\/console\/ {2}\(sign in as admin@portcullis\.localhost; its first password is in \.data\/bootstrap-admin-password\)/, 10_000);
+    const adminPassword = (await readFile(path.join(checkout, '.data', 'bootstrap-admin-password'), 'utf8')).trim();
+    const adminSignIn = await post('/api/auth/sign-in/email', { email: 'admin@portcullis.localhost', password: adminPassword });
+    expect(adminSignIn.status).toBe(200);
+    const adminCookie = adminSignIn.headers.getSetCookie().find((cookie) => cookie.startsWith('better-auth.session_token='))!.split(';')[0]!;
+    const overview = await fetch(`${api}/ops/overview`, { headers: { cookie: adminCookie } });
+    expect(overview.status).toBe(200);
+
+    const startPage = await fetch(`${api}/start`);
     expect(startPage.status).toBe(200);
     expect(startPage.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await startPage.text();
-    for (const link of ['/api/auth/ok', '/readyz', '/ops/mailbox', '/readme']) expect(html).toContain(`href="${link}"`);
+    for (const link of ['/console/', '/api/auth/ok', '/readyz', '/ops/mailbox', '/readme']) expect(html).toContain(`href="${link}"`);
     expect(await (await fetch(`${api}/readme`)).text()).toBe(await readFile(path.join(checkout, 'README.md'), 'utf8'));
 
     // Ctrl-C: the terminal signals the whole process group.
