@@ -37,3 +37,28 @@ export async function runLoad(options: LoadOptions): Promise<LoadFigures> {
     statusCodes,
   };
 }
+
+/**
+ * Sign-ins of `users` in turn against `baseUrl`, each connection taking the next: rotating users spreads the
+ * appends over many session streams, as real traffic would.
+ */
+export function signInLoad(
+  baseUrl: string,
+  users: readonly { readonly email: string; readonly password: string }[],
+  options: { readonly connections: number; readonly durationS: number },
+): LoadOptions {
+  const bodies = users.map((u) => JSON.stringify({ email: u.email, password: u.password }));
+  let next = 0;
+  return {
+    url: baseUrl,
+    ...options,
+    requests: [
+      {
+        method: 'POST',
+        path: '/api/auth/sign-in/email',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }),
+      },
+    ],
+  };
+}

@@ -5,7 +5,7 @@ import { pickFreePort } from '@portcullis/platform/free-port';
 import { answersOk, spawnEntry, tail, waitUntil, type Child } from '../lib/children.ts';
 import { CostMeter, type Cost, type CostSources } from '../lib/cost-meter.ts';
 import { createBenchDatabase } from '../lib/database.ts';
-import { runLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
+import { runLoad, signInLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
 import { startDeployment, type Deployment } from '../lib/portcullis.ts';
 import { log } from '../lib/progress.ts';
 import { deleteKeysWithPrefix, redisReachable, sessionIsCached } from '../lib/redis-keys.ts';
@@ -178,22 +178,7 @@ class ReadBench {
    * sides of each round's ratio.
    */
   private async measureSignIn(deployment: Deployment, sources: CostSources, label: string): Promise<SignInFigures> {
-    const bodies = this.signInUsers.map((u) => JSON.stringify({ email: u.email, password: u.password }));
-    let next = 0;
-    const load: LoadOptions = {
-      url: deployment.baseUrl,
-      connections: settings.signInConnections,
-      durationS: settings.durationS,
-      requests: [
-        {
-          method: 'POST',
-          path: '/api/auth/sign-in/email',
-          headers: { 'content-type': 'application/json' },
-          // Rotating users spreads the appends over many session streams, as real traffic would.
-          setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }),
-        },
-      ],
-    };
+    const load = signInLoad(deployment.baseUrl, this.signInUsers, { connections: settings.signInConnections, durationS: settings.durationS });
     // autocannon drops its connections without waiting for answers; a sign-in of our own queues behind the
     // argon2 work they left on the api's threadpool, so once it returns that work no longer competes.
     const drain = (): Promise<unknown> => new AuthClient(deployment.authUrl).signIn(this.primary);
@@ -210,7 +195,7 @@ class ReadBench {
     const verifyRuns: Argon2Figures[] = [argon2First];
     const rounds: Measured[] = [];
     for (let round = 1; round <= settings.signInRounds; round += 1) {
-      rounds.push(await this.measure(`sign-in ${label} over ${bodies.length} users (round ${round} of ${settings.signInRounds})`, sources, load));
+      rounds.push(await this.measure(`sign-in ${label} over ${this.signInUsers.length} users (round ${round} of ${settings.signInRounds})`, sources, load));
       await drain();
       verifyRuns.push(await measureArgon2('verify'));
     }

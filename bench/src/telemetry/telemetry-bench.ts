@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthClient, cookieHeader } from '../lib/auth-client.ts';
 import { createBenchDatabase } from '../lib/database.ts';
-import { runLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
+import { runLoad, signInLoad, type LoadFigures, type LoadOptions } from '../lib/load.ts';
 import { startDeployment } from '../lib/portcullis.ts';
 import { log } from '../lib/progress.ts';
 import { deleteKeysWithPrefix, redisReachable } from '../lib/redis-keys.ts';
@@ -99,21 +99,7 @@ export async function runTelemetry(teardown: Teardown): Promise<string> {
         connections: settings.connections,
         durationS: settings.durationS,
       };
-      const bodies = users.map((u) => JSON.stringify({ email: u.email, password: u.password }));
-      let next = 0;
-      const signIn: LoadOptions = {
-        url: deployment.baseUrl,
-        connections: settings.signInConnections,
-        durationS: settings.durationS,
-        requests: [
-          {
-            method: 'POST',
-            path: '/api/auth/sign-in/email',
-            headers: { 'content-type': 'application/json' },
-            setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }),
-          },
-        ],
-      };
+      const signIn = signInLoad(deployment.baseUrl, users, { connections: settings.signInConnections, durationS: settings.durationS });
       log(`get-session and sign-in, ${label}: ${WARMUP_S} s warm-up each, then ${settings.durationS} s`);
       await runLoad({ ...getSession, durationS: WARMUP_S });
       const sessionFigures = await runLoad(getSession);

@@ -3,13 +3,7 @@ import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { ConfigPort, OperatorPort } from '../ports.ts';
 import { serverCall } from './server-call.ts';
 import { isTrustedOrigin } from './trusted-origins.ts';
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-function header(request: FastifyRequest, name: string): string {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value.trim() : '';
-}
+import { headerText as header, SAFE_METHODS } from './request-headers.ts';
 
 /**
  * The ops writes (a rebuild, a mail retry, a bulk ban) stand outside the auth API's perimeter, so they hold

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '@portcullis/contracts';
 import type { PerimeterPorts } from './ports.ts';
 import { isTrustedOrigin, isTrustedRedirect } from '../http/trusted-origins.ts';
+import { headerText as header, SAFE_METHODS } from '../http/request-headers.ts';
 
 /**
  * Login CSRF (better-auth's formCsrfMiddleware) guards the routes that open a session from credentials in
@@ -17,13 +18,6 @@ const REDIRECT_PARAMETERS: ReadonlyArray<readonly [name: string, code: ErrorCode
   ['errorCallbackURL', 'INVALID_ERROR_CALLBACK_URL'],
   ['newUserCallbackURL', 'INVALID_NEW_USER_CALLBACK_URL'],
 ];
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-function header(request: FastifyRequest, name: string): string {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value.trim() : '';
-}
 
 function asRecord(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
