@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createAuthClient } from 'better-auth/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePrometheusText } from '@portcullis/platform/telemetry/prometheus-text';
 import { ERASED, errorCatalogue } from '@portcullis/contracts';
 import { signEmailVerificationToken } from '@portcullis/platform';
 import { pickFreePort } from '@portcullis/platform/free-port';
@@ -102,6 +103,17 @@ async function verifyEmail(browser: HttpClient, email: string, userId: string): 
   expect((await browser.get(`verify-email?token=${token}`)).status).toBe(200);
 }
 
+/** Social sign-ups and successful social sign-ins so far, from the users' api's /metrics (open on loopback in development). */
+async function socialFigures(): Promise<{ signUps: number; signIns: number }> {
+  const samples = parsePrometheusText(await (await fetch(`${system.baseUrl}/metrics`)).text());
+  const value = (name: string, labels: Record<string, string>): number =>
+    samples.filter((s) => s.name === name && Object.entries(labels).every(([key, wanted]) => s.labels[key] === wanted)).reduce((sum, s) => sum + s.value, 0);
+  return {
+    signUps: value('portcullis_sign_ups_total', { method: 'social' }),
+    signIns: value('portcullis_sign_ins_total', { method: 'social', outcome: 'success' }),
+  };
+}
+
 describe('social sign-in with a generic OpenID Connect provider', () => {
   it('signs a new user up, as verified as the provider says, and sends them to newUserCallbackURL', async () => {
     const { client, jar } = browser();
@@ -141,15 +153,21 @@ describe('social sign-in with a generic OpenID Connect provider', () => {
 
   it('signs the same provider account in again, to callbackURL, as the same user', async () => {
     const account = person('returning');
+    const before = await socialFigures();
     const first = browser();
     await throughProvider(first.jar, await startSocial(first.client), account);
     const firstUser = (await first.client.getSession()).data?.user.id;
+    // The sign-up through the callback is one sign-up and one sign-in in the api's figures.
+    const afterSignUp = await socialFigures();
+    expect({ signUps: afterSignUp.signUps - before.signUps, signIns: afterSignUp.signIns - before.signIns }).toEqual({ signUps: 1, signIns: 1 });
 
     const again = browser();
     const back = await throughProvider(again.jar, await startSocial(again.client, { newUserCallbackURL: '/welcome' }), account);
     expect(back.location.pathname).toBe('/dashboard');
     expect((await again.client.getSession()).data?.user.id).toBe(firstUser);
     expect((await again.client.listAccounts()).data).toHaveLength(1);
+    const afterSignIn = await socialFigures();
+    expect({ signUps: afterSignIn.signUps - afterSignUp.signUps, signIns: afterSignIn.signIns - afterSignUp.signIns }).toEqual({ signUps: 0, signIns: 1 });
   });
 });
 

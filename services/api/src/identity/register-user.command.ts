@@ -8,6 +8,7 @@ import { decideRegistration, type Registration } from './registration.decider.ts
 import { linkProviderAccountIn, type NewProviderAccount } from './provider-accounts.ts';
 import { claimSignUpUsername } from './username-claim.ts';
 import type { UsernameFields } from './username.decider.ts';
+import { countSignUp } from './sign-up-count.ts';
 
 /** What registering a user runs on. */
 export type RegisterUserPorts = Pick<IdentityPorts, 'commands' | 'config'>;
@@ -47,6 +48,7 @@ export async function registerUser(ports: RegisterUserPorts, request: RequestMet
     },
     (unit) => registerUserIn(unit, ports, request, command),
   );
+  if (command.via === 'sign-up' && result.registered) countSignUp('email');
   return result;
 }
 

@@ -7,7 +7,6 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 export const HTTP_DURATION_METRIC = 'http.server.request.duration';
 export const SIGN_IN_METRIC = 'portcullis.sign_ins';
-export const SIGN_UP_METRIC = 'portcullis.sign_ups';
 export const REFUSAL_METRIC = 'portcullis.refusals';
 
 const httpMetrics = instruments((meter) => ({
@@ -17,7 +16,6 @@ const httpMetrics = instruments((meter) => ({
     advice: { explicitBucketBoundaries: LATENCY_BUCKETS },
   }),
   signIns: meter.createCounter(SIGN_IN_METRIC, { description: 'Sign-ins by method (email, username, social) and outcome (success, failure, locked)' }),
-  signUps: meter.createCounter(SIGN_UP_METRIC, { description: 'Accounts created, by method' }),
   refusals: meter.createCounter(REFUSAL_METRIC, { description: 'Requests refused at the perimeter: the rate limit (429) and captcha' }),
 }));
 
@@ -37,7 +35,7 @@ function statusClass(status: number): string {
 /**
  * The api's request figures, from two root hooks: every answer's route, method, status class and time
  * (the route's template, never the path, so ids and tokens make no series), and what the answers of the
- * sign-in and sign-up routes say about the attempt. Refusals are read from the error the answer was made
+ * sign-in routes say about the attempt (sign-ups are counted where they are decided: identity/sign-up-count.ts). Refusals are read from the error the answer was made
  * from (the error handler's DomainError), so no route needs to count anything itself.
  */
 export function installHttpMetrics(app: FastifyInstance, basePath: string): void {
@@ -47,7 +45,6 @@ export function installHttpMetrics(app: FastifyInstance, basePath: string): void
     [`${basePath}/sign-in/social`, 'social'],
     [`${basePath}/callback/:id`, 'social'],
   ]);
-  const signUpRoutes = new Map<string, string>([[`${basePath}/sign-up/email`, 'email']]);
   const errorCodes = new WeakMap<FastifyRequest, string>();
 
   app.addHook('onError', (request, _reply, error, done) => {
@@ -66,8 +63,6 @@ export function installHttpMetrics(app: FastifyInstance, basePath: string): void
     else {
       const method = signInRoutes.get(route);
       if (method) countSignIn(request, reply, route, method, code);
-      const signUp = signUpRoutes.get(route);
-      if (signUp && status < 300) made.signUps.add(1, { method: signUp });
     }
     done();
   });

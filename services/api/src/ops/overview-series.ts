@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { OVERVIEW_MINUTES } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '@portcullis/platform';
 import { DataPointType, type ResourceMetrics, type Telemetry } from '@portcullis/platform/telemetry/telemetry';
-import { HTTP_DURATION_METRIC, REFUSAL_METRIC, SIGN_IN_METRIC, SIGN_UP_METRIC } from './http-metrics.ts';
+import { HTTP_DURATION_METRIC, REFUSAL_METRIC, SIGN_IN_METRIC } from './http-metrics.ts';
+import { SIGN_UP_METRIC } from '../identity/sign-up-count.ts';
 
 const SAMPLE_EVERY_MS = 10_000;
 const MINUTE_MS = 60_000;

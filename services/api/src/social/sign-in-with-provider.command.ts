@@ -7,6 +7,7 @@ import { normalizeEmail } from '../identity/password-policy.ts';
 import { linkProviderAccountIn, type NewProviderAccount } from '../identity/provider-accounts.ts';
 import { providerAccountClaimModel } from '../identity/provider-account.decider.ts';
 import { registerUserIn } from '../identity/register-user.command.ts';
+import { countSignUp } from '../identity/sign-up-count.ts';
 import { passSignInGates } from '../identity/sign-in-gates.ts';
 import { signInAccountModel } from '../identity/sign-in-account.state.ts';
 import { newSession } from '../session/new-session.ts';
@@ -95,6 +96,7 @@ export async function signInWithProvider(ctx: SocialPorts, request: RequestMetad
       return { signedIn: true, token: registered.signIn.token, user: registered.user, isRegister: true };
     },
   );
+  if (result.signedIn && result.isRegister) countSignUp('social');
   return result;
 }
 
