@@ -60,10 +60,19 @@ describeWithChromium('the ops console: audit trail, event detail, time travel, s
     const { page } = browser;
     await page.goto(browser.url('/audit'));
     await page.getByRole('button', { name: 'Check the chain now' }).click();
-    await page.getByText('intact').first().waitFor({ timeout: 30_000 });
+    await page
+      .getByText('intact')
+      .first()
+      .waitFor({ timeout: 60_000 })
+      .catch(async (error: unknown) => {
+        // What the card said instead (a refusal, a failed or broken check, no check at all).
+        const card = await page.locator('.chain-check').innerText().catch(() => '(no card)');
+        const answer = await fetch(`${browser.admin.adminUrl}/ops/audit/verification`, { headers: { cookie: browser.admin.cookiesOf(root) } }).then((r) => r.text());
+        throw new Error(`no intact check shown: ${String(error)}\ncard: ${card}\nverification: ${answer}`);
+      });
     await page.getByText(/events checked, verified to position \d+/).first().waitFor();
     expectNoBrowserErrors(browser);
-  });
+  }, 90_000);
 
   it('searches the trail by user and by type, with names, keeps the filters in the address, and exports them as NDJSON', async () => {
     const { page } = browser;

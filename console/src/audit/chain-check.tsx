@@ -39,12 +39,21 @@ function Verdict({ check }: { readonly check: ChainVerification }) {
  * asked again every second until it ends.
  */
 export function ChainCheck() {
+  const start = useWrite(auditVerificationEndpoints.verifyAuditChain);
+  // The check this page started is followed until it has finished, whatever one read in between said.
+  const startedId = start.data?.verification.id;
   const checks = useRead(
     auditVerificationEndpoints.auditVerification,
     {},
-    { refetchInterval: (query) => (query.state.data?.latest?.status === 'running' ? 1000 : false), staleTime: 0 },
+    {
+      refetchInterval: (query) => {
+        const answer = query.state.data;
+        const following = startedId !== undefined && answer?.lastFinished?.id !== startedId && answer?.latest?.status !== 'failed';
+        return answer?.latest?.status === 'running' || following ? 1000 : false;
+      },
+      staleTime: 0,
+    },
   );
-  const start = useWrite(auditVerificationEndpoints.verifyAuditChain);
   const latest = checks.data?.latest ?? null;
   const lastFinished = checks.data?.lastFinished ?? null;
   const running = latest?.status === 'running';
