@@ -113,7 +113,7 @@ export class ProjectionRunner {
       await inBatchSpan(
         `projection ${this.name}`,
         { 'portcullis.projection': this.name, 'portcullis.projection.events': batch.length, 'portcullis.projection.to': to },
-        batch.map((p) => p.recorded.metadata.traceparent),
+        () => batch.map((p) => p.recorded.metadata.traceparent),
         () => target.applyBatch(batch, stored, to, toEventId),
       );
       stored = checkpoint = to;

@@ -1,4 +1,4 @@
-import { context, metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type TracerProvider } from '@opentelemetry/api';
+import { context, metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type SpanContext, type TracerProvider } from '@opentelemetry/api';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
@@ -122,14 +122,19 @@ export function activeTraceparent(): string | null {
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
+/** The span a W3C `traceparent` names, as a remote parent; null for anything else. */
+export function spanContextOf(traceparent: string | null | undefined): SpanContext | null {
+  const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  return match ? { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true } : null;
+}
+
 /**
  * Runs `work` in a span continuing the trace a `traceparent` names (carried in an event's metadata or a
  * mail job), so the projector's and the mailer's work joins the request that caused it. With tracing off,
  * or no usable traceparent, `work` runs in a span of its own (a no-op without tracing).
  */
 export async function inSpanContinuing<T>(traceparent: string | null | undefined, name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
-  const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
-  if (!match) return inSpan(name, attributes, work);
-  const parent = trace.setSpanContext(context.active(), { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true });
-  return context.with(parent, () => inSpan(name, attributes, work));
+  const remote = spanContextOf(traceparent);
+  if (!remote) return inSpan(name, attributes, work);
+  return context.with(trace.setSpanContext(context.active(), remote), () => inSpan(name, attributes, work));
 }
