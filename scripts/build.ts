@@ -36,6 +36,7 @@ export const serviceEntries = {
   rebuildProjection: entry('projector', 'rebuild'),
   mailer: launched('mailer'),
   audit: entry('audit', 'cli'),
+  migrate: entry('platform', 'migrate-cli'),
   // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
   apiProgram: entry('api', 'server'),
   projectorProgram: entry('projector', 'main'),
