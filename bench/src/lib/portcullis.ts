@@ -4,7 +4,7 @@ import { answersOk, spawnEntry, waitUntil, type Child } from './children.ts';
 import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 
 // Built once per bench run, then measured as `npm start` runs it.
-let built: Promise<void> | undefined;
+let built: Promise<unknown> | undefined;
 
 interface ApiProcess {
   readonly baseUrl: string;
