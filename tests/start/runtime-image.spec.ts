@@ -169,6 +169,11 @@ describe('the image (Dockerfile) and its runtime file set', () => {
       });
     }
 
+    // The console's build, found in the set as in a checkout (platform's installation.ts).
+    const consolePage = await fetch(`${baseUrl}/console/`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('portcullis-auth-base');
+
     const email = uniqueEmail('image');
     await signUp(new HttpClient(`${baseUrl}/api/auth`), { email });
     const signedIn = await signIn(new HttpClient(`${baseUrl}/api/auth`), { email, password: DEFAULT_PASSWORD });
