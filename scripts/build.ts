@@ -9,38 +9,12 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type OutputFile, type Plugin } from 'esbuild';
+import { serviceEntries } from './service-entries.ts';
+
+export { portcullisCommands, serviceEntries, type ServiceEntry } from './service-entries.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-export interface ServiceEntry {
-  readonly source: string;
-  readonly built: string;
-}
-
-function entry(service: string, name: string): ServiceEntry {
-  return { source: `services/${service}/src/${name}.ts`, built: `services/${service}/dist/${name}.js` };
-}
-
-/**
- * A long-running service is started by its `launch` entry, which sets up tracing (when asked) before it
- * imports the service's program: see services/platform/src/telemetry/launch.ts.
- */
-function launched(service: string): ServiceEntry {
-  return entry(service, 'launch');
-}
-
-export const serviceEntries = {
-  api: launched('api'),
-  projector: launched('projector'),
-  rebuildProjection: entry('projector', 'rebuild'),
-  mailer: launched('mailer'),
-  audit: entry('audit', 'cli'),
-  // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
-  apiProgram: entry('api', 'server'),
-  projectorProgram: entry('projector', 'main'),
-  mailerProgram: entry('mailer', 'main'),
-} as const;
 
 /**
  * The `node` flags that run an entry: a built service (`.js`, with its source map) as `npm start` runs it in
@@ -61,10 +35,32 @@ const dependenciesStayExternal: Plugin = {
   },
 };
 
-export async function buildServices(): Promise<void> {
-  await Promise.all(
+/** What a build left external: the packages its bundles import at run time (`pg`, `@opentelemetry/api`, …). */
+export interface BuiltServices {
+  readonly externalImports: readonly string[];
+}
+
+/** Every import the bundles leave to node_modules, as written (`pino`, `@fastify/otel/…`); `node:` builtins aside. */
+function externalImportsOf(metafile: Metafile): string[] {
+  return Object.values(metafile.outputs).flatMap((output) =>
+    output.imports.filter((i) => i.external && !i.path.startsWith('node:')).map((i) => i.path),
+  );
+}
+
+/** Renamed into place, so a process starting while another build runs loads a whole file, old or new, never a half-written one. */
+async function writeWhole(files: readonly OutputFile[]): Promise<void> {
+  for (const file of files) {
+    await mkdir(path.dirname(file.path), { recursive: true });
+    const partial = `${file.path}.${process.pid}.partial`;
+    await writeFile(partial, file.contents);
+    await rename(partial, file.path);
+  }
+}
+
+export async function buildServices(): Promise<BuiltServices> {
+  const built = await Promise.all(
     Object.values(serviceEntries).map(async (service) => {
-      const { outputFiles } = await build({
+      const { outputFiles, metafile } = await build({
         absWorkingDir: root,
         entryPoints: [service.source],
         outfile: service.built,
@@ -75,18 +71,36 @@ export async function buildServices(): Promise<void> {
         sourcemap: true,
         logLevel: 'warning',
         plugins: [dependenciesStayExternal],
+        metafile: true,
         write: false,
       });
-      // Renamed into place, so a service starting while another build runs (a second `npm start`, a
-      // supervisor's restart) loads a whole file, old or new, never a half-written one.
-      for (const file of outputFiles) {
-        await mkdir(path.dirname(file.path), { recursive: true });
-        const partial = `${file.path}.${process.pid}.partial`;
-        await writeFile(partial, file.contents);
-        await rename(partial, file.path);
-      }
+      // A supervisor may restart a service while another build runs (a second `npm start`).
+      await writeWhole(outputFiles);
+      return externalImportsOf(metafile);
     }),
   );
+  return { externalImports: [...new Set(built.flat())].sort() };
+}
+
+/**
+ * The image's `portcullis` command (scripts/portcullis.ts) as one file at `outfile`: node's builtins only,
+ * so it runs wherever the built entries it starts are.
+ */
+export async function buildDispatcher(outfile: string): Promise<void> {
+  const { metafile } = await build({
+    absWorkingDir: root,
+    entryPoints: ['scripts/portcullis.ts'],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [dependenciesStayExternal],
+    metafile: true,
+  });
+  const external = externalImportsOf(metafile);
+  if (external.length > 0) throw new Error(`the portcullis dispatcher must import node's builtins only, not ${external.join(', ')}`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -90,7 +90,7 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('the sessi
   }
 
   it('serves no session of another log or of a later history, and every session of its own', { timeout: 300_000 }, async () => {
-    const first = await createTestDatabase('identity_first');
+    const first = await createTestDatabase('identity_first', { migrated: true });
     databases.push(first);
     let system = await run(first.url);
     const early = await signUp(new HttpClient(system.authUrl), { email: uniqueEmail('early') });
@@ -107,7 +107,7 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('the sessi
     await system.stop();
 
     // A new, empty database beside the same Redis: none of the first log's sessions exist here.
-    const fresh = await createTestDatabase('identity_fresh');
+    const fresh = await createTestDatabase('identity_fresh', { migrated: true });
     databases.push(fresh);
     system = await run(fresh.url);
     for (const token of [early.token, later.token]) expect(await answered(system.authUrl, token)).toBe(false);

@@ -16,7 +16,7 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('a Redis t
 
   beforeAll(async () => {
     redis = await startPrivateRedis({ args: ['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru'] });
-    database = await createTestDatabase('redis_eviction');
+    database = await createTestDatabase('redis_eviction', { migrated: true });
   });
 
   afterAll(async () => {

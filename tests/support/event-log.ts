@@ -1,7 +1,6 @@
 import type { DomainEvent, EventMetadata } from '@portcullis/contracts';
 import {
   createDatabasePool,
-  migrate,
   NotificationListener,
   PostgresEventStore,
   ProjectionControl,
@@ -34,9 +33,8 @@ export interface EventLogDatabase {
 export const TEST_AUTH_SECRET = 'event-log-spec-secret-0123456789abcdefghij';
 
 export async function createEventLogDatabase(prefix: string, options: { secret?: string } = {}): Promise<EventLogDatabase> {
-  const db = await createTestDatabase(prefix);
+  const db = await createTestDatabase(prefix, { migrated: true });
   try {
-    await migrate(db.url);
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
     // The store listens, so followers in the test wake on appends as they do in production.
     const notifications = new NotificationListener(db.url);

@@ -25,19 +25,45 @@ export function postgresAdminUrl(): string {
   return url;
 }
 
+/** The database global-setup migrated once per run, which `createTestDatabase({ migrated: true })` copies. */
+export function migratedTemplateName(): string {
+  let injected: string | undefined;
+  try {
+    injected = inject('migratedTemplateDatabase');
+  } catch {
+    // Outside a vitest worker: global-setup also exported it via env.
+  }
+  const name = injected || process.env.PORTCULLIS_TEST_PG_TEMPLATE;
+  if (!name) throw new Error('No migrated template database: run under vitest (tests/support/global-setup.ts) or set PORTCULLIS_TEST_PG_TEMPLATE.');
+  return name;
+}
+
+export interface CreateTestDatabaseOptions {
+  /**
+   * Migrated to this build's schema, as the migrate step leaves a database before the services start (they
+   * refuse any other schema). Copied from global-setup's migrated template, which costs a fraction of
+   * running every migration again; a spec about migrations themselves asks for an empty database.
+   */
+  migrated?: boolean;
+}
+
 /**
- * A fresh, empty database per caller so tests running in parallel (and repeated runs against a shared
- * server) never see each other's rows or schema.
+ * A fresh database per caller (empty, or migrated) so tests running in parallel (and repeated runs against a
+ * shared server) never see each other's rows or schema.
  */
-export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase> {
+export async function createTestDatabase(prefix = 'test', options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
   const adminUrl = postgresAdminUrl();
   const name = uniqueDatabaseName(prefix);
   await withAdmin(adminUrl, async (client) => {
-    await client.query(`create database ${client.escapeIdentifier(name)}`);
+    const template = options.migrated ? ` template ${client.escapeIdentifier(migratedTemplateName())}` : '';
+    await client.query(`create database ${client.escapeIdentifier(name)}${template}`);
   });
 
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  // The log's identity is drawn when its migration runs; a copy would share the template's, and a cache
+  // keyed by it would take one spec's database for another's. Each copy draws its own, as migrating does.
+  if (options.migrated) await renewLogIdentity(url.toString());
 
   let dropping: Promise<void> | undefined;
   const drop = (): Promise<void> => {
@@ -53,6 +79,16 @@ export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase>
   };
 
   return { url: url.toString(), name, drop };
+}
+
+async function renewLogIdentity(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    await client.query('update event_log_identity set id = gen_random_uuid(), created_at = now()');
+  } finally {
+    await client.end();
+  }
 }
 
 function uniqueDatabaseName(prefix: string): string {

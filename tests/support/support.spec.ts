@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { checkSchema, shippedMigrations } from '@portcullis/platform';
 import { createTestDatabase, postgresAdminUrl } from './postgres.ts';
 import { deleteRedisKeys, describeWithRedis, testRedisUrl, uniqueRedisPrefix } from './redis.ts';
 
@@ -48,6 +49,26 @@ describe('createTestDatabase', () => {
       expect(await databaseExists(db.name)).toBe(false);
     } finally {
       await lingering.end().catch(() => {});
+    }
+  });
+
+  it('copies a migrated database whose schema is current and whose log has an identity of its own', async () => {
+    const copies = [await createTestDatabase('support_migrated', { migrated: true }), await createTestDatabase('support_migrated', { migrated: true })];
+    try {
+      const identities: string[] = [];
+      for (const copy of copies) {
+        expect(await checkSchema(copy.url)).toEqual({ state: 'current', newest: shippedMigrations().at(-1) });
+        const client = new pg.Client({ connectionString: copy.url });
+        await client.connect();
+        try {
+          identities.push((await client.query<{ id: string }>('select id from event_log_identity')).rows[0]!.id);
+        } finally {
+          await client.end();
+        }
+      }
+      expect(new Set(identities).size).toBe(2);
+    } finally {
+      for (const copy of copies) await copy.drop();
     }
   });
 });

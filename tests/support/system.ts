@@ -49,7 +49,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const redisUrl = options.redis ? testRedisUrl() : null;
   if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
 
-  const database = await createTestDatabase('http');
+  const database = await createTestDatabase('http', { migrated: true });
   const port = options.port ?? (await pickFreePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;

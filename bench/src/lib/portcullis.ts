@@ -1,9 +1,10 @@
+import { migrate } from '@portcullis/platform';
 import { pickFreePort } from '@portcullis/platform/free-port';
 import { answersOk, spawnEntry, waitUntil, type Child } from './children.ts';
 import { buildServices, serviceEntries } from '../../../scripts/build.ts';
 
 // Built once per bench run, then measured as `npm start` runs it.
-let built: Promise<void> | undefined;
+let built: Promise<unknown> | undefined;
 
 interface ApiProcess {
   readonly baseUrl: string;
@@ -100,6 +101,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
 
   built ??= buildServices();
   await built;
+  // The migrate step, as a deployment runs it before the services (which refuse a schema not their build's).
+  await migrate(options.databaseUrl);
   const projector = spawnEntry('projector', serviceEntries.projector.built, env, { profiled: true });
   const api = spawnEntry('api', serviceEntries.api.built, env, { profiled: true });
   const others: Child[] = [];

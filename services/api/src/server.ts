@@ -1,4 +1,4 @@
-import { createLogger, startTelemetry, loadConfigOrExit, migrate, onStopRequest } from '@portcullis/platform';
+import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurrent, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
@@ -11,7 +11,7 @@ const telemetry = await startTelemetry('portcullis-api');
 const stopObservingEventLoop = observeEventLoop();
 observePasswordHashing();
 
-await migrate(config.databaseUrl);
+await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 const running = await createApiContext(config, { log }).catch((error: unknown) => {
   log.fatal(error instanceof Error ? error.message : String(error));
   process.exit(78);

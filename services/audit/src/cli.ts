@@ -7,8 +7,8 @@ import { auditFilterSchema, type AuditFilter } from '@portcullis/contracts';
 import {
   createDatabasePool,
   exportLogHead,
+  exitUnlessSchemaIsCurrent,
   loadConfigOrExit,
-  migrate,
   PostgresEventStore,
   PostgresProjectionTarget,
   protectPersonalData,
@@ -87,7 +87,7 @@ async function write(out: Writable, text: string): Promise<void> {
 
 const [command, ...rest] = process.argv.slice(2);
 const config = loadConfigOrExit();
-await migrate(config.databaseUrl);
+await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2 });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
 // the stored bytes themselves.

@@ -7,7 +7,7 @@ import {
   EventLogMailBus,
   KafkaMailBus,
   loadConfigOrExit,
-  migrate,
+  exitUnlessSchemaIsCurrent,
   onStopRequest,
   NotificationListener,
   PostgresEventStore,
@@ -38,7 +38,7 @@ const log = createLogger({ name: 'mailer', level: config.logLevel, format: confi
 const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();
 
-await migrate(config.databaseUrl);
+await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
 const transport: MailTransport = config.mail.smtpUrl
   ? new SmtpTransport(config.mail.smtpUrl, { maxConnections: config.mailer.concurrency })

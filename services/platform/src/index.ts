@@ -5,6 +5,7 @@ export { onStopRequest } from './stop-requests.ts';
 export * from './database/pool.ts';
 export { NotificationListener } from './database/notification-listener.ts';
 export { migrate } from './database/migrate.ts';
+export { checkSchema, exitUnlessSchemaIsCurrent, schemaRefusal, shippedMigrations, SCHEMA_REFUSED_EXIT_CODE, type SchemaVerdict } from './database/schema-version.ts';
 export * from './event-store/index.ts';
 export * from './command/index.ts';
 export * from './crypto/index.ts';

@@ -3,7 +3,7 @@ import {
   createLogger,
   startTelemetry,
   loadConfigOrExit,
-  migrate,
+  exitUnlessSchemaIsCurrent,
   onStopRequest,
   NotificationListener,
   PostgresEventStore,
@@ -30,7 +30,7 @@ const log = createLogger({ name: 'projector', level: config.logLevel, format: co
 const telemetry = await startTelemetry('portcullis-projector');
 const stopObservingEventLoop = observeEventLoop();
 
-await migrate(config.databaseUrl);
+await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 // The projector writes read models and checkpoints only, which the log can always rebuild.
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
 // One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.

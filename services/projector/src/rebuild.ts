@@ -1,5 +1,5 @@
 import { erasureProjectionName } from '@portcullis/contracts';
-import { createDatabasePool, loadConfigOrExit, migrate, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
+import { createDatabasePool, exitUnlessSchemaIsCurrent, loadConfigOrExit, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 /**
@@ -9,7 +9,7 @@ import { createProjectionTargets } from './projections.ts';
  */
 const requested = process.argv[2];
 const config = loadConfigOrExit();
-await migrate(config.databaseUrl);
+await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
 const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
   databaseUrl: config.databaseUrl,

@@ -1,17 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { opsEndpoints } from '@portcullis/contracts';
+import { installationRoot } from '@portcullis/platform/installation';
 import type { ConfigPort } from '../ports.ts';
 import { route } from '../http/declared-route.ts';
 
 /**
- * The console's build (`console/dist`, made by `npm start` and CI), found through the platform package as
- * the README and migrations are, so the built api finds it too. Without a build, `/` stays the start page.
+ * The console's build (`console/dist`, made by `npm start`, CI and the image's build), found where the
+ * migrations are (installationRoot), so the built api finds it in a checkout and in the image. Without a build, `/` stays the start page.
  */
-const consoleDist = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@portcullis/platform/package.json')), '..', '..', 'console', 'dist');
+const consoleDist = path.join(installationRoot(import.meta.url), 'console', 'dist');
 
 /** Assets are content-hashed file names: only such a name is served, so no path leaves the assets folder. */
 const ASSET = /^[A-Za-z0-9_.-]+\.(js|css|map|svg|png|woff2)$/;

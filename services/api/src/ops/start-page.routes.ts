@@ -1,17 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { opsEndpoints } from '@portcullis/contracts';
+import { installationRoot } from '@portcullis/platform/installation';
 import type { OpsPorts } from './ports.ts';
 import { consoleIsBuilt } from './console.routes.ts';
 import { route } from '../http/declared-route.ts';
 
 /**
- * The repository's README, two levels above the platform workspace (found through the package, as the
- * migrations are, so the built api finds it too). A deployment that ships without it has no /readme.
+ * The repository's README, at the installation's root (installationRoot, where the migrations are found).
+ * The image ships without it, so there is no /readme there.
  */
-const readmeFile = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@portcullis/platform/package.json')), '..', '..', 'README.md');
+const readmeFile = path.join(installationRoot(import.meta.url), 'README.md');
 
 /** The page is all inline: no script, no external asset, nothing to frame it. */
 const PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

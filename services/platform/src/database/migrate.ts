@@ -1,21 +1,21 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { runner } from 'node-pg-migrate';
+import { migrationsFolder } from '../installation.ts';
 
-// Found through the package rather than beside this file: a service built into one file lives elsewhere.
-const migrationsDir = path.join(path.dirname(createRequire(import.meta.url).resolve('@portcullis/platform/package.json')), 'migrations');
+/** Where node-pg-migrate records the steps it applied (one row a migration, named as its file without `.sql`). */
+export const MIGRATIONS_TABLE = 'schema_migrations';
 
 /**
- * Brings the schema up to date. node-pg-migrate takes an advisory lock, so api and projector processes that
- * start together do not race each other; the lock mode must be 'wait' (the default 'fail' makes whichever
- * process comes second exit with "Another migration is already running").
+ * Brings the schema up to date: the migrate step (`portcullis migrate`, `npm run migrate`), `npm start`, and
+ * tests. The services themselves only check the schema (schema-version.ts). node-pg-migrate takes an advisory
+ * lock, so two migrate steps started together do not race; the lock mode must be 'wait' (the default 'fail'
+ * makes whichever comes second exit with "Another migration is already running").
  */
 export async function migrate(databaseUrl: string, log: (message: string) => void = () => {}): Promise<void> {
   await runner({
     databaseUrl,
-    dir: migrationsDir,
+    dir: migrationsFolder(import.meta.url),
     direction: 'up',
-    migrationsTable: 'schema_migrations',
+    migrationsTable: MIGRATIONS_TABLE,
     log,
     singleTransaction: true,
     advisoryLockMode: 'wait',
