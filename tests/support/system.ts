@@ -14,6 +14,8 @@ export interface StartSystemOptions {
   env?: Record<string, string>;
   /** The api's port, when something must know its URL before it starts (a test IdP's redirect URIs). */
   port?: number;
+  /** Run on this database (a restored backup) instead of a fresh one; `stop()` drops it all the same. */
+  database?: TestDatabase;
 }
 
 export interface System {
@@ -49,7 +51,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const redisUrl = options.redis ? testRedisUrl() : null;
   if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
 
-  const database = await createTestDatabase('http', { migrated: true });
+  const database = options.database ?? (await createTestDatabase('http', { migrated: true }));
   const port = options.port ?? (await pickFreePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
