@@ -62,8 +62,8 @@ function readKustomization(directory: string): Kustomization {
   if (!isRecord(parsed)) throw new KustomizeError(directory, 'is not a mapping');
   const unsupported = Object.keys(parsed).filter((field) => !SUPPORTED_FIELDS.has(field));
   if (unsupported.length > 0) throw new KustomizeError(directory, `fields this renderer does not implement: ${unsupported.join(', ')}`);
-  if (parsed.kind !== undefined && parsed.kind !== 'Kustomization') throw new KustomizeError(directory, `kind ${String(parsed.kind)} is not Kustomization`);
-  return parsed as Kustomization;
+  if (parsed.kind !== undefined && parsed.kind !== 'Kustomization') throw new KustomizeError(directory, `kind ${JSON.stringify(parsed.kind)} is not Kustomization`);
+  return parsed;
 }
 
 function readResourceFile(directory: string, file: string): KubernetesObject[] {
