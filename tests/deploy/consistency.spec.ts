@@ -6,6 +6,7 @@ import { containersOf, resolveComposeService, resolveContainer, workloadsOf, typ
 import {
   commandOf,
   composedEnvironment,
+  composeOverrides,
   dispatcherCommands,
   longRunningServices,
   parseYaml,
@@ -78,6 +79,16 @@ describe('docker-compose.yml holds together', () => {
     expect(blockListOf([ipam!.subnet!]).check(address!)).toBe(true);
     // Outside the range Docker hands out, so no other container can come to hold the trusted address.
     expect(blockListOf([ipam!.ip_range!]).check(address!)).toBe(false);
+  });
+
+  it.each(composeOverrides)('%s only adds to services the main file runs', (file) => {
+    for (const [name, service] of Object.entries(readCompose(file).services)) {
+      expect(longRunningServices, `${file}: ${name}`).toContain(name);
+      expect(Object.keys(service).filter((field) => field !== 'environment' && field !== 'depends_on'), `${file}: ${name}`).toEqual([]);
+      for (const dependency of Object.keys((service.depends_on as Record<string, unknown> | undefined) ?? {})) {
+        expect(compose.services[dependency], `${file}: ${name} depends on ${dependency}`).toBeDefined();
+      }
+    }
   });
 
   it('the Kafka override points the services at the broker its profile starts', () => {
