@@ -140,6 +140,20 @@ describe('docker-compose.yml holds together', () => {
     const read = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => metricNamesIn(target.expr).map((metric) => ({ panel: panel.title, metric }))));
     expect(read.length).toBeGreaterThanOrEqual(dashboard.panels.length);
     expect(read.filter(({ metric }) => !exported.has(metric))).toEqual([]);
+    // The console overview's figures: sign-ins, sign-ups, get-session rate and p99, refusals, mail, projection
+    // lag, and the processes' health.
+    for (const figure of [
+      'portcullis_sign_ins_total',
+      'portcullis_sign_ups_total',
+      'http_server_request_duration_count',
+      'http_server_request_duration_bucket',
+      'portcullis_refusals_total',
+      'portcullis_mail_deliveries_total',
+      'portcullis_projection_lag_events',
+      'up',
+    ]) {
+      expect(read.map(({ metric }) => metric), figure).toContain(figure);
+    }
     expect(new Set(dashboard.panels.map((panel) => panel.datasource.uid))).toEqual(new Set(datasources.datasources.map((d) => d.uid)));
     expect(datasources.datasources[0]?.url).toBe('http://prometheus:9090');
   });
