@@ -148,3 +148,14 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
 export function configurationTable(): string {
   return tableOf(settingsSections);
 }
+
+/**
+ * The variables the settings read: each section's by name, and the deployment-named ones as the patterns the
+ * README shows (`AUTH_OIDC_<NAME>_CLIENT_ID`).
+ */
+export function settingVariables(): { readonly names: readonly string[]; readonly patterns: readonly string[] } {
+  return {
+    names: settingsSections.flatMap((s) => Object.keys(s.shape)),
+    patterns: settingsSections.flatMap((s) => ('deploymentNamed' in s && s.deploymentNamed ? s.deploymentNamed.documentation.map((d) => d.pattern) : [])),
+  };
+}

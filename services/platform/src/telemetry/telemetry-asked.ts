@@ -2,7 +2,7 @@
  * The standard OpenTelemetry variables that ask for export: with none of them set (or OTEL_SDK_DISABLED),
  * no exporter, SDK, instrumentation or span processor is started, so nothing is paid for tracing.
  */
-const SDK_VARIABLES = [
+export const SDK_VARIABLES = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
