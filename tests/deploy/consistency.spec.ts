@@ -17,6 +17,9 @@ import {
 } from '../support/deployment-files.ts';
 import { exportedMetricNames, metricNamesIn } from '../support/exported-metrics.ts';
 import { renderKustomization, type KubernetesObject } from '../support/kustomize.ts';
+import { imageRuntime } from '../support/dockerfile.ts';
+
+const image = imageRuntime();
 
 /** The port each process serves /healthz and /readyz on, as its configuration says. */
 function healthPortOf(service: LongRunningService, config: Config): number {
@@ -206,6 +209,8 @@ describe('the Kubernetes manifests hold together', () => {
   it('every container runs locked down, with resources requested and limited', () => {
     for (const w of workloads) {
       expect(w.pod.securityContext, w.object.metadata.name).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      // The image's files are readable by its own user; a pod run as another would start only by luck.
+      expect(w.pod.securityContext, w.object.metadata.name).toMatchObject({ runAsUser: image.uid, runAsGroup: image.gid });
       expect(w.pod.automountServiceAccountToken).toBe(false);
       for (const c of containersOf(w)) {
         expect(c.securityContext, `${w.object.metadata.name}/${c.name}`).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });

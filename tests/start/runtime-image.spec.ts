@@ -10,34 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { repoRoot, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
 import { TestSmtpServer } from '../support/smtp.ts';
 import { HttpClient } from '../support/system.ts';
-
-/** One instruction of the Dockerfile: `RUN npm ci` is `{ keyword: 'RUN', text: 'npm ci' }`. */
-interface Instruction {
-  readonly keyword: string;
-  readonly text: string;
-}
-
-interface Stage {
-  readonly from: string;
-  readonly name: string;
-  readonly instructions: readonly Instruction[];
-}
-
-/** The Dockerfile's stages, their instructions with continuation lines joined and comments left out. */
-function stagesOf(dockerfile: string): Stage[] {
-  const lines = dockerfile.replace(/\\\n/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
-  const stages: { from: string; name: string; instructions: Instruction[] }[] = [];
-  for (const line of lines) {
-    const [, keyword = '', text = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
-    if (keyword.toUpperCase() === 'FROM') {
-      const [, image = '', name = ''] = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(text) ?? [];
-      stages.push({ from: image, name, instructions: [] });
-    } else {
-      stages.at(-1)?.instructions.push({ keyword: keyword.toUpperCase(), text });
-    }
-  }
-  return stages;
-}
+import { stagesOf, type Instruction, type Stage } from '../support/dockerfile.ts';
 
 /** A RUN's command line, as the shell runs it (BuildKit's `--mount=…` flags are Docker's, not the shell's). */
 function commandOf(run: Instruction): string {

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { secretFileVariables } from '@portcullis/platform/config/secret-files';
+import { portcullisCommands } from '../../scripts/service-entries.ts';
+import { imageRuntime } from './dockerfile.ts';
 
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -11,14 +13,14 @@ export const composeFiles = ['docker-compose.yml', 'docker-compose.kafka.yml', '
 export const composeOverrides = composeFiles.filter((file) => file !== 'docker-compose.yml');
 
 /** The image's dispatcher: a container's command is one of these, then its arguments. */
-export const dispatcherCommands = ['api', 'projector', 'mailer', 'migrate', 'audit', 'rebuild-projection', 'keys'] as const;
+export const dispatcherCommands = Object.keys(portcullisCommands);
 
 /** The processes that run for good, each as the command of the same name. */
 export const longRunningServices = ['api', 'projector', 'mailer'] as const;
 export type LongRunningService = (typeof longRunningServices)[number];
 
 /** What the image sets for every command (ENV in the Dockerfile). */
-export const imageEnvironment: Readonly<Record<string, string>> = { NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000' };
+export const imageEnvironment: Readonly<Record<string, string>> = imageRuntime().environment;
 
 /** Parses YAML as compose does: anchors, and `<<` merge keys. */
 export function parseYaml(text: string): unknown {
