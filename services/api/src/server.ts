@@ -2,6 +2,7 @@ import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurre
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
+import { advertisedHost, authorityOf } from '@portcullis/platform/telemetry/advertised-host';
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
 import { observeDatabasePool, observeEventLoop, observePasswordHashing, observeRedis } from '@portcullis/platform/telemetry/runtime-metrics';
 
@@ -28,10 +29,10 @@ const address = await app.listen({ host: config.host, port: config.port }).catch
 log.info({ address, basePath: config.basePath }, `api listening on ${address}${config.basePath}`);
 observeDatabasePool(running.ctx.pool, 'api');
 if (running.ctx.cache) observeRedis(running.ctx.cache.redis, 'api');
-// Where the overview and an operator find this process' figures (a wildcard address is reached on loopback).
+// Where the overview and an operator find this process' figures.
 const registration = registerProcess(running.ctx.pool, {
   service: 'api',
-  metricsUrl: `${address.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:)/, '//127.0.0.1')}/metrics`,
+  metricsUrl: `http://${authorityOf(advertisedHost(config.host, config.advertisedHost), Number(new URL(address).port))}/metrics`,
   onError: (err) => log.warn({ err }, 'process registry heartbeat failed'),
 });
 

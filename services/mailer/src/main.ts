@@ -102,6 +102,7 @@ observeMailQueue(pool);
 const metricsServer = await serveProcessMetrics({
   telemetry,
   host: config.host,
+  advertisedHost: config.advertisedHost,
   port: config.mailerMetricsPort,
   readiness: async () => {
     const postgres = await pool.oneFirst(sql.unsafe`SELECT 1`).then(

@@ -95,6 +95,7 @@ observeProjections(pool, runners);
 const metricsServer = await serveProcessMetrics({
   telemetry,
   host: config.host,
+  advertisedHost: config.advertisedHost,
   port: config.projectorMetricsPort,
   readiness: async () => {
     const postgres = await pool.oneFirst(sql.unsafe`SELECT 1`).then(

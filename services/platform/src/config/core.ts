@@ -24,6 +24,11 @@ const coreShape = {
   NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` and keeps the ops endpoints for server calls'),
     HOST: setting(z.string().default('127.0.0.1'), 'where the api listens'),
     PORT: setting(z.coerce.number().int().min(0).max(65535).default(3000), 'the port the api listens on'),
+    ADVERTISED_HOST: setting(
+      z.string().regex(/^[A-Za-z0-9.:_-]+$/, 'must be a host name or an IP address').optional(),
+      'the address other processes reach this one on (the process registry, where the overview reads every process\' figures); in Kubernetes the pod\'s IP (`status.podIP`)',
+      '`HOST`, or when that is a wildcard (`0.0.0.0`) this machine\'s first non-loopback IPv4 address',
+    ),
     BASE_URL: setting(z.url().optional(), 'public URL; https turns on secure cookies', '`http://localhost:$PORT`'),
     AUTH_BASE_PATH: setting(
       z
@@ -89,6 +94,7 @@ export const coreSettings = section(
       env: c.NODE_ENV,
       host: c.HOST,
       port: c.PORT,
+      advertisedHost: c.ADVERTISED_HOST ?? null,
       baseUrl: baseUrlOf(c),
       basePath: c.AUTH_BASE_PATH,
       /** Checked present after parsing (npm start generates one; production must set it). */

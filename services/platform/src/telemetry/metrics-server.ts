@@ -1,3 +1,4 @@
+import { advertisedHost, authorityOf } from './advertised-host.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Telemetry } from './telemetry.ts';
@@ -24,6 +25,8 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 export async function serveProcessMetrics(options: {
   readonly telemetry: Telemetry;
   readonly host: string;
+  /** `ADVERTISED_HOST`: where peers reach this process, when not where it listens. */
+  readonly advertisedHost: string | null;
   readonly port: number;
   readonly readiness: () => Promise<Readiness>;
   readonly onListenError: (error: NodeJS.ErrnoException) => void;
@@ -61,11 +64,8 @@ export async function serveProcessMetrics(options: {
   });
   if (!listening) return null;
   const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  // A wildcard address is no place to scrape: the registry gives this machine's loopback.
-  const reachable = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
   return {
-    metricsUrl: `http://${reachable}:${address.port}/metrics`,
+    metricsUrl: `http://${authorityOf(advertisedHost(address.address, options.advertisedHost), address.port)}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
