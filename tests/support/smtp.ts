@@ -26,6 +26,10 @@ export type SmtpReply = { readonly code: number; readonly message: string };
 export class TestSmtpServer {
   readonly mails: ReceivedMail[] = [];
   refuse: (mail: { to: string[] }) => SmtpReply | null = () => null;
+  /** A reply refusing every session as it opens (a 421 of a busy relay, a 554 greeting), or null to serve. */
+  refuseSessions: SmtpReply | null = null;
+  /** Answer every login with 535 (a client that logs in; one that does not is served without). */
+  refuseLogins = false;
   /** Every message offered, accepted or refused, with when it arrived (performance.now()). */
   readonly offers: { to: string[]; at: number; refused: number | null }[] = [];
   /** How long the server takes to accept a message, to make a burst last. */
@@ -58,11 +62,15 @@ export class TestSmtpServer {
     if (this.server) return;
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
       logger: false,
       size: 1024 * 1024,
       // A stopped server drops the connections a pooling client holds at once, as a relay going down would.
       closeTimeout: 50,
+      onConnect: (_session, callback) => callback(this.refuseSessions ? smtpError(this.refuseSessions) : null),
+      onAuth: (auth, _session, callback) =>
+        this.refuseLogins ? callback(smtpError({ code: 535, message: 'Authentication credentials invalid' })) : callback(null, { user: auth.username }),
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -80,7 +88,7 @@ export class TestSmtpServer {
     const refusal = this.refuse({ to });
     this.offers.push({ to, at: performance.now(), refused: refusal?.code ?? null });
     if (refusal) {
-      callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
+      callback(smtpError(refusal));
       return;
     }
     void PostalMime.parse(message).then(
@@ -128,6 +136,10 @@ export class TestSmtpServer {
   close(): Promise<void> {
     return this.stop();
   }
+}
+
+function smtpError(reply: SmtpReply): Error {
+  return Object.assign(new Error(reply.message), { responseCode: reply.code });
 }
 
 function listen(server: SMTPServer, port: number): Promise<number> {
