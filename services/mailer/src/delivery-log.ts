@@ -68,16 +68,22 @@ export class DeliveryLog {
    * delivered or released already. Resolves to how many were made due.
    */
   async releaseWaitingForRelay(): Promise<number> {
-    return this.pool.transaction(async (tx) => {
-      const released = await tx.query(sql.unsafe`
-        UPDATE mail_delivery SET next_attempt_at = now(), updated_at = now()
-        WHERE job_id IN (
-          SELECT job_id FROM mail_delivery
-          WHERE status = 'pending' AND waiting_for_relay AND next_attempt_at > now()
-          FOR UPDATE SKIP LOCKED)`);
-      if (released.rowCount > 0) await tx.query(sql.unsafe`SELECT pg_notify(${MAIL_DUE_CHANNEL}, '')`);
-      return released.rowCount;
-    });
+    // One statement, one round trip after every mail sent: the notice goes out with its commit, and only when
+    // a job was released.
+    const { released } = (await this.pool.one(sql.unsafe`
+        WITH released AS (
+          UPDATE mail_delivery SET next_attempt_at = now(), updated_at = now()
+          WHERE job_id IN (
+            SELECT job_id FROM mail_delivery
+            WHERE status = 'pending' AND waiting_for_relay AND next_attempt_at > now()
+            FOR UPDATE SKIP LOCKED)
+          RETURNING job_id),
+        notice AS (SELECT pg_notify(${MAIL_DUE_CHANNEL}, '') FROM (SELECT FROM released LIMIT 1) AS any_released)
+        SELECT (SELECT count(*) FROM released)::int AS released, (SELECT count(*) FROM notice)::int AS notified`)) as {
+      released: number;
+      notified: number;
+    };
+    return released;
   }
 }
 
