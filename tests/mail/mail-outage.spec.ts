@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { MailJob } from '@portcullis/contracts';
 import { EventLogMailBus, sql } from '@portcullis/platform';
+import { scrapePrometheus } from '@portcullis/platform/telemetry/prometheus-text';
 import { createEventLogDatabase, type EventLogDatabase } from '../support/event-log.ts';
 import { mailerEnv, sealedJob, startMailer } from '../support/mailer-process.ts';
 import { waitFor, type ServiceProcess } from '../support/processes.ts';
@@ -51,14 +52,20 @@ describe('mail through an SMTP outage', () => {
     await db?.close();
   });
 
-  /** A mailer started and delivering: registered once its workers run. */
-  async function startedMailer(env: Record<string, string>): Promise<void> {
+  /** A mailer started and delivering: registered once its workers run. Resolves to its /metrics URL. */
+  async function startedMailer(env: Record<string, string>): Promise<string> {
     const mailer = startMailer(env);
     mailers.push(mailer);
-    await waitFor(async () => (await db.pool.maybeOne(sql.unsafe`SELECT 1 FROM process_registry WHERE service = 'mailer' AND pid = ${mailer.pid}`)) !== null, {
-      timeoutMs: 30_000,
-      message: `${mailer.name} to start\n${mailer.output().slice(-1500)}`,
-    });
+    let metricsUrl: string | null = null;
+    await waitFor(
+      async () => (metricsUrl = (await db.pool.maybeOneFirst(sql.unsafe`SELECT metrics_url FROM process_registry WHERE service = 'mailer' AND pid = ${mailer.pid}`)) as string | null) !== null,
+      { timeoutMs: 30_000, message: `${mailer.name} to start\n${mailer.output().slice(-1500)}` },
+    );
+    return metricsUrl!;
+  }
+
+  async function waitingForRelayGauge(metricsUrl: string): Promise<number | undefined> {
+    return (await scrapePrometheus(metricsUrl, 5000))?.find((sample) => sample.name === 'portcullis_mail_queue_waiting_for_relay')?.value;
   }
 
   async function delivery(jobId: string): Promise<DeliveryRow> {
@@ -110,7 +117,7 @@ describe('mail through an SMTP outage', () => {
       MAILER_RETRY_MAX_MS: String(3_600_000),
       MAILER_POLL_INTERVAL_MS: '60000',
     });
-    await Promise.all([startedMailer(env), startedMailer(env)]);
+    const [metricsUrl] = await Promise.all([startedMailer(env), startedMailer(env)]);
     smtp.refuse = ({ to }) => (to.includes('deferred@example.test') ? { code: 451, message: 'Mailbox busy, try again later' } : null);
 
     // The relay works, and defers one mail of its own accord: that one waits out its backoff whatever follows.
@@ -126,6 +133,8 @@ describe('mail through an SMTP outage', () => {
       expect(waiting).toMatchObject({ status: 'pending', waiting_for_relay: true });
       expect(waiting.next_attempt_in).toBeGreaterThan(1800);
     }
+    // What an operator's alert watches: the relay is down, these wait for it (the deferred one does not).
+    expect(await waitingForRelayGauge(metricsUrl)).toBe(backlog.length);
     await smtp.restart();
     const probe = sealedJob(env, 'probe@example.test');
     await bus.publish([probe]);
@@ -143,6 +152,7 @@ describe('mail through an SMTP outage', () => {
     expect(stillDeferred).toMatchObject({ status: 'pending', attempts: 1, waiting_for_relay: false });
     expect(stillDeferred.next_attempt_in).toBeGreaterThan(1800);
     expect(smtp.offers.filter((o) => o.to.includes('deferred@example.test'))).toHaveLength(1);
+    expect(await waitingForRelayGauge(metricsUrl)).toBe(0);
   });
 
   it('wakes a mailer between its polls when another mailer found the relay back', async () => {
