@@ -18,6 +18,8 @@ export function mailerEnv(databaseUrl: string, smtpUrl: string, extra: Record<st
     REDIS_URL: '',
     KAFKA_BROKERS: '',
     MAILER_POLL_INTERVAL_MS: '100',
+    // Two mailers on one machine each need a port of their own.
+    MAILER_METRICS_PORT: '0',
     ...extra,
   };
 }

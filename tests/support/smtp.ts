@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import PostalMime from 'postal-mime';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { waitFor } from './processes.ts';
 
 export interface ReceivedMail {
@@ -20,70 +20,98 @@ export type SmtpReply = { readonly code: number; readonly message: string };
 /**
  * A real SMTP server in the test process (npm smtp-server, the third party's stand-in): it accepts mail,
  * parses it (postal-mime) and keeps it. `refuse` decides, per incoming message, whether to answer with an
- * error code instead of accepting it (451 for a temporary failure, 550 for a permanent one).
+ * error code instead of accepting it (451 for a temporary failure, 550 for a permanent one). `stop` takes it
+ * off the network (an outage: connections are refused) and `restart` brings it back on the same port.
  */
 export class TestSmtpServer {
   readonly mails: ReceivedMail[] = [];
   refuse: (mail: { to: string[] }) => SmtpReply | null = () => null;
+  /** A reply refusing every session as it opens (a 421 of a busy relay, a 554 greeting), or null to serve. */
+  refuseSessions: SmtpReply | null = null;
+  /** Answer every login with 535 (a client that logs in; one that does not is served without). */
+  refuseLogins = false;
   /** Every message offered, accepted or refused, with when it arrived (performance.now()). */
   readonly offers: { to: string[]; at: number; refused: number | null }[] = [];
   /** How long the server takes to accept a message, to make a burst last. */
   acceptDelayMs = 0;
   private seq = 0;
+  private server: SMTPServer | null = null;
+  private listeningPort = 0;
 
-  private constructor(
-    private readonly server: SMTPServer,
-    readonly port: number,
-  ) {}
+  private constructor() {}
 
   static async start(): Promise<TestSmtpServer> {
-    let instance: TestSmtpServer | undefined;
+    const instance = new TestSmtpServer();
+    await instance.restart();
+    return instance;
+  }
+
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  /** The relay goes down: it stops listening, and the connections a client keeps open are closed (421). */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** The relay is back, on the port it had (a free one at the first start). */
+  async restart(): Promise<void> {
+    if (this.server) return;
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
       logger: false,
       size: 1024 * 1024,
-      onData(stream, session, callback) {
+      // A stopped server drops the connections a pooling client holds at once, as a relay going down would.
+      closeTimeout: 50,
+      onConnect: (_session, callback) => callback(this.refuseSessions ? smtpError(this.refuseSessions) : null),
+      onAuth: (auth, _session, callback) =>
+        this.refuseLogins ? callback(smtpError({ code: 535, message: 'Authentication credentials invalid' })) : callback(null, { user: auth.username }),
+      onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
-          const refusal = instance!.refuse({ to });
-          instance!.offers.push({ to, at: performance.now(), refused: refusal?.code ?? null });
-          if (refusal) {
-            callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
-            return;
-          }
-          void PostalMime.parse(Buffer.concat(chunks)).then(
-            (parsed) => {
-              const jobId = parsed.headers.find((h) => h.key === 'x-portcullis-job-id')?.value ?? null;
-              // Accepted (kept) the moment the server answers 250.
-              const accept = (): void => {
-                instance!.mails.push({
-                  from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-                  to,
-                  subject: parsed.subject ?? '',
-                  text: parsed.text ?? '',
-                  html: parsed.html ?? '',
-                  jobId,
-                  seq: ++instance!.seq,
-                });
-                callback();
-              };
-              if (instance!.acceptDelayMs > 0) setTimeout(accept, instance!.acceptDelayMs);
-              else accept();
-            },
-            (error: unknown) => callback(error as Error),
-          );
-        });
+        stream.on('end', () => this.receive(session, Buffer.concat(chunks), callback));
       },
     });
     server.on('error', () => {});
-    const port = await new Promise<number>((resolve) => {
-      server.listen(0, '127.0.0.1', () => resolve((server.server.address() as AddressInfo).port));
-    });
-    instance = new TestSmtpServer(server, port);
-    return instance;
+    this.listeningPort = await listen(server, this.listeningPort);
+    this.server = server;
+  }
+
+  /** Accepts (or refuses) one message as it arrives. */
+  private receive(session: SMTPServerSession, message: Buffer, callback: (error?: Error | null) => void): void {
+    const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+    const refusal = this.refuse({ to });
+    this.offers.push({ to, at: performance.now(), refused: refusal?.code ?? null });
+    if (refusal) {
+      callback(smtpError(refusal));
+      return;
+    }
+    void PostalMime.parse(message).then(
+      (parsed) => {
+        const jobId = parsed.headers.find((h) => h.key === 'x-portcullis-job-id')?.value ?? null;
+        // Accepted (kept) the moment the server answers 250.
+        const accept = (): void => {
+          this.mails.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to,
+            subject: parsed.subject ?? '',
+            text: parsed.text ?? '',
+            html: parsed.html ?? '',
+            jobId,
+            seq: ++this.seq,
+          });
+          callback();
+        };
+        if (this.acceptDelayMs > 0) setTimeout(accept, this.acceptDelayMs);
+        else accept();
+      },
+      (error: unknown) => callback(error as Error),
+    );
   }
 
   get url(): string {
@@ -106,8 +134,22 @@ export class TestSmtpServer {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return this.stop();
   }
+}
+
+function smtpError(reply: SmtpReply): Error {
+  return Object.assign(new Error(reply.message), { responseCode: reply.code });
+}
+
+function listen(server: SMTPServer, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.server.off('error', reject);
+      resolve((server.server.address() as AddressInfo).port);
+    });
+  });
 }
 
 /** The link a mail carries (its text part holds it in full). */

@@ -106,7 +106,7 @@ function deliveryColumns(retry: (jobId: string) => void, retrying: string | null
       cell: ({ row }) => (
         <span className="ref">
           <Badge tone={statusTone[row.original.status]}>{row.original.status}</Badge>
-          <span className="ref-detail">
+          <span className="ref-detail" title={row.original.firstAttemptedAt ? `first attempt ${formatInstant(row.original.firstAttemptedAt)}` : undefined}>
             {row.original.attempts} attempt{row.original.attempts === 1 ? '' : 's'}
           </span>
         </span>

@@ -58,6 +58,10 @@ const mailDeliverySchema = z
     to: z.string(),
     status: z.enum(mailDeliveryStatuses),
     attempts: z.number().int(),
+    firstAttemptedAt: z
+      .string()
+      .nullable()
+      .meta({ description: 'when its first delivery attempt began: the retry window (MAILER_RETRY_WINDOW_SECONDS) counts from it; null before any' }),
     nextAttemptAt: z.string().nullable(),
     lastError: z.string().nullable(),
     transport: z.string().nullable(),

@@ -1,31 +1,25 @@
 import type { MailJob } from '@portcullis/contracts';
-import { PermanentMailError, type Logger, type MailTransport, type TokenSealer } from '@portcullis/platform';
+import { DeferredMailError, PermanentMailError, type Logger, type MailTransport, type TokenSealer } from '@portcullis/platform';
 import type { DeliveryLog, DeliveryOutcome, DueDelivery } from './delivery-log.ts';
 import { inSpanContinuing } from '@portcullis/platform/telemetry/telemetry';
 import { mailLink, type LinkSettings } from './links.ts';
 import { countMail, mailOutcomeOf } from './mail-metrics.ts';
+import { afterTemporaryFailure, type RetrySettings } from './retry-schedule.ts';
 import { renderMail } from './templates.ts';
 
-export interface DeliverySettings extends LinkSettings {
+export interface DeliverySettings extends LinkSettings, RetrySettings {
   readonly from: string;
   readonly productName: string;
-  readonly maxAttempts: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxMs: number;
   readonly concurrency: number;
   readonly pollIntervalMs: number;
 }
 
-/** Exponential backoff with ±20 % jitter: base, 2·base, 4·base… capped at max. `attempt` counts from 1. */
-export function retryDelayMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
-  const delay = Math.min(baseMs * 2 ** Math.max(0, attempt - 1), maxMs);
-  return Math.round(delay * (0.8 + 0.4 * random()));
-}
-
 /**
  * Delivers the delivery log's due jobs with `concurrency` workers: renders each (opening its sealed
- * token), hands it to the transport, and records sent, a retry with backoff, or a dead letter once
- * attempts run out, the refusal is permanent, or the link expired before it could go out.
+ * token), hands it to the transport, and records sent, a retry with backoff, or a dead letter once the
+ * retry window is over, the refusal is permanent, or the link expired before it could go out. A mail
+ * that goes through makes the jobs waiting for the relay due at once (see releaseWaitingForRelay): the
+ * earliest of them to come due is the probe that finds the relay back, and the rest follow it.
  */
 export class DeliveryWorker {
   private stopped = false;
@@ -61,7 +55,9 @@ export class DeliveryWorker {
     while (!this.stopped) {
       let worked = false;
       try {
-        worked = await this.deliveries.deliverNext((due) => this.deliverTraced(due));
+        const outcome = await this.deliveries.deliverNext((due) => this.deliverTraced(due));
+        worked = outcome !== null;
+        if (outcome?.status === 'sent' && (await this.deliveries.releaseWaitingForRelay()) > 0) this.wake();
       } catch (error) {
         this.log.error({ err: error }, 'delivery round failed; retrying');
       }
@@ -93,7 +89,7 @@ export class DeliveryWorker {
     });
   }
 
-  private async deliver({ job, attempts }: DueDelivery): Promise<DeliveryOutcome> {
+  private async deliver({ job, attempts, firstAttemptedAt }: DueDelivery): Promise<DeliveryOutcome> {
     const attempt = attempts + 1;
     const context = { jobId: job.jobId, kind: job.kind, attempt };
     if (Date.parse(job.expiresAt) <= Date.now()) {
@@ -122,13 +118,18 @@ export class DeliveryWorker {
       return { status: 'sent', transport: this.transport.name, messageId: sent.messageId, response: sent.response };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (error instanceof PermanentMailError || attempt >= this.settings.maxAttempts) {
-        this.log.error({ ...context, err: error }, 'mail job dead-lettered');
+      if (error instanceof PermanentMailError) {
+        this.log.error({ ...context, err: error }, 'mail job dead-lettered: the relay refused it for good');
         return { status: 'dead', error: message };
       }
-      const delay = retryDelayMs(attempt, this.settings.retryBaseMs, this.settings.retryMaxMs);
-      this.log.warn({ ...context, err: error, retryInMs: delay }, 'mail delivery failed; will retry');
-      return { status: 'retry', error: message, nextAttemptAt: new Date(Date.now() + delay) };
+      const next = afterTemporaryFailure({ attempt, failedAt: new Date(), firstAttemptedAt, linkExpiresAt: new Date(job.expiresAt) }, this.settings);
+      if (!next.retry) {
+        this.log.error({ ...context, err: error, firstAttemptedAt }, `mail job dead-lettered: ${next.reason}`);
+        return { status: 'dead', error: `${next.reason}: ${message}` };
+      }
+      const waitingForRelay = !(error instanceof DeferredMailError);
+      this.log.warn({ ...context, err: error, nextAttemptAt: next.nextAttemptAt, waitingForRelay }, 'mail delivery failed; will retry');
+      return { status: 'retry', error: message, nextAttemptAt: next.nextAttemptAt, waitingForRelay };
     }
   }
 }

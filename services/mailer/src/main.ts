@@ -18,7 +18,7 @@ import {
   sql,
   type MailTransport,
 } from '@portcullis/platform';
-import { DeliveryLog } from './delivery-log.ts';
+import { DeliveryLog, MAIL_DUE_CHANNEL } from './delivery-log.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { countMail, observeMailQueue } from './mail-metrics.ts';
 import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-server';
@@ -62,7 +62,7 @@ const worker = new DeliveryWorker(
   log,
 );
 
-// One listening connection hears appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
+// One listening connection hears appends, rebuild requests and due mail: Postgres wakes each listener on every NOTIFY.
 // With Kafka too, since operators' retry requests come through the log (see followRetryRequests).
 const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
@@ -72,6 +72,9 @@ const protectedLog = protectPersonalData(
 );
 const store = protectedLog.store;
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting'));
+// Another mailer found the relay back and made the jobs waiting for it due: deliver them now, not at the next
+// poll. A lost notice costs at most a poll interval.
+void notifications.listen(MAIL_DUE_CHANNEL, { onNotification: () => worker.wake() });
 await notifications.start();
 const bus: MailBus = config.kafka
   ? new KafkaMailBus({ ...config.kafka, log })

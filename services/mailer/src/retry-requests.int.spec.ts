@@ -10,6 +10,7 @@ interface Row {
   status: string;
   attempts: number;
   dead: boolean;
+  tried: boolean;
 }
 
 /**
@@ -23,8 +24,8 @@ describe('retry requests', () => {
 
   async function dead(jobId: string, diedAt: string): Promise<void> {
     await db.pool.query(sql.unsafe`
-      INSERT INTO mail_delivery (job_id, kind, user_id, recipient, job, status, attempts, dead_at, last_error)
-      VALUES (${jobId}, 'verification', 'user-1', 'someone@example.test', '{}'::jsonb, 'dead', 8, now() + ${diedAt}::interval, '550 No such mailbox')`);
+      INSERT INTO mail_delivery (job_id, kind, user_id, recipient, job, status, attempts, first_attempted_at, dead_at, last_error)
+      VALUES (${jobId}, 'verification', 'user-1', 'someone@example.test', '{}'::jsonb, 'dead', 8, now() - interval '1 day', now() + ${diedAt}::interval, '550 No such mailbox')`);
   }
 
   async function retry(jobId: string): Promise<void> {
@@ -32,7 +33,7 @@ describe('retry requests', () => {
   }
 
   async function row(jobId: string): Promise<Row> {
-    return (await db.pool.one(sql.unsafe`SELECT status, attempts, dead_at IS NOT NULL AS dead FROM mail_delivery WHERE job_id = ${jobId}`)) as Row;
+    return (await db.pool.one(sql.unsafe`SELECT status, attempts, dead_at IS NOT NULL AS dead, first_attempted_at IS NOT NULL AS tried FROM mail_delivery WHERE job_id = ${jobId}`)) as Row;
   }
 
   async function caughtUp(): Promise<void> {
@@ -74,14 +75,15 @@ describe('retry requests', () => {
       revived: () => (revived += 1),
     });
     await caughtUp();
-    expect(await row(diedBefore)).toEqual({ status: 'pending', attempts: 0, dead: false });
-    expect(await row(diedAfter)).toEqual({ status: 'dead', attempts: 8, dead: true });
+    // Its retry window starts again at its next attempt.
+    expect(await row(diedBefore)).toEqual({ status: 'pending', attempts: 0, dead: false, tried: false });
+    expect(await row(diedAfter)).toEqual({ status: 'dead', attempts: 8, dead: true, tried: true });
     expect(revived).toBe(1);
     // Sent meanwhile, then a second retry of the same job arrives: nothing changes.
     await db.pool.query(sql.unsafe`UPDATE mail_delivery SET status = 'sent', attempts = 1, sent_at = now() WHERE job_id = ${diedBefore}`);
     await retry(diedBefore);
     await caughtUp();
-    expect(await row(diedBefore)).toEqual({ status: 'sent', attempts: 1, dead: false });
+    expect(await row(diedBefore)).toEqual({ status: 'sent', attempts: 1, dead: false, tried: false });
     expect(revived).toBe(1);
   });
 });

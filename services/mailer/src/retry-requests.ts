@@ -20,8 +20,9 @@ export function retryFollowerName(group: string): string {
 /**
  * Applies the retries operators ask for (`mail.retry_requested.v1`, POST /ops/mail/deliveries/:jobId/retry)
  * to the delivery log the mailer owns: a dead job becomes pending again, due now, with its attempts counted
- * afresh. Only a job that died before the retry was asked is revived, so a retry asked for twice, or read
- * again after a restart, sends nothing more. The rows and the checkpoint move in one transaction.
+ * afresh and a retry window counted from its next attempt. Only a job that died before the retry was asked
+ * is revived, so a retry asked for twice, or read again after a restart, sends nothing more. The rows and
+ * the checkpoint move in one transaction.
  */
 class RetryRequestTarget implements ProjectionTarget {
   readonly handles: ReadonlySet<string> = new Set([MailRetryRequested.type]);
@@ -49,7 +50,8 @@ class RetryRequestTarget implements ProjectionTarget {
         for (const { event, recorded } of events) {
           if (event.type !== MailRetryRequested.type) continue;
           const result = await tx.query(sql.unsafe`
-            UPDATE mail_delivery SET status = 'pending', attempts = 0, next_attempt_at = now(), dead_at = NULL, updated_at = now()
+            UPDATE mail_delivery SET status = 'pending', attempts = 0, next_attempt_at = now(), dead_at = NULL, updated_at = now(),
+              first_attempted_at = NULL, waiting_for_relay = false
             WHERE job_id = ${event.data.jobId} AND status = 'dead' AND dead_at <= ${sql.timestamp(recorded.recordedAt)}`);
           revived += result.rowCount;
         }

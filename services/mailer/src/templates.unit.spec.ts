@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { MailJob } from '@portcullis/contracts';
-import { retryDelayMs } from './delivery-worker.ts';
 import { mailLink } from './links.ts';
 import { describeLifetime, renderMail } from './templates.ts';
 
@@ -131,13 +130,5 @@ describe('mail templates', () => {
     expect(describeLifetime(86400)).toBe('24 hours');
     expect(describeLifetime(1800)).toBe('30 minutes');
     expect(describeLifetime(2)).toBe('2 seconds');
-  });
-});
-
-describe('retry backoff', () => {
-  it('doubles from the base up to the cap, within ±20 %', () => {
-    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, 1000, 10_000, () => 0.5))).toEqual([1000, 2000, 4000, 8000, 10_000]);
-    expect(retryDelayMs(1, 1000, 10_000, () => 0)).toBe(800);
-    expect(retryDelayMs(1, 1000, 10_000, () => 1)).toBe(1200);
   });
 });

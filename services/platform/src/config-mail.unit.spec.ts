@@ -12,7 +12,7 @@ describe('configuration of the email lifecycle and the mailer', () => {
     expect(config.mail).toEqual({ smtpUrl: null, from: 'Portcullis <no-reply@localhost>', productName: 'Portcullis' });
     expect(config.kafka).toBeNull();
     expect(config.serverApiKey).toBeNull();
-    expect(config.mailer).toEqual({ maxAttempts: 8, retryBaseMs: 2000, retryMaxMs: 600000, concurrency: 4, pollIntervalMs: 1000 });
+    expect(config.mailer).toEqual({ retryWindowSeconds: 86400, retryBaseMs: 2000, retryMaxMs: 300000, concurrency: 4, pollIntervalMs: 1000 });
   });
 
   it('sends on sign-up when verification is required, unless told otherwise', () => {
@@ -34,9 +34,9 @@ describe('configuration of the email lifecycle and the mailer', () => {
       KAFKA_BROKERS: 'k1',
       AUTH_SERVER_API_KEY: 'short',
       AUTH_RESET_PASSWORD_EXPIRES_IN: '0',
-      MAILER_MAX_ATTEMPTS: '0',
+      MAILER_RETRY_WINDOW_SECONDS: '-1',
     });
-    for (const name of ['SMTP_URL', 'KAFKA_BROKERS', 'AUTH_SERVER_API_KEY', 'AUTH_RESET_PASSWORD_EXPIRES_IN', 'MAILER_MAX_ATTEMPTS']) {
+    for (const name of ['SMTP_URL', 'KAFKA_BROKERS', 'AUTH_SERVER_API_KEY', 'AUTH_RESET_PASSWORD_EXPIRES_IN', 'MAILER_RETRY_WINDOW_SECONDS']) {
       expect(found.some((p) => p.startsWith(`${name}:`)), `${name} in ${JSON.stringify(found)}`).toBe(true);
     }
   });

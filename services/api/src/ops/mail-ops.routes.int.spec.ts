@@ -46,14 +46,15 @@ describe('mail ops routes', () => {
     async function delivered(jobId: string, kind: string, to: string, status: string, userId: string, receivedSecondsAgo: number): Promise<void> {
       rows.push({ jobId, kind, to, status, userId, receivedSecondsAgo });
       await exposed.db.pool.query(sql.unsafe`
-        INSERT INTO mail_delivery (job_id, kind, user_id, recipient, job, status, attempts, received_at, sent_at, dead_at, updated_at)
+        INSERT INTO mail_delivery (job_id, kind, user_id, recipient, job, status, attempts, received_at, first_attempted_at, sent_at, dead_at, updated_at)
         VALUES (${jobId}, ${kind}, ${userId}, ${to}, '{}'::jsonb, ${status}, ${status === 'pending' ? 0 : 1},
                 now() - make_interval(secs => ${receivedSecondsAgo}),
+                ${status === 'pending' ? sql.fragment`NULL` : sql.fragment`now() - make_interval(secs => ${receivedSecondsAgo})`},
                 ${status === 'sent' ? sql.fragment`now()` : sql.fragment`NULL`}, ${status === 'dead' ? sql.fragment`now() - interval '1 second'` : sql.fragment`NULL`},
                 now() - make_interval(secs => ${receivedSecondsAgo}))`);
     }
 
-    async function deliveries(query: string): Promise<{ deliveries: { jobId: string; status: string }[]; total: number }> {
+    async function deliveries(query: string): Promise<{ deliveries: { jobId: string; status: string; receivedAt: string; firstAttemptedAt: string | null }[]; total: number }> {
       const answer = await exposed.app.inject({ method: 'GET', url: `/ops/mail/deliveries?${query}`, headers: op });
       expect(answer.statusCode, answer.body).toBe(200);
       return answer.json();
@@ -85,6 +86,8 @@ describe('mail ops routes', () => {
       const all = await deliveries('limit=500');
       expect(all.total).toBe(rows.length);
       expect(all.deliveries.map((d) => d.jobId)).toEqual([...rows].sort((a, b) => a.receivedSecondsAgo - b.receivedSecondsAgo).map((r) => r.jobId));
+      // Tried jobs say when their retry window began; the untried ones have none yet.
+      for (const d of all.deliveries) expect(d.firstAttemptedAt).toBe(d.status === 'pending' ? null : d.receivedAt);
 
       const deadOrPending = await deliveries('status=dead,pending');
       expect(new Set(deadOrPending.deliveries.map((d) => d.status))).toEqual(new Set(['dead', 'pending']));

@@ -17,6 +17,7 @@ interface DeliveryRow {
   readonly recipient: string;
   readonly status: MailDelivery['status'];
   readonly attempts: number;
+  readonly first_attempted_at: number | null;
   readonly next_attempt_at: number | null;
   readonly last_error: string | null;
   readonly transport: string | null;
@@ -38,6 +39,7 @@ function deliveryOf(r: DeliveryRow): MailDelivery {
     to: r.recipient,
     status: r.status,
     attempts: r.attempts,
+    firstAttemptedAt: iso(r.first_attempted_at),
     nextAttemptAt: iso(r.next_attempt_at),
     lastError: r.last_error,
     transport: r.transport,
@@ -84,7 +86,7 @@ export function mailOpsRoutes(ctx: OpsPorts & SessionPorts & CommandsPort) {
       const where = conditions.length > 0 ? sql.join(conditions, sql.fragment` AND `) : sql.fragment`true`;
       // The total with the page, in one read: a window over the filtered rows before the limit.
       const rows = (await ctx.pool.any(sql.unsafe`
-        SELECT job_id, kind, user_id, recipient, status, attempts, next_attempt_at, last_error, transport, message_id,
+        SELECT job_id, kind, user_id, recipient, status, attempts, first_attempted_at, next_attempt_at, last_error, transport, message_id,
                smtp_response, received_at, sent_at, dead_at, count(*) OVER ()::text AS total
         FROM mail_delivery WHERE ${where}
         ORDER BY updated_at DESC, job_id LIMIT ${query.limit} OFFSET ${query.offset}`)) as readonly DeliveryRow[];

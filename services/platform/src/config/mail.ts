@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag, lifetime, section, setting } from './settings.ts';
+import { flag, lifetime, seconds, section, setting } from './settings.ts';
 
 /** The email lifecycle (verification, reset, change, deletion) and how its mail travels. */
 export const mailSettings = section(
@@ -41,9 +41,15 @@ export const mailSettings = section(
     KAFKA_CLIENT_ID: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis'), 'Kafka client id'),
     KAFKA_TOPIC_PREFIX: setting(z.string().regex(/^[A-Za-z0-9._-]*$/).default(''), 'a prefix for the Kafka topic names'),
     KAFKA_MAILER_GROUP: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis-mailer'), "the mailer's consumer group"),
-    MAILER_MAX_ATTEMPTS: setting(z.coerce.number().int().min(1).max(100).default(8), 'delivery attempts before a job is dead-lettered'),
-    MAILER_RETRY_BASE_MS: setting(z.coerce.number().int().positive().default(2000), 'backoff: base · 2^(attempt−1), ±20 %'),
-    MAILER_RETRY_MAX_MS: setting(z.coerce.number().int().positive().default(10 * 60 * 1000), 'the longest backoff'),
+    MAILER_RETRY_WINDOW_SECONDS: setting(
+      seconds(86_400),
+      'seconds a mail that fails temporarily is retried, from its first attempt, before it is dead-lettered (`0`: never retried): the longest SMTP outage that loses no mail',
+    ),
+    MAILER_RETRY_BASE_MS: setting(z.coerce.number().int().positive().default(2000), 'backoff after a temporary failure: base · 2^(attempt−1), ±20 %'),
+    MAILER_RETRY_MAX_MS: setting(
+      z.coerce.number().int().positive().default(5 * 60 * 1000),
+      'the longest backoff: during an outage, how long the relay may be back before the earliest waiting mail finds out (and the rest follow)',
+    ),
     MAILER_CONCURRENCY: setting(z.coerce.number().int().min(1).max(64).default(4), 'parallel deliveries'),
     MAILER_POLL_INTERVAL_MS: setting(z.coerce.number().int().positive().default(1000), 'how often an idle mailer looks for due retries'),
     MAILER_METRICS_PORT: setting(
@@ -85,7 +91,7 @@ export const mailSettings = section(
         }
       : null,
     mailer: {
-      maxAttempts: c.MAILER_MAX_ATTEMPTS,
+      retryWindowSeconds: c.MAILER_RETRY_WINDOW_SECONDS,
       retryBaseMs: c.MAILER_RETRY_BASE_MS,
       retryMaxMs: c.MAILER_RETRY_MAX_MS,
       concurrency: c.MAILER_CONCURRENCY,

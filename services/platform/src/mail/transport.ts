@@ -17,8 +17,10 @@ export interface SentMail {
 
 /**
  * Where rendered mail goes: SMTP (`smtp.ts`) when SMTP_URL is set, else the dev mailbox in Postgres
- * (`dev-mailbox.ts`). `send` resolves only once the mail was accepted; it throws `PermanentMailError` for a
- * refusal that no retry will fix, anything else is retried.
+ * (`dev-mailbox.ts`). `send` resolves only once the mail was accepted. It throws `PermanentMailError` for a
+ * refusal of this mail that no retry will fix, `DeferredMailError` when the relay works but will not take
+ * this mail yet; anything else means the relay could not be used at all (down, unreachable, refusing every
+ * session), and is retried too.
  */
 export interface MailTransport {
   readonly name: string;
@@ -30,5 +32,17 @@ export class PermanentMailError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'PermanentMailError';
+  }
+}
+
+/**
+ * The relay answered about this mail with a temporary refusal (4xx to its sender, recipient or content: a
+ * rate limit, a full mailbox, greylisting). The relay itself works, so another mail going through says
+ * nothing about when this one will: it waits out its own backoff.
+ */
+export class DeferredMailError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DeferredMailError';
   }
 }
