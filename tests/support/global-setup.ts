@@ -54,6 +54,12 @@ async function createMigratedTemplate(adminUrl: string): Promise<string> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
+    // A run killed before its teardown left its template behind: drop those whose run is gone.
+    const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'portcullis\\_template\\_%'`);
+    for (const { datname } of rows) {
+      const pid = Number(/^portcullis_template_(\d+)_/.exec(datname)?.[1]);
+      if (Number.isInteger(pid) && !processIsAlive(pid)) await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(datname)} WITH (FORCE)`);
+    }
     await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
   } finally {
     await admin.end();
@@ -63,6 +69,16 @@ async function createMigratedTemplate(adminUrl: string): Promise<string> {
   url.pathname = `/${name}`;
   await migrate(url.toString());
   return name;
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export async function teardown(): Promise<void> {
