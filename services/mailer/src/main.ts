@@ -43,9 +43,6 @@ const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: con
 const transport: MailTransport = config.mail.smtpUrl
   ? new SmtpTransport(config.mail.smtpUrl, { maxConnections: config.mailer.concurrency })
   : new DevMailboxTransport(config.databaseUrl);
-if (!config.mail.smtpUrl && config.env === 'production') {
-  log.warn('SMTP_URL is not set: mail goes to the dev mailbox (GET /ops/mailbox), not to anyone’s inbox');
-}
 
 const deliveries = new DeliveryLog(pool);
 const worker = new DeliveryWorker(

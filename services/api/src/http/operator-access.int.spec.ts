@@ -40,3 +40,45 @@ describe('ops writes from a browser page', () => {
     expect(await latestCheck()).not.toBeNull();
   });
 });
+
+/**
+ * Who may read the ops endpoints follows where the api listens, never NODE_ENV: a deployment that leaves
+ * NODE_ENV unset (development) or at test on a public address must be as closed as production.
+ */
+describe('operators, whatever NODE_ENV says', () => {
+  const KEY = 'operator-access-key-0123456789abcdef0123';
+  /** The mailbox, an audit search, an ops read and the Prometheus figures. */
+  const opsReads = ['/ops/mailbox', '/ops/audit/events', '/ops/projections', '/metrics'];
+  const started: InProcessApi[] = [];
+
+  afterAll(async () => {
+    for (const api of started) await api.close();
+  });
+
+  async function apiWith(env: Record<string, string>): Promise<InProcessApi> {
+    const api = await startInProcessApi('operator_rule', { AUTH_SERVER_API_KEY: KEY, ...env });
+    started.push(api);
+    return api;
+  }
+
+  for (const nodeEnv of ['development', 'test']) {
+    it(`wants an operator from an api listening beyond loopback with NODE_ENV=${nodeEnv}`, async () => {
+      const { app } = await apiWith({ HOST: '0.0.0.0', NODE_ENV: nodeEnv });
+      for (const url of opsReads) {
+        const anonymous = await app.inject({ url });
+        expect(anonymous.statusCode, url).toBe(401);
+        expect(anonymous.json(), url).toMatchObject({ code: 'UNAUTHORIZED' });
+        const operator = await app.inject({ url, headers: { 'x-api-key': KEY } });
+        expect(operator.statusCode, `${url}: ${operator.body}`).toBe(200);
+      }
+    });
+  }
+
+  it('answers anyone on this machine when the api listens on loopback alone, in production too', async () => {
+    const { app } = await apiWith({ HOST: '127.0.0.1', NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:25' });
+    for (const url of opsReads) {
+      const anonymous = await app.inject({ url });
+      expect(anonymous.statusCode, `${url}: ${anonymous.body}`).toBe(200);
+    }
+  });
+});

@@ -33,10 +33,11 @@ export type OperatorSessionCheck = (request: FastifyRequest, reply: FastifyReply
 export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
- * The ops endpoints (mail, audit trail) answer only operators: server calls with x-api-key, except in
- * development while the api listens on loopback alone, where whoever can reach it is on this machine.
- * With `sessions`, an admin's session too (the audit trail, read from a browser). Returns the check a route
- * runs first.
+ * The ops endpoints (mail, audit trail, projections, metrics) answer only operators: server calls with
+ * x-api-key, except while the api listens on loopback alone, where whoever can reach it is on this machine.
+ * Where it listens decides, not NODE_ENV: a deployment that leaves NODE_ENV unset (development) on a public
+ * address is as closed as one that says production. With `sessions`, an admin's session too (the audit
+ * trail, read from a browser). Returns the check a route runs first.
  */
 export function operatorAccess(
   ctx: ConfigPort & OperatorPort,
@@ -44,7 +45,7 @@ export function operatorAccess(
   options: { sessions?: boolean; refusal?: ErrorCode } = {},
 ): OperatorCheck {
   const refusal = options.refusal ?? 'YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL';
-  const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
+  const openToLocalCallers = LOOPBACK_HOSTS.has(ctx.config.host);
   const sessionCheck = options.sessions ? ctx.operatorSession : undefined;
   return async (request, reply) => {
     const call = serverCall(ctx, request);

@@ -67,6 +67,11 @@ const environmentSchema = z
     path: ['AUTH_SECRET'],
     message: 'is required in production',
   })
+  // Without it the mailer fills the dev mailbox, where nobody's reset or verification link would ever arrive.
+  .refine((c) => c.NODE_ENV !== 'production' || c.SMTP_URL !== undefined, {
+    path: ['SMTP_URL'],
+    message: 'is required in production (mail would land in the dev mailbox, not in anyone\'s inbox)',
+  })
   .refine((c) => c.AUTH_RATE_LIMIT_STORAGE !== 'redis' || c.REDIS_URL !== undefined, {
     path: ['AUTH_RATE_LIMIT_STORAGE'],
     message: 'redis needs REDIS_URL',
