@@ -8,10 +8,12 @@ import { organizationSettings } from './organization.ts';
 import { perimeterSettings } from './perimeter.ts';
 import { projectorSettings } from './projector.ts';
 import { tableOf } from './readme-table.ts';
+import { resolveSecretFiles } from './secret-files.ts';
 import { sessionSettings } from './session.ts';
 import { checkSocialSettings, socialSettings } from './social.ts';
 
 export { type CaptchaProvider } from './perimeter.ts';
+export { secretFileVariables, takesSecretFile } from './secret-files.ts';
 export {
   socialProviderIds,
   type AppleProviderSettings,
@@ -106,15 +108,22 @@ export class ConfigError extends Error {
 
 /**
  * Reads and validates every setting at once, so a bad deployment learns all its mistakes in one start.
- * This is the only place that reads the environment.
+ * This is the only place that reads the environment (and the files its `*_FILE` variables name).
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  const secretFiles = resolveSecretFiles(
+    Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')),
   );
+  const present = secretFiles.environment;
   const parsed = environmentSchema.safeParse(present);
   const problems = [
-    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
+    ...secretFiles.problems,
+    ...(parsed.success
+      ? []
+      : parsed.error.issues
+          // A setting whose file could not be read is missing only because of that, already said.
+          .filter((i) => !secretFiles.unresolved.has(String(i.path[0])))
+          .map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
     ...settingsSections.flatMap((s) => ('deploymentNamed' in s && s.deploymentNamed ? s.deploymentNamed.problems(present) : [])),
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
