@@ -1,5 +1,6 @@
 import {
   createDatabasePool,
+  poolSizesOf,
   createLogger,
   startTelemetry,
   createTokenSealer,
@@ -39,7 +40,8 @@ const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();
 
 await migrate(config.databaseUrl);
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
+const pools = poolSizesOf(config, 'mailer');
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 const transport: MailTransport = config.mail.smtpUrl
   ? new SmtpTransport(config.mail.smtpUrl, { maxConnections: config.mailer.concurrency })
   : new DevMailboxTransport(config.databaseUrl);
@@ -64,8 +66,8 @@ const worker = new DeliveryWorker(
 const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
 const protectedLog = protectPersonalData(
-  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (m, err) => log.warn({ err }, m) }),
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool, keysPoolSize: pools.dataKeys },
 );
 const store = protectedLog.store;
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting'));

@@ -3,6 +3,7 @@ import { auditSettings } from './audit.ts';
 import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
+import { databasePoolSettings } from './database-pools.ts';
 import { mailSettings } from './mail.ts';
 import { organizationSettings } from './organization.ts';
 import { perimeterSettings } from './perimeter.ts';
@@ -14,6 +15,7 @@ import { checkSocialSettings, socialSettings } from './social.ts';
 
 export { type CaptchaProvider } from './perimeter.ts';
 export { secretFileVariables, takesSecretFile } from './secret-files.ts';
+export { poolSizesOf, type PoolOwner, type PoolSizes } from './database-pools.ts';
 export {
   socialProviderIds,
   type AppleProviderSettings,
@@ -28,6 +30,7 @@ export {
 /** Every concern's settings, in the order the README's table lists them. */
 const settingsSections = [
   coreSettings,
+  databasePoolSettings,
   sessionSettings,
   credentialsSettings,
   perimeterSettings,
@@ -42,6 +45,7 @@ const settingsSections = [
 const environmentSchema = z
   .object({
     ...coreSettings.shape,
+    ...databasePoolSettings.shape,
     ...sessionSettings.shape,
     ...credentialsSettings.shape,
     ...perimeterSettings.shape,
@@ -88,6 +92,7 @@ const environmentSchema = z
 /** The whole configuration, typed from what each concern builds from its settings. */
 export type Config = Readonly<
   ReturnType<(typeof coreSettings)['build']> &
+    ReturnType<(typeof databasePoolSettings)['build']> &
     ReturnType<(typeof sessionSettings)['build']> &
     ReturnType<(typeof credentialsSettings)['build']> &
     ReturnType<(typeof perimeterSettings)['build']> &
@@ -133,6 +138,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return Object.freeze({
     ...coreSettings.build(c, c, present),
+    ...databasePoolSettings.build(c, c, present),
     ...sessionSettings.build(c, c, present),
     ...credentialsSettings.build(c, c, present),
     ...perimeterSettings.build(c, c, present),
