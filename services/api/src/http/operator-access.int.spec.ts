@@ -8,7 +8,7 @@ describe('ops writes from a browser page', () => {
   const latestCheck = async () => (await api.app.inject({ url: '/ops/audit/verification' })).json<{ latest: unknown }>().latest;
 
   beforeAll(async () => {
-    // A developer's api: loopback only, not production, so callers on this machine need no credential.
+    // A developer's api: loopback only, so callers on this machine need no credential.
     api = await startInProcessApi('operator_access', { HOST: '127.0.0.1', BASE_URL: 'http://localhost:3000' });
   });
 
