@@ -34,10 +34,10 @@ export function takesSecretFile(name: string): boolean {
 const FILE_SUFFIX = '_FILE';
 
 /** The file's content without its trailing line breaks, or what is wrong with it (by path, never content). */
-function readSecret(variable: string, path: string, readFile: (path: string) => string): string | { problem: string } {
+function readSecret(variable: string, path: string): string | { problem: string } {
   let content: string;
   try {
-    content = readFile(path).replace(/[\r\n]+$/, '');
+    content = readFileSync(path, 'utf8').replace(/[\r\n]+$/, '');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { problem: `${variable}: cannot read ${path}${code ? ` (${code})` : ''}` };
@@ -60,10 +60,7 @@ export interface ResolvedEnvironment {
  * refused rather than one silently winning, and a file that cannot be read is named by its path: its content
  * never appears in a problem, since a half-readable or wrong file may still hold a secret.
  */
-export function resolveSecretFiles(
-  present: Readonly<Record<string, string>>,
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
-): ResolvedEnvironment {
+export function resolveSecretFiles(present: Readonly<Record<string, string>>): ResolvedEnvironment {
   const environment: Record<string, string> = { ...present };
   const problems: string[] = [];
   const unresolved = new Set<string>();
@@ -75,7 +72,7 @@ export function resolveSecretFiles(
       problems.push(`${variable}: and ${name} are both set; set one of them`);
       continue;
     }
-    const content = readSecret(variable, path, readFile);
+    const content = readSecret(variable, path);
     if (typeof content === 'string') environment[name] = content;
     else {
       problems.push(content.problem);
