@@ -74,6 +74,18 @@ describe('operators, whatever NODE_ENV says', () => {
     });
   }
 
+  it('wants an operator for a request a proxy relayed to a loopback api, or for any once proxies are configured', async () => {
+    const local = (await apiWith({ HOST: '127.0.0.1' })).app;
+    const proxied = (await apiWith({ HOST: '127.0.0.1', AUTH_TRUSTED_PROXIES: 'loopback' })).app;
+    for (const url of opsReads) {
+      for (const relay of [{ 'x-forwarded-for': '203.0.113.7' }, { forwarded: 'for=203.0.113.7' }, { 'x-real-ip': '203.0.113.7' }]) {
+        expect((await local.inject({ url, headers: relay })).statusCode, `${url} ${JSON.stringify(relay)}`).toBe(401);
+      }
+      expect((await proxied.inject({ url })).statusCode, url).toBe(401);
+      expect((await proxied.inject({ url, headers: { 'x-api-key': KEY } })).statusCode, url).toBe(200);
+    }
+  });
+
   it('answers anyone on this machine when the api listens on loopback alone, in production too', async () => {
     const { app } = await apiWith({ HOST: '127.0.0.1', NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:25' });
     for (const url of opsReads) {
