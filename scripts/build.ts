@@ -6,11 +6,11 @@
  * named closure created at run time in an `Object.defineProperty`, on every request; and it transforms
  * every module again at each start.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Metafile, type OutputFile, type Plugin } from 'esbuild';
-import { serviceEntries } from './service-entries.ts';
+import { build, stop, type BuildOptions, type Metafile, type OutputFile, type Plugin } from 'esbuild';
+import { serviceEntries, type ServiceEntry } from './service-entries.ts';
 
 export { portcullisCommands, serviceEntries, type ServiceEntry } from './service-entries.ts';
 
@@ -57,29 +57,69 @@ async function writeWhole(files: readonly OutputFile[]): Promise<void> {
   }
 }
 
+/**
+ * `npm start`'s own script, run as built JavaScript too: under tsx, the process that supervises the system for
+ * as long as it runs would keep tsx's esbuild service alive beside it (started whenever a source changed since
+ * tsx cached its transforms), which nothing there can stop.
+ */
+export const startScript: ServiceEntry = { source: 'scripts/start.ts', built: 'scripts/dist/start.js' };
+
+/**
+ * The scripts find the repository from where they are (`import.meta.url`): bundled, each keeps its source's
+ * address, so the built start script finds the checkout, the console's sources and `.data/` as its sources do.
+ */
+const scriptsKeepTheirPlace: Plugin = {
+  name: 'scripts-keep-their-place',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]scripts[\\/][^\\/]+\.ts$/ }, async (args) => ({
+      contents: (await readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+      loader: 'ts',
+    }));
+  },
+};
+
+/** One entry bundled, its imports of other packages left external; answers those imports. */
+async function bundle(entry: ServiceEntry, options: Pick<BuildOptions, 'plugins'>): Promise<string[]> {
+  const { outputFiles, metafile } = await build({
+    absWorkingDir: root,
+    entryPoints: [entry.source],
+    outfile: entry.built,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+    metafile: true,
+    write: false,
+    ...options,
+  });
+  // A supervisor may restart a service while another build runs (a second `npm start`).
+  await writeWhole(outputFiles);
+  return externalImportsOf(metafile);
+}
+
+/**
+ * Builds every service, then stops esbuild's service process: started by the first build, it would otherwise
+ * stay beside whoever built (the start script, for as long as the system runs). A later build starts another.
+ * Not to be run twice at once in one process, since the stop would end the other's builds.
+ */
 export async function buildServices(): Promise<BuiltServices> {
-  const built = await Promise.all(
-    Object.values(serviceEntries).map(async (service) => {
-      const { outputFiles, metafile } = await build({
-        absWorkingDir: root,
-        entryPoints: [service.source],
-        outfile: service.built,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        sourcemap: true,
-        logLevel: 'warning',
-        plugins: [dependenciesStayExternal],
-        metafile: true,
-        write: false,
-      });
-      // A supervisor may restart a service while another build runs (a second `npm start`).
-      await writeWhole(outputFiles);
-      return externalImportsOf(metafile);
-    }),
-  );
-  return { externalImports: [...new Set(built.flat())].sort() };
+  try {
+    const built = await Promise.all(Object.values(serviceEntries).map((service) => bundle(service, { plugins: [dependenciesStayExternal] })));
+    return { externalImports: [...new Set(built.flat())].sort() };
+  } finally {
+    await stop();
+  }
+}
+
+/** Builds `npm start`'s script (see `startScript`), then stops esbuild's service as `buildServices` does. */
+export async function buildStartScript(): Promise<void> {
+  try {
+    await bundle(startScript, { plugins: [scriptsKeepTheirPlace, dependenciesStayExternal] });
+  } finally {
+    await stop();
+  }
 }
 
 /**
@@ -104,6 +144,10 @@ export async function buildDispatcher(outfile: string): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await buildServices();
-  console.log(`built ${Object.values(serviceEntries).map((service) => service.built).join(', ')}`);
+  if (process.argv[2] === 'start-script') {
+    await buildStartScript();
+  } else {
+    await buildServices();
+    console.log(`built ${Object.values(serviceEntries).map((service) => service.built).join(', ')}`);
+  }
 }

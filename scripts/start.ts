@@ -96,7 +96,7 @@ async function assertApiPortFree(host: string, port: number): Promise<void> {
 /** Everything before the services run: the database, the secret, the configuration, the schema and the build. */
 async function prepare(): Promise<Config> {
   await mkdir(dataDir, { recursive: true });
-  if (!env.DATABASE_URL) {
+  if (!env.DATABASE_URL && !env.DATABASE_URL_FILE) {
     say(`DATABASE_URL not set: starting embedded Postgres (data in ${path.relative(root, dataDir) || '.'}/postgres)`);
     database = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'postgres'), ...(embeddedPort ? { port: embeddedPort } : {}) });
     env.DATABASE_URL = database.url;
@@ -107,7 +107,7 @@ async function prepare(): Promise<Config> {
       say(`running as root: ${why}, so Postgres runs from ${staging.folder}${data}`);
     }
   }
-  if (!env.AUTH_SECRET && env.NODE_ENV !== 'production') {
+  if (!env.AUTH_SECRET && !env.AUTH_SECRET_FILE && env.NODE_ENV !== 'production') {
     console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
     env.AUTH_SECRET = await embeddedSecret();
   }

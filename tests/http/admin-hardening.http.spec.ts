@@ -11,7 +11,7 @@ import { testRedisUrl } from '../support/redis.ts';
 
 /**
  * The holes issue 41 found by probing the admin plugin and the audit trail from outside, each closed: in
- * production mode, two api processes on one log (the second naming the root admin in ADMIN_USER_IDS), the
+ * listening beyond loopback (where the ops endpoints want an operator), two api processes on one log (the second naming the root admin in ADMIN_USER_IDS), the
  * mailer on the dev mailbox, Redis where reachable; through better-auth's own admin and organization
  * clients, and plain HTTP for the ops endpoints.
  */
@@ -20,7 +20,7 @@ let admins: AdminSystem<MailSystem>;
 
 beforeAll(async () => {
   admins = await startAdminSystem(
-    { redis: testRedisUrl() !== null, env: { NODE_ENV: 'production', AUTH_SERVER_API_KEY: SERVER_KEY } },
+    { redis: testRedisUrl() !== null, env: { HOST: '0.0.0.0', AUTH_SERVER_API_KEY: SERVER_KEY } },
     (options) => startMailSystem({ ...options, smtp: false }),
   );
 }, 120_000);

@@ -7,8 +7,8 @@ import { waitFor } from '../support/processes.ts';
 import { HttpClient, type HttpResponse } from '../support/system.ts';
 
 /**
- * The ops console's admin views and bulk actions end to end, in production mode (the ops endpoints are not
- * open to loopback callers): two api processes on one log, the second knowing the root admin; users signed up
+ * The ops console's admin views and bulk actions end to end, listening beyond loopback (where the ops
+ * endpoints want an operator): two api processes on one log, the second knowing the root admin; users signed up
  * from addresses of their own (a trusted proxy's X-Forwarded-For); the mailer on the dev mailbox.
  */
 const SERVER_KEY = 'console-ops-server-key-0123456789abcdef';
@@ -71,7 +71,7 @@ async function sessions(query: string): Promise<OpsSessionsAnswer> {
 
 beforeAll(async () => {
   admins = await startAdminSystem(
-    { env: { NODE_ENV: 'production', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_TRUSTED_PROXIES: 'loopback', AUTH_RATE_LIMIT_ENABLED: 'false' } },
+    { env: { HOST: '0.0.0.0', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_TRUSTED_PROXIES: 'loopback', AUTH_RATE_LIMIT_ENABLED: 'false' } },
     (options) => startMailSystem({ ...options, smtp: false }),
   );
   root = adminApiClient();

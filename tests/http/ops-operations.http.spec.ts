@@ -10,7 +10,7 @@ import { HttpClient, type HttpResponse } from '../support/system.ts';
 /**
  * What the ops console does besides reading: rebuild a projection, retry a dead letter, check the hash
  * chain, end to end over HTTP with an admin's session on the real api, projector and mailer (Redis's session
- * cache included), in production mode, where the ops endpoints are not open to loopback callers.
+ * cache included), listening beyond loopback, where the ops endpoints want an operator.
  */
 const SERVER_KEY = 'ops-operations-server-key-0123456789abcdef';
 let admins: AdminSystem<MailSystem>;
@@ -37,7 +37,7 @@ async function ok<T>(method: 'GET' | 'POST', path: string): Promise<T> {
 describeWithRedis('ops console operations', () => {
   beforeAll(async () => {
     admins = await startAdminSystem(
-      { redis: true, env: { NODE_ENV: 'production', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_RATE_LIMIT_ENABLED: 'false' } },
+      { redis: true, env: { HOST: '0.0.0.0', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_RATE_LIMIT_ENABLED: 'false' } },
       (options) => startMailSystem(options),
     );
     admins.system.smtp!.refuse = ({ to }) => (refusing && to.some((address) => address.startsWith('bounce-')) ? { code: 550, message: 'No such mailbox' } : null);

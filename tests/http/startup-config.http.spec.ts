@@ -6,10 +6,10 @@ import { serviceEntries } from '../../scripts/build.ts';
  * A bad deployment must fail at start, loudly and completely: every invalid variable named in one go, the
  * process exiting non-zero so a supervisor notices, and no secret value echoed into the logs.
  */
-async function startApiExpectingRefusal(env: Record<string, string>): Promise<{ exit: ServiceExit; output: string }> {
-  const api = spawnService({
-    name: 'api-bad-config',
-    entry: serviceEntries.api.built,
+async function startExpectingRefusal(env: Record<string, string>, service: 'api' | 'mailer' = 'api'): Promise<{ exit: ServiceExit; output: string }> {
+  const started = spawnService({
+    name: `${service}-bad-config`,
+    entry: serviceEntries[service].built,
     env: {
       NODE_ENV: 'test',
       HOST: '127.0.0.1',
@@ -23,17 +23,17 @@ async function startApiExpectingRefusal(env: Record<string, string>): Promise<{ 
     },
   });
   try {
-    const exit = await api.exited;
-    return { exit, output: api.output() };
+    const exit = await started.exited;
+    return { exit, output: started.output() };
   } finally {
-    await api.stop();
+    await started.stop();
   }
 }
 
 describe('api start-up configuration', () => {
   it('refuses bad values, naming every bad variable, and exits non-zero without echoing the secret', async () => {
     const badSecret = 'too-short-secret-value';
-    const { exit, output } = await startApiExpectingRefusal({ PORT: 'abc', AUTH_PASSWORD_MIN_LENGTH: '0', AUTH_SECRET: badSecret });
+    const { exit, output } = await startExpectingRefusal({ PORT: 'abc', AUTH_PASSWORD_MIN_LENGTH: '0', AUTH_SECRET: badSecret });
     expect(exit.signal).toBeNull();
     expect(exit.code).not.toBe(0);
     expect(exit.code).not.toBeNull();
@@ -48,11 +48,20 @@ describe('api start-up configuration', () => {
 
   it('refuses NODE_ENV=production without AUTH_SECRET, naming AUTH_SECRET', async () => {
     // An empty value counts as unset, and overrides an AUTH_SECRET the test runner's environment might carry.
-    const { exit, output } = await startApiExpectingRefusal({ NODE_ENV: 'production', AUTH_SECRET: '' });
+    const { exit, output } = await startExpectingRefusal({ NODE_ENV: 'production', AUTH_SECRET: '' });
     expect(exit.signal).toBeNull();
     expect(exit.code).not.toBe(0);
     expect(output).toContain('Invalid configuration');
     expect(output).toMatch(/^\s*- AUTH_SECRET: /m);
     expect(output).not.toMatch(/ECONNREFUSED|never_used/);
+  });
+
+  it('refuses NODE_ENV=production without SMTP_URL, in the api and in the mailer that would have used the dev mailbox', async () => {
+    for (const service of ['api', 'mailer'] as const) {
+      const { exit, output } = await startExpectingRefusal({ NODE_ENV: 'production', SMTP_URL: '' }, service);
+      expect(exit.code, service).not.toBe(0);
+      expect(output, service).toMatch(/^\s*- SMTP_URL: is required in production/m);
+      expect(output, service).not.toMatch(/ECONNREFUSED|never_used/);
+    }
   });
 });

@@ -89,7 +89,8 @@ describe.skipIf(!redisServerAvailable() && process.env.CI !== 'true')('revocatio
         const { current } = parsePointer(await reader.get(layout.pointerKey).catch(() => null));
         if (!postgres || current === null) return false;
         const checkpoint = parseCacheCheckpoint(await reader.get(layout.generation(current).checkpoint).catch(() => null));
-        return (checkpoint?.position ?? 0) >= head && (await fetch(`${system.baseUrl}/readyz`)).status === 200;
+        // Ready, not merely degraded: Redis answers the api again too.
+        return (checkpoint?.position ?? 0) >= head && ((await (await fetch(`${system.baseUrl}/readyz`)).json()) as { status: string }).status === 'ready';
       },
       { timeoutMs: 240_000, intervalMs: 250, message: `every read model back at the head ${head} after ${what}` },
     );

@@ -122,6 +122,9 @@ describe('npm start (embedded default)', () => {
     // npm's shell, the start script, the services, Postgres and its watcher.
     const started = await descendantsOf(npm.pid);
     expect(started.length).toBeGreaterThanOrEqual(6);
+    // No build tool outlives the build: esbuild's service process would sit beside the system for as long as it runs.
+    const commands = await Promise.all(started.map(commandOf));
+    expect(commands.filter((command) => command.includes('esbuild'))).toEqual([]);
 
     process.kill(npm.pid, 'SIGTERM');
     await npm.exited;
@@ -133,6 +136,11 @@ describe('npm start (embedded default)', () => {
 async function childrenOf(pid: number): Promise<number[]> {
   const listed = (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).trim();
   return listed === '' ? [] : listed.split(/\s+/).map(Number);
+}
+
+/** The command line a process runs (empty once it has ended). */
+async function commandOf(pid: number): Promise<string> {
+  return (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ').trim();
 }
 
 async function descendantsOf(pid: number): Promise<number[]> {

@@ -8,8 +8,8 @@ import { waitFor } from '../support/processes.ts';
 import { HttpClient, type HttpResponse } from '../support/system.ts';
 
 /**
- * The figures every process serves and the overview the console draws, against the real processes in
- * production mode (the api's telemetry endpoints are not open to loopback callers there): two api processes
+ * The figures every process serves and the overview the console draws, against the real processes listening
+ * beyond loopback (where the api's telemetry endpoints want an operator): two api processes
  * (the second knows the root admin), the projector and the mailer, each registered with its metrics URL.
  */
 const SERVER_KEY = 'telemetry-server-key-0123456789abcdef';
@@ -46,7 +46,7 @@ async function scrape(url: string): Promise<PrometheusSample[]> {
 
 beforeAll(async () => {
   admins = await startAdminSystem(
-    { env: { NODE_ENV: 'production', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_RATE_LIMIT_ENABLED: 'false' } },
+    { env: { HOST: '0.0.0.0', AUTH_SERVER_API_KEY: SERVER_KEY, AUTH_RATE_LIMIT_ENABLED: 'false' } },
     (options) => startMailSystem({ ...options, smtp: false }),
   );
   root = adminApi();

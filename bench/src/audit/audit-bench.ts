@@ -136,7 +136,7 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   const projections: PostgresProjection[] = [auditIndexProjection, identityProjection, sessionsProjection, organizationsProjection];
   await buildServices();
   // Postgres alone, the default batch size: nothing the caller's shell sets for these.
-  const rebuildEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.url, AUTH_SECRET: secret };
+  const rebuildEnv: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', SMTP_URL: 'smtp://mail.invalid:25', LOG_LEVEL: 'warn', DATABASE_URL: database.url, AUTH_SECRET: secret };
   for (const name of ['REDIS_URL', 'REDIS_KEY_PREFIX', 'PROJECTOR_REBUILD_BATCH_SIZE']) delete rebuildEnv[name];
   // As an operator rebuilds: the built `rebuild-projection` in a process of its own, which times itself
   // from the empty shadow to the swap (this process's heap, grown by the writing above, stays out of it).

@@ -75,6 +75,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   const baseUrl = `http://127.0.0.1:${port}`;
   Object.assign(env, {
     NODE_ENV: 'production',
+    // Production wants a mail server named; no mailer runs in a bench deployment, so nothing connects to it.
+    SMTP_URL: 'smtp://mail.invalid:25',
     DATABASE_URL: options.databaseUrl,
     AUTH_SECRET: options.secret,
     HOST: '127.0.0.1',

@@ -4,10 +4,19 @@ import { endpoint } from './endpoint.ts';
 // What operators and probes call: outside the better-auth API, but declared like it so clients and
 // the OpenAPI document know them.
 
-const readinessCheckSchema = z.object({ ok: z.boolean(), detail: z.string().optional() });
+const readinessCheckSchema = z.object({
+  ok: z.boolean(),
+  degraded: z
+    .boolean()
+    .optional()
+    .meta({ description: 'true on a failing check the process serves without (Redis: the api answers from Postgres)' }),
+  detail: z.string().optional(),
+});
 
 const readinessAnswerSchema = z.object({
-  status: z.enum(['ready', 'not_ready']),
+  status: z
+    .enum(['ready', 'degraded', 'not_ready'])
+    .meta({ description: '`degraded` (still 200): a check failed that the process serves without, such as Redis' }),
   checks: z.record(z.string(), readinessCheckSchema).meta({ description: 'postgres, projections (with their lag), redis' }),
 });
 
@@ -51,7 +60,7 @@ export const opsEndpoints = {
     method: 'GET',
     path: '/readyz',
     root: true,
-    summary: 'Readiness: Postgres and Redis answer and the read models follow the log (503 otherwise)',
+    summary: 'Readiness: Postgres answers and the read models follow the log (503 otherwise); Redis away is degraded, still 200',
     tag: 'Ops',
     auth: 'public',
     answer: readinessAnswerSchema,

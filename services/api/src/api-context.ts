@@ -5,6 +5,7 @@ import {
   createRedisClient,
   isClusterUrl,
   passwordWorkUnderWay,
+  poolSizesOf,
   PostgresEventStore,
   protectPersonalData,
   sessionCacheEvictionProblem,
@@ -49,14 +50,20 @@ export interface RunningApiContext {
  */
 export async function createApiContext(config: Config, options: ApiContextOptions): Promise<RunningApiContext> {
   const { log } = options;
-  const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? 20 });
-  const postgresStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
+  const pools = poolSizesOf(config, 'api');
+  const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? pools.readModels });
+  const postgresStore = new PostgresEventStore({
+    databaseUrl: config.databaseUrl,
+    maximumPoolSize: pools.eventStore,
+    log: (message, err) => log.warn({ err }, message),
+  });
   // With Redis, other api processes hear an erasure there (they hold no LISTEN); its client comes below.
   let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
   const protectedLog = protectPersonalData(postgresStore, {
     databaseUrl: config.databaseUrl,
     secret: config.secret,
     pool,
+    keysPoolSize: pools.dataKeys,
     announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve(),
     onErasureError: (err) => log.error({ err }, 'a deleted user could not be erased at once; the projector erases them when it reaches the deletion'),
   });

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { auditFilterSchema, type AuditFilter } from '@portcullis/contracts';
 import {
   createDatabasePool,
+  poolSizesOf,
   exportLogHead,
   exitUnlessSchemaIsCurrent,
   loadConfigOrExit,
@@ -88,13 +89,15 @@ async function write(out: Writable, text: string): Promise<void> {
 const [command, ...rest] = process.argv.slice(2);
 const config = loadConfigOrExit();
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2 });
+const pools = poolSizesOf(config, 'audit');
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
 // the stored bytes themselves.
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
   secret: config.secret,
   pool,
+  keysPoolSize: pools.dataKeys,
 });
 const store = protectedLog.store;
 try {

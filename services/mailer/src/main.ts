@@ -1,5 +1,6 @@
 import {
   createDatabasePool,
+  poolSizesOf,
   createLogger,
   startTelemetry,
   createTokenSealer,
@@ -39,13 +40,11 @@ const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();
 
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: config.mailer.concurrency + 4 });
+const pools = poolSizesOf(config, 'mailer');
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 const transport: MailTransport = config.mail.smtpUrl
   ? new SmtpTransport(config.mail.smtpUrl, { maxConnections: config.mailer.concurrency })
   : new DevMailboxTransport(config.databaseUrl);
-if (!config.mail.smtpUrl && config.env === 'production') {
-  log.warn('SMTP_URL is not set: mail goes to the dev mailbox (GET /ops/mailbox), not to anyone’s inbox');
-}
 
 const deliveries = new DeliveryLog(pool);
 const worker = new DeliveryWorker(
@@ -67,8 +66,8 @@ const worker = new DeliveryWorker(
 const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
 const protectedLog = protectPersonalData(
-  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 4, notifications, log: (m, err) => log.warn({ err }, m) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool },
+  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (m, err) => log.warn({ err }, m) }),
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool, keysPoolSize: pools.dataKeys },
 );
 const store = protectedLog.store;
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting'));

@@ -28,6 +28,12 @@ describe('configuration of the email lifecycle and the mailer', () => {
     expect(config.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], clientId: 'portcullis', topicPrefix: 'staging.', mailerGroup: 'portcullis-mailer' });
   });
 
+  it('refuses production without SMTP_URL, which would leave every mail in the dev mailbox', () => {
+    expect(problems({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^SMTP_URL: is required in production/)]);
+    expect(problems({ NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.com:587' })).toEqual([]);
+    for (const env of ['development', 'test']) expect(problems({ NODE_ENV: env }), env).toEqual([]);
+  });
+
   it('lists every bad mail setting at once, by name', () => {
     const found = problems({
       SMTP_URL: 'http://mail.example.com',

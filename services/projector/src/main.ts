@@ -1,5 +1,6 @@
 import {
   createDatabasePool,
+  poolSizesOf,
   createLogger,
   startTelemetry,
   loadConfigOrExit,
@@ -32,7 +33,8 @@ const stopObservingEventLoop = observeEventLoop();
 
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 // The projector writes read models and checkpoints only, which the log can always rebuild.
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 6, asynchronousCommit: true });
+const pools = poolSizesOf(config, 'projector');
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels, asynchronousCommit: true });
 // One listening connection for appends and rebuild requests: Postgres wakes each listener on every NOTIFY.
 const notifications = new NotificationListener(config.databaseUrl);
 // An erasure the api could not finish is finished here, and told where the api processes hear it: with
@@ -40,8 +42,8 @@ const notifications = new NotificationListener(config.databaseUrl);
 let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
 const protectedLog = protectPersonalData(
-  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2, notifications, log: (message, err) => log.warn({ err }, message) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
+  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (message, err) => log.warn({ err }, message) }),
+  { databaseUrl: config.databaseUrl, secret: config.secret, pool, keysPoolSize: pools.dataKeys, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
 );
 const store = protectedLog.store;
 const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);

@@ -1,5 +1,5 @@
 import { erasureProjectionName } from '@portcullis/contracts';
-import { createDatabasePool, exitUnlessSchemaIsCurrent, loadConfigOrExit, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
+import { createDatabasePool, exitUnlessSchemaIsCurrent, loadConfigOrExit, poolSizesOf, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 /**
@@ -10,11 +10,13 @@ import { createProjectionTargets } from './projections.ts';
 const requested = process.argv[2];
 const config = loadConfigOrExit();
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
-const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+const pools = poolSizesOf(config, 'rebuild-projection');
+const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels, asynchronousCommit: true });
+const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
   secret: config.secret,
   pool,
+  keysPoolSize: pools.dataKeys,
 });
 const store = protectedLog.store;
 const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);

@@ -19,6 +19,9 @@ describe('email lifecycle switched off (production, inject on real stores)', () 
   beforeAll(async () => {
     api = await startInProcessApi('account_routes_off', {
       NODE_ENV: 'production',
+      // Production wants a mail server; nothing in process sends through it.
+      SMTP_URL: 'smtp://mail.example.test:25',
+      HOST: '0.0.0.0',
       AUTH_SECRET: 'account-routes-secret-0123456789abcdef',
       BASE_URL: 'http://localhost:3000',
       AUTH_RATE_LIMIT_ENABLED: 'false',
@@ -64,7 +67,7 @@ describe('email lifecycle switched off (production, inject on real stores)', () 
     expect(Number(await db.pool.oneFirst(sql.unsafe`SELECT count(*) FROM events WHERE type = 'mail.job_queued.v1'`))).toBe(0);
   });
 
-  it('opens the ops mail endpoints in production to server calls only', async () => {
+  it('opens the ops mail endpoints of an api beyond loopback to server calls only', async () => {
     expectError(await call('GET', '/ops/mailbox'), 'UNAUTHORIZED');
     expectError(await call('GET', '/ops/mail/deliveries', undefined, { 'x-api-key': 'nope' }), 'UNAUTHORIZED');
     expect(await call('GET', '/ops/mailbox', undefined, { 'x-api-key': API_KEY })).toEqual({ status: 200, json: { messages: [] } });

@@ -24,6 +24,13 @@ function refuseForeignWrite(ctx: ConfigPort, request: FastifyRequest): void {
 /** Hosts that only this machine can reach the api on. */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
+/** What a proxy adds to a request it relays: one relayed to a loopback api may come from anywhere. */
+const RELAY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
+
+function relayed(request: FastifyRequest): boolean {
+  return RELAY_HEADERS.some((name) => request.headers[name] !== undefined);
+}
+
 /**
  * Whether the caller's session is an operator's: `none` without a session, `refused` for a session whose
  * user may not operate. Registered by the composition root (the admin plugin knows who is an admin).
@@ -33,10 +40,13 @@ export type OperatorSessionCheck = (request: FastifyRequest, reply: FastifyReply
 export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
- * The ops endpoints (mail, audit trail) answer only operators: server calls with x-api-key, except in
- * development while the api listens on loopback alone, where whoever can reach it is on this machine.
- * With `sessions`, an admin's session too (the audit trail, read from a browser). Returns the check a route
- * runs first.
+ * The ops endpoints (mail, audit trail, projections, metrics) answer only operators: server calls with
+ * x-api-key, except while the api listens on loopback alone, where whoever can reach it is on this machine.
+ * Where it listens decides, not NODE_ENV: a deployment that leaves NODE_ENV unset (development) on a public
+ * address is as closed as one that says production. A proxy on the same machine would make a loopback api
+ * reachable from anywhere, so with proxies configured (AUTH_TRUSTED_PROXIES), or for a request a proxy
+ * relayed (its forwarding headers), only operators pass. With `sessions`, an admin's session too (the audit
+ * trail, read from a browser). Returns the check a route runs first.
  */
 export function operatorAccess(
   ctx: ConfigPort & OperatorPort,
@@ -44,13 +54,13 @@ export function operatorAccess(
   options: { sessions?: boolean; refusal?: ErrorCode } = {},
 ): OperatorCheck {
   const refusal = options.refusal ?? 'YOU_ARE_NOT_ALLOWED_TO_READ_THE_AUDIT_TRAIL';
-  const openToLocalCallers = ctx.config.env !== 'production' && LOOPBACK_HOSTS.has(ctx.config.host);
+  const openToLocalCallers = LOOPBACK_HOSTS.has(ctx.config.host) && ctx.config.trustedProxies.length === 0;
   const sessionCheck = options.sessions ? ctx.operatorSession : undefined;
   return async (request, reply) => {
     const call = serverCall(ctx, request);
     if (call === 'accepted') return;
     if (call === 'absent') refuseForeignWrite(ctx, request);
-    if (call === 'absent' && openToLocalCallers) return;
+    if (call === 'absent' && openToLocalCallers && !relayed(request)) return;
     if (call === 'absent' && sessionCheck) {
       const verdict = await sessionCheck(request, reply);
       if (verdict === 'operator') return;

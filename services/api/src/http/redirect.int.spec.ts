@@ -19,6 +19,8 @@ let api: InProcessApi;
 beforeAll(async () => {
   api = await startInProcessApi('redirects', {
     NODE_ENV: 'production',
+    // Production wants a mail server; nothing in process sends through it.
+    SMTP_URL: 'smtp://mail.example.test:25',
     AUTH_SECRET: 'redirects-secret-redirects-secret-0123',
     BASE_URL,
     TRUSTED_ORIGINS: TRUSTED_ORIGIN,

@@ -60,7 +60,7 @@ function likeEscaped(text: string): string {
  * Mail for operators: the dev mailbox (mail the embedded default "sent" without SMTP_URL), the delivery log
  * with its dead letters and their retry, and the queue's depth. Mail carries live reset and deletion links,
  * so these answer only operators (see `operatorAccess`): server calls, an admin's session, or anyone on
- * loopback in development.
+ * an api that listens on loopback alone.
  */
 export function mailOpsRoutes(ctx: OpsPorts & SessionPorts & CommandsPort) {
   const authorize = operatorAccess(ctx, { sessions: true, refusal: 'YOU_ARE_NOT_ALLOWED_TO_OPERATE' });

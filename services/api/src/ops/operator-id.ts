@@ -5,7 +5,7 @@ import type { SessionPorts } from '../session/ports.ts';
 
 /**
  * The admin an operator's request comes from, once `operatorAccess` let it through: their user id when they
- * signed in, null for a server call or a caller on loopback in development without a session.
+ * signed in, null for a server call or a caller of an api on loopback alone without a session.
  */
 export async function operatorIdOf(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): Promise<string | null> {
   if (serverCall(ctx, request) === 'accepted') return null;

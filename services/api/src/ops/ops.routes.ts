@@ -8,6 +8,20 @@ import { errorCode, renderErrorPage } from './error-page.ts';
 /** A projection further behind the log than this is not ready to serve reads. */
 const READY_MAX_LAG = 1000;
 
+/**
+ * How long readiness waits for Redis's PONG: a Redis that went away must not hold the probe past its own
+ * timeout (Kubernetes' default is a second), which would count as unready.
+ */
+const REDIS_PING_TIMEOUT_MS = 500;
+
+function withinRedisTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_PING_TIMEOUT_MS} ms`)), REDIS_PING_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
 export function publicOpsRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.ok, async () => ({ ok: true }));
@@ -25,8 +39,11 @@ export function healthRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.healthz, async () => ({ status: 'ok' }));
 
+    // Ready while it can serve: Postgres holds everything Redis caches (sessions are read from the read
+    // models or the log, rate-limit counts are kept in Postgres), so a Redis away degrades the api rather
+    // than takes it out of the load balancer, where every replica would go at once.
     route(app, endpoints.readyz, async (_request, reply) => {
-      const checks: Record<string, { ok: boolean; detail?: string }> = {};
+      const checks: Record<string, { ok: boolean; degraded?: boolean; detail?: string }> = {};
       try {
         const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));
         checks.postgres = { ok: true };
@@ -44,14 +61,15 @@ export function healthRoutes(ctx: OpsPorts) {
       }
       if (ctx.cache) {
         try {
-          await ctx.cache.redis.ping();
+          await withinRedisTimeout(ctx.cache.redis.ping());
           checks.redis = { ok: true };
         } catch (error) {
-          checks.redis = { ok: false, detail: (error as Error).message };
+          checks.redis = { ok: false, degraded: true, detail: `${(error as Error).message}; answering from Postgres` };
         }
       }
-      const ready = Object.values(checks).every((c) => c.ok) && checks.projections !== undefined;
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks });
+      const ready = Object.values(checks).every((c) => c.ok || c.degraded === true) && checks.projections !== undefined;
+      const status = !ready ? 'not_ready' : Object.values(checks).every((c) => c.ok) ? 'ready' : 'degraded';
+      return reply.status(ready ? 200 : 503).send({ status, checks });
     });
   };
 }

@@ -22,7 +22,7 @@ const escapeHtml = (text: string): string =>
 interface StartPageLinks {
   basePath: string;
   console: boolean;
-  /** The dev mailbox answers anyone only outside production, so only there is it offered. */
+  /** The dev mailbox holds mail only when there is no SMTP_URL, so only then is it offered. */
   mailbox: boolean;
   readme: boolean;
 }
@@ -70,7 +70,7 @@ export function startPageRoutes(ctx: OpsPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     const readme = await readFile(readmeFile, 'utf8').catch(() => null);
     const withConsole = await consoleIsBuilt();
-    const page = renderStartPage({ basePath: ctx.config.basePath, console: withConsole, mailbox: ctx.config.env !== 'production', readme: readme !== null });
+    const page = renderStartPage({ basePath: ctx.config.basePath, console: withConsole, mailbox: ctx.config.mail.smtpUrl === null, readme: readme !== null });
     const sendPage = (reply: FastifyReply) => reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).send(page);
 
     route(app, opsEndpoints.startPage, async (_request, reply) => sendPage(reply));

@@ -14,7 +14,7 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
  * The api's telemetry for operators: `/metrics` for Prometheus and `/ops/overview` for the console, both
  * from this process' MeterProvider (started here if the server has not: an api built in a test has
  * metrics too). Operators only, like the other ops endpoints: x-api-key, an admin's session, or anyone on
- * loopback in development.
+ * an api that listens on loopback alone.
  */
 export function telemetryRoutes(ctx: OpsPorts) {
   const authorize = operatorAccess(ctx, { sessions: true, refusal: 'YOU_ARE_NOT_ALLOWED_TO_OPERATE' });

@@ -21,8 +21,8 @@ function databaseUrlProblem(value: string): string | null {
 }
 
 const coreShape = {
-  NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` and keeps the ops endpoints for server calls'),
-    HOST: setting(z.string().default('127.0.0.1'), 'where the api listens'),
+  NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` and `SMTP_URL`; the ops endpoints want an operator unless `HOST` is loopback, whatever this says'),
+    HOST: setting(z.string().default('127.0.0.1'), 'where the api listens; on loopback alone (`127.0.0.1`, `::1`, `localhost`) the ops endpoints answer anyone on this machine (not a request a proxy relayed, nor any once `AUTH_TRUSTED_PROXIES` is set), elsewhere only an operator (`x-api-key` or an admin\'s session)'),
     PORT: setting(z.coerce.number().int().min(0).max(65535).default(3000), 'the port the api listens on'),
     ADVERTISED_HOST: setting(
       z.string().regex(/^[A-Za-z0-9.:_-]+$/, 'must be a host name or an IP address').optional(),

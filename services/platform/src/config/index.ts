@@ -3,15 +3,19 @@ import { auditSettings } from './audit.ts';
 import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
 import { credentialsSettings } from './credentials.ts';
+import { databasePoolSettings } from './database-pools.ts';
 import { mailSettings } from './mail.ts';
 import { organizationSettings } from './organization.ts';
 import { perimeterSettings } from './perimeter.ts';
 import { projectorSettings } from './projector.ts';
 import { tableOf } from './readme-table.ts';
+import { resolveSecretFiles } from './secret-files.ts';
 import { sessionSettings } from './session.ts';
 import { checkSocialSettings, socialSettings } from './social.ts';
 
 export { type CaptchaProvider } from './perimeter.ts';
+export { secretFileVariables, takesSecretFile } from './secret-files.ts';
+export { poolSizesOf, type PoolOwner, type PoolSizes } from './database-pools.ts';
 export {
   socialProviderIds,
   type AppleProviderSettings,
@@ -26,6 +30,7 @@ export {
 /** Every concern's settings, in the order the README's table lists them. */
 const settingsSections = [
   coreSettings,
+  databasePoolSettings,
   sessionSettings,
   credentialsSettings,
   perimeterSettings,
@@ -40,6 +45,7 @@ const settingsSections = [
 const environmentSchema = z
   .object({
     ...coreSettings.shape,
+    ...databasePoolSettings.shape,
     ...sessionSettings.shape,
     ...credentialsSettings.shape,
     ...perimeterSettings.shape,
@@ -67,6 +73,11 @@ const environmentSchema = z
     path: ['AUTH_SECRET'],
     message: 'is required in production',
   })
+  // Without it the mailer fills the dev mailbox, where nobody's reset or verification link would ever arrive.
+  .refine((c) => c.NODE_ENV !== 'production' || c.SMTP_URL !== undefined, {
+    path: ['SMTP_URL'],
+    message: 'is required in production (mail would land in the dev mailbox, not in anyone\'s inbox)',
+  })
   .refine((c) => c.AUTH_RATE_LIMIT_STORAGE !== 'redis' || c.REDIS_URL !== undefined, {
     path: ['AUTH_RATE_LIMIT_STORAGE'],
     message: 'redis needs REDIS_URL',
@@ -81,6 +92,7 @@ const environmentSchema = z
 /** The whole configuration, typed from what each concern builds from its settings. */
 export type Config = Readonly<
   ReturnType<(typeof coreSettings)['build']> &
+    ReturnType<(typeof databasePoolSettings)['build']> &
     ReturnType<(typeof sessionSettings)['build']> &
     ReturnType<(typeof credentialsSettings)['build']> &
     ReturnType<(typeof perimeterSettings)['build']> &
@@ -101,15 +113,22 @@ export class ConfigError extends Error {
 
 /**
  * Reads and validates every setting at once, so a bad deployment learns all its mistakes in one start.
- * This is the only place that reads the environment.
+ * This is the only place that reads the environment (and the files its `*_FILE` variables name).
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  const secretFiles = resolveSecretFiles(
+    Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')),
   );
+  const present = secretFiles.environment;
   const parsed = environmentSchema.safeParse(present);
   const problems = [
-    ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
+    ...secretFiles.problems,
+    ...(parsed.success
+      ? []
+      : parsed.error.issues
+          // A setting whose file could not be read is missing only because of that, already said.
+          .filter((i) => !secretFiles.unresolved.has(String(i.path[0])))
+          .map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
     ...settingsSections.flatMap((s) => ('deploymentNamed' in s && s.deploymentNamed ? s.deploymentNamed.problems(present) : [])),
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
@@ -119,6 +138,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return Object.freeze({
     ...coreSettings.build(c, c, present),
+    ...databasePoolSettings.build(c, c, present),
     ...sessionSettings.build(c, c, present),
     ...credentialsSettings.build(c, c, present),
     ...perimeterSettings.build(c, c, present),

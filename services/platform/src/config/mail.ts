@@ -26,7 +26,7 @@ export const mailSettings = section(
         .string()
         .regex(/^smtps?:\/\/[^/]/, 'must be an smtp:// or smtps:// URL')
         .optional(),
-      '`smtp://` or `smtps://` URL (credentials in it) the mailer sends through',
+      '`smtp://` or `smtps://` URL (credentials in it) the mailer sends through; required when `NODE_ENV=production`',
       'none (the dev mailbox)',
     ),
     MAIL_FROM: setting(z.string().min(3).default('Portcullis <no-reply@localhost>'), 'sender of every mail'),

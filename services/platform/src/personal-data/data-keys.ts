@@ -42,6 +42,8 @@ interface Cached {
 export interface PostgresDataKeysOptions {
   readonly databaseUrl: string;
   readonly cipher: PersonalDataCipher;
+  /** Connections its pool may hold (`DATA_KEYS_POOL_MAX`); a read or create is one short statement. */
+  readonly maximumPoolSize?: number;
   /** Keys kept in process (LRU). */
   readonly cacheSize?: number;
   /**
@@ -96,7 +98,7 @@ export class PostgresDataKeys implements DataKeys {
   private readonly ttlMs: number;
 
   constructor(private readonly options: PostgresDataKeysOptions) {
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 4, connectionTimeoutMillis: 10_000, statement_timeout: 30_000 });
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maximumPoolSize ?? 4, connectionTimeoutMillis: 10_000, statement_timeout: 30_000 });
     this.pool.on('error', () => {});
     this.ttlMs = options.cacheTtlMs ?? 60_000;
     // A stale key stays kept (for writing, see `cached`); lru-cache's list does not slow down as entries come

@@ -30,6 +30,8 @@ export function protectPersonalData(
     readonly databaseUrl: string;
     readonly secret: string;
     readonly pool: DatabasePool;
+    /** Connections of the data keys' own pool (`DATA_KEYS_POOL_MAX`). */
+    readonly keysPoolSize?: number;
     readonly keyCacheTtlMs?: number;
     /** Where an erasure is told besides Postgres (see `PostgresDataKeysOptions.announce`). */
     readonly announceErasure?: (notice: string) => Promise<unknown>;
@@ -44,6 +46,7 @@ export function protectPersonalData(
   const keys = new PostgresDataKeys({
     databaseUrl: options.databaseUrl,
     cipher,
+    ...(options.keysPoolSize !== undefined ? { maximumPoolSize: options.keysPoolSize } : {}),
     ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}),
     ...(options.announceErasure ? { announce: options.announceErasure } : {}),
   });
