@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { secretFileVariables } from '@portcullis/platform/config/secret-files';
+import { takesSecretFile } from '@portcullis/platform/config/secret-files';
 import { portcullisCommands } from '../../scripts/service-entries.ts';
 import { imageRuntime } from './dockerfile.ts';
 
@@ -113,7 +113,7 @@ export function placeholderFor(variable: string): string {
 export function secretOfFileVariable(name: string): string | null {
   if (!name.endsWith('_FILE')) return null;
   const base = name.slice(0, -'_FILE'.length);
-  return secretFileVariables.includes(base) ? base : null;
+  return takesSecretFile(base) ? base : null;
 }
 
 export interface ExportedInstrument {

@@ -1,6 +1,6 @@
 import { SDK_VARIABLES } from '../telemetry/telemetry-asked.ts';
 import { settingVariables } from './index.ts';
-import { secretFileVariables } from './secret-files.ts';
+import { takesSecretFile } from './secret-files.ts';
 
 /**
  * The OpenTelemetry SDK's own variables that a deployment sets (besides those that ask for export), read by
@@ -38,7 +38,6 @@ function patternOf(documented: string): RegExp {
 const { names, patterns } = settingVariables();
 const accepted = new Set<string>([
   ...names,
-  ...secretFileVariables.map((name) => `${name}_FILE`),
   ...openTelemetryVariables,
   ...runtimeVariables,
 ]);
@@ -50,5 +49,6 @@ const acceptedPatterns = patterns.map(patternOf);
  * leftover, which nothing would otherwise report: configuration ignores what it does not know.
  */
 export function isAcceptedVariable(name: string): boolean {
+  if (name.endsWith('_FILE') && takesSecretFile(name.slice(0, -'_FILE'.length))) return true;
   return accepted.has(name) || acceptedPatterns.some((pattern) => pattern.test(name));
 }
