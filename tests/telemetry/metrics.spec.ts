@@ -147,8 +147,9 @@ describe('/ops/overview', () => {
     const answer: HttpResponse = await root.get(`${admins.adminUrl}/ops/overview`);
     expect(answer.status, answer.text).toBe(200);
     const overview = opsOverviewSchema.parse(answer.json);
-    const adminInstance = (await admins.system.query<{ instance_id: string; metrics_url: string }>(`SELECT instance_id, metrics_url FROM process_registry WHERE service = 'api'`)).find((row) =>
-      row.metrics_url.startsWith(admins.adminUrl),
+    // Listening on a wildcard, each api registers this machine's routable address: its port tells them apart.
+    const adminInstance = (await admins.system.query<{ instance_id: string; metrics_url: string }>(`SELECT instance_id, metrics_url FROM process_registry WHERE service = 'api'`)).find(
+      (row) => new URL(row.metrics_url).port === new URL(admins.adminUrl).port,
     );
     expect(overview.answeredBy.instanceId).toBe(adminInstance?.instance_id);
     expect(overview.series.minutes).toHaveLength(60);
