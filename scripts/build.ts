@@ -36,6 +36,7 @@ export const serviceEntries = {
   rebuildProjection: entry('projector', 'rebuild'),
   mailer: launched('mailer'),
   audit: entry('audit', 'cli'),
+  keys: entry('audit', 'keys'),
   // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
   apiProgram: entry('api', 'server'),
   projectorProgram: entry('projector', 'main'),

@@ -87,7 +87,7 @@ describe('mailer: retries, backoff and dead letters', () => {
     expect(bounced.last_error).toMatch(/550/);
     expect(await settled(down.jobId)).toMatchObject({ status: 'dead', attempts: 3 });
     expect(await settled(expired.jobId)).toMatchObject({ status: 'dead', last_error: 'link expired before delivery' });
-    expect(await settled(foreign.jobId)).toMatchObject({ status: 'dead', last_error: 'sealed token does not open with this AUTH_SECRET' });
+    expect(await settled(foreign.jobId)).toMatchObject({ status: 'dead', last_error: 'sealed token does not open under any secret of the ring' });
 
     // Delivered once each; the dead ones never reached the inbox; expired and foreign never reached the server.
     expect(smtp.mailsTo('ok@example.test')).toHaveLength(1);

@@ -53,9 +53,9 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const postgresStore = new PostgresEventStore({ databaseUrl: config.databaseUrl, log: (message, err) => log.warn({ err }, message) });
   // With Redis, other api processes hear an erasure there (they hold no LISTEN); its client comes below.
   let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
-  const protectedLog = protectPersonalData(postgresStore, {
+  const protectedLog = await protectPersonalData(postgresStore, {
     databaseUrl: config.databaseUrl,
-    secret: config.secret,
+    secrets: config.secrets,
     pool,
     announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve(),
     onErasureError: (err) => log.error({ err }, 'a deleted user could not be erased at once; the projector erases them when it reaches the deletion'),

@@ -91,9 +91,9 @@ await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2 });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
 // the stored bytes themselves.
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
   databaseUrl: config.databaseUrl,
-  secret: config.secret,
+  secrets: config.secrets,
   pool,
 });
 const store = protectedLog.store;

@@ -11,9 +11,9 @@ const requested = process.argv[2];
 const config = loadConfigOrExit();
 await migrate(config.databaseUrl);
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 4, asynchronousCommit: true });
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
+const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: 2 }), {
   databaseUrl: config.databaseUrl,
-  secret: config.secret,
+  secrets: config.secrets,
   pool,
 });
 const store = protectedLog.store;
