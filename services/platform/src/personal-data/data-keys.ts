@@ -35,6 +35,19 @@ export interface DataKeys {
   close(): Promise<void>;
 }
 
+/** A stored data key that no secret of this process's ring opens. */
+export class KeyOutsideRingError extends Error {
+  constructor(
+    readonly subjectId: string,
+    readonly wrappedBy: string | null,
+  ) {
+    super(
+      `the data key of ${subjectId} is wrapped by ${wrappedBy === null ? 'a secret' : `key ${wrappedBy}, a secret`} not in this process's AUTH_SECRETS: give every process the same ring (docs/operations.md#rotating-secrets)`,
+    );
+    this.name = 'KeyOutsideRingError';
+  }
+}
+
 /** The `data_key` row of the key that names addresses: not a subject's, never erased. */
 export const ADDRESS_NAMING_SUBJECT = 'k:address-naming';
 
@@ -145,8 +158,17 @@ export class PostgresDataKeys implements DataKeys {
     this.cache.set(subjectId, { key });
   }
 
+  /**
+   * The stored key opened; null for an erased one. A key stored but not opened by this process's ring is a
+   * ring that lacks a secret (one removed before `keys rotate`, or a process not yet given a new one), not
+   * an erasure: it fails loudly, since answering null would write the erased marker into new events and
+   * read models for a subject whose data is whole.
+   */
   private open(row: StoredKey): Buffer | null {
-    return row.wrapped_key === null ? null : this.options.cipher.unwrap(row.subject_id, row.wrapped_key, row.wrapped_by);
+    if (row.wrapped_key === null) return null;
+    const key = this.options.cipher.unwrap(row.subject_id, row.wrapped_key, row.wrapped_by);
+    if (!key) throw new KeyOutsideRingError(row.subject_id, row.wrapped_by);
+    return key;
   }
 
   async keysForWriting(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
@@ -235,9 +257,14 @@ export class PostgresDataKeys implements DataKeys {
    */
   async addressNamingKey(derived: Buffer): Promise<Buffer> {
     const wrapped = this.options.cipher.wrap(ADDRESS_NAMING_SUBJECT, derived);
-    const { rows } = await this.pool.query<Omit<StoredKey, 'subject_id'>>({ ...STATEMENTS.naming, values: [ADDRESS_NAMING_SUBJECT, wrapped.bytes, wrapped.wrappedBy] });
-    const row = rows[0];
-    const key = row ? this.open({ subject_id: ADDRESS_NAMING_SUBJECT, ...row }) : null;
+    let row: Omit<StoredKey, 'subject_id'> | undefined;
+    // A second statement when another process was committing the row meanwhile: the first one's read came
+    // before that commit and its insert yielded to it, so it saw no row at all (as in createOrRead).
+    for (let attempt = 0; attempt < 2 && !row; attempt += 1) {
+      ({ rows: [row] } = await this.pool.query<Omit<StoredKey, 'subject_id'>>({ ...STATEMENTS.naming, values: [ADDRESS_NAMING_SUBJECT, wrapped.bytes, wrapped.wrappedBy] }));
+    }
+    if (!row) throw new Error(`the address-naming key (data_key '${ADDRESS_NAMING_SUBJECT}') was neither stored nor found`);
+    const key = row.wrapped_key ? this.options.cipher.unwrap(ADDRESS_NAMING_SUBJECT, row.wrapped_key, row.wrapped_by) : null;
     if (!key) {
       throw new Error(
         `the address-naming key (data_key '${ADDRESS_NAMING_SUBJECT}') does not open under any secret of the ring: the secret that wraps it was removed before \`keys rotate\` re-wrapped it; put it back in AUTH_SECRETS`,

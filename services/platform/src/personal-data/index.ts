@@ -8,7 +8,7 @@ import { Eraser } from './erasure.ts';
 import { PersonalData } from './personal-data.ts';
 
 export { PersonalData, type EventBody } from './personal-data.ts';
-export { ADDRESS_NAMING_SUBJECT, keysErasedIn, PostgresDataKeys } from './data-keys.ts';
+export { ADDRESS_NAMING_SUBJECT, KeyOutsideRingError, keysErasedIn, PostgresDataKeys } from './data-keys.ts';
 export { DataKeyRotation, dataKeyWrappingStatus, rewrapDataKeys, type RewrapProgress, type RewrapResult, type WrappingStatus } from './rewrap.ts';
 export { auditAddressesErasure, Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
