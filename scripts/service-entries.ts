@@ -26,6 +26,7 @@ export const serviceEntries = {
   rebuildProjection: entry('projector', 'rebuild'),
   mailer: launched('mailer'),
   audit: entry('audit', 'cli'),
+  keys: entry('audit', 'keys'),
   migrate: entry('platform', 'migrate-cli'),
   // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
   apiProgram: entry('api', 'server'),
@@ -45,5 +46,5 @@ export const portcullisCommands: Readonly<Record<string, { readonly entry: strin
   migrate: { entry: serviceEntries.migrate.built, does: 'bring the database to this build’s schema, then exit' },
   audit: { entry: serviceEntries.audit.built, does: 'the audit trail: verify, head, export, replay, rebuild' },
   'rebuild-projection': { entry: serviceEntries.rebuildProjection.built, does: 'rebuild a read model beside the served one' },
-  keys: { entry: 'services/audit/dist/keys.js', does: 'the key ring: rotate' },
+  keys: { entry: serviceEntries.keys.built, does: 'the secret ring: rotate (re-wrap data keys under the newest), status' },
 };

@@ -107,7 +107,7 @@ async function prepare(): Promise<Config> {
       say(`running as root: ${why}, so Postgres runs from ${staging.folder}${data}`);
     }
   }
-  if (!env.AUTH_SECRET && !env.AUTH_SECRET_FILE && env.NODE_ENV !== 'production') {
+  if (!env.AUTH_SECRET && !env.AUTH_SECRET_FILE && !env.AUTH_SECRETS && !env.AUTH_SECRETS_FILE && env.NODE_ENV !== 'production') {
     console.warn('[portcullis] warning: AUTH_SECRET not set; using a generated secret kept in the data folder (set AUTH_SECRET in any real deployment)');
     env.AUTH_SECRET = await embeddedSecret();
   }

@@ -41,7 +41,7 @@ describe('every variable the compose files set is one the configuration reads, a
 
     const withoutSecret = composedEnvironment('api', []);
     delete withoutSecret.AUTH_SECRET_FILE;
-    expect(resolveComposeService(compose, 'api', withoutSecret).problems).toEqual(['AUTH_SECRET: is required in production']);
+    expect(resolveComposeService(compose, 'api', withoutSecret).problems).toEqual(['AUTH_SECRET: is required in production (or AUTH_SECRETS)']);
   });
 });
 

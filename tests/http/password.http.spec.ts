@@ -198,9 +198,9 @@ describe('passwords: reset by mail, change, verify, set; delete-user by password
     const email = uniqueEmail('social');
     // Written as the services write the log: personal data encrypted, the reservation under its keyed name.
     const pool = await createDatabasePool(system.env.DATABASE_URL!, { maximumPoolSize: 1 });
-    const log = protectPersonalData(new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL!, maximumPoolSize: 1 }), {
+    const log = await protectPersonalData(new PostgresEventStore({ databaseUrl: system.env.DATABASE_URL!, maximumPoolSize: 1 }), {
       databaseUrl: system.env.DATABASE_URL!,
-      secret: system.env.AUTH_SECRET!,
+      secrets: system.env.AUTH_SECRET!,
       pool,
     });
     try {

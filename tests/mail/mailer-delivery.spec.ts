@@ -89,7 +89,7 @@ describe('mailer: retries, backoff and dead letters', () => {
     expect(gaveUp.status).toBe('dead');
     expect(gaveUp.last_error).toMatch(/^still failing when its retry window \(MAILER_RETRY_WINDOW_SECONDS=5\) ended: .*451/);
     expect(await settled(expired.jobId)).toMatchObject({ status: 'dead', last_error: 'link expired before delivery' });
-    expect(await settled(foreign.jobId)).toMatchObject({ status: 'dead', last_error: 'sealed token does not open with this AUTH_SECRET' });
+    expect(await settled(foreign.jobId)).toMatchObject({ status: 'dead', last_error: 'sealed token does not open under any secret of the ring' });
 
     // Delivered once each; the dead ones never reached the inbox; expired and foreign never reached the server.
     expect(smtp.mailsTo('ok@example.test')).toHaveLength(1);

@@ -38,9 +38,9 @@ export async function createEventLogDatabase(prefix: string, options: { secret?:
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
     // The store listens, so followers in the test wake on appends as they do in production.
     const notifications = new NotificationListener(db.url);
-    const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: db.url, notifications }), {
+    const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: db.url, notifications }), {
       databaseUrl: db.url,
-      secret: options.secret ?? TEST_AUTH_SECRET,
+      secrets: options.secret ?? TEST_AUTH_SECRET,
       pool,
     });
     const store = protectedLog.store;

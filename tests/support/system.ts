@@ -80,7 +80,8 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const started: ServiceProcess[] = [];
   const pgPool = new pg.Pool({ connectionString: database.url, max: 2 });
   pgPool.on('error', () => {});
-  const cipher = createPersonalDataCipher(env.AUTH_SECRET!);
+  // The ring the processes start with (AUTH_SECRETS, or AUTH_SECRET as a ring of one).
+  const cipher = createPersonalDataCipher(env.AUTH_SECRETS ? env.AUTH_SECRETS.split(',') : env.AUTH_SECRET!);
   // Believed for no time at all: a spec reads an erasure at once.
   const keys = new PostgresDataKeys({ databaseUrl: database.url, cipher, cacheTtlMs: 0 });
   const personalData = new PersonalData(cipher, keys);

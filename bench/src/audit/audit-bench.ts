@@ -96,9 +96,9 @@ export async function runAudit(teardown: Teardown): Promise<string> {
   teardown.add('close the audit bench pool', () => pool.end());
   // Personal data encrypted as the api appends it, and opened by every read, replays included.
   const secret = randomBytes(32).toString('base64url');
-  const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: database.url, maximumPoolSize: 4 }), {
+  const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: database.url, maximumPoolSize: 4 }), {
     databaseUrl: database.url,
-    secret,
+    secrets: secret,
     pool,
   });
   const store = protectedLog.store;

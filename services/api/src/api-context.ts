@@ -59,9 +59,9 @@ export async function createApiContext(config: Config, options: ApiContextOption
   });
   // With Redis, other api processes hear an erasure there (they hold no LISTEN); its client comes below.
   let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
-  const protectedLog = protectPersonalData(postgresStore, {
+  const protectedLog = await protectPersonalData(postgresStore, {
     databaseUrl: config.databaseUrl,
-    secret: config.secret,
+    secrets: config.secrets,
     pool,
     keysPoolSize: pools.dataKeys,
     announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve(),

@@ -93,9 +93,9 @@ const pools = poolSizesOf(config, 'audit');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
 // the stored bytes themselves.
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
+const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
-  secret: config.secret,
+  secrets: config.secrets,
   pool,
   keysPoolSize: pools.dataKeys,
 });

@@ -100,8 +100,8 @@ export class DeliveryWorker {
     try {
       token = this.sealer.open(job.sealedToken, job.jobId);
     } catch {
-      this.log.error(context, 'mail job dead-lettered: its token does not open with this AUTH_SECRET');
-      return { status: 'dead', error: 'sealed token does not open with this AUTH_SECRET' };
+      this.log.error(context, 'mail job dead-lettered: its token does not open under any secret of the ring (AUTH_SECRETS)');
+      return { status: 'dead', error: 'sealed token does not open under any secret of the ring' };
     }
     const mail = renderMail(job, mailLink(job, token, this.settings), { productName: this.settings.productName });
     try {

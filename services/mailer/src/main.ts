@@ -50,7 +50,7 @@ const deliveries = new DeliveryLog(pool);
 const worker = new DeliveryWorker(
   deliveries,
   transport,
-  createTokenSealer(config.secret),
+  createTokenSealer(config.secrets),
   {
     from: config.mail.from,
     productName: config.mail.productName,
@@ -65,9 +65,9 @@ const worker = new DeliveryWorker(
 // With Kafka too, since operators' retry requests come through the log (see followRetryRequests).
 const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
-const protectedLog = protectPersonalData(
+const protectedLog = await protectPersonalData(
   new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (m, err) => log.warn({ err }, m) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool, keysPoolSize: pools.dataKeys },
+  { databaseUrl: config.databaseUrl, secrets: config.secrets, pool, keysPoolSize: pools.dataKeys },
 );
 const store = protectedLog.store;
 const control = new ProjectionControl(notifications, (err) => log.warn({ err }, 'mail consumer control listener lost; reconnecting'));

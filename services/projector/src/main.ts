@@ -41,9 +41,9 @@ const notifications = new NotificationListener(config.databaseUrl);
 // Redis, on the channel the projections below announce on.
 let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
-const protectedLog = protectPersonalData(
+const protectedLog = await protectPersonalData(
   new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (message, err) => log.warn({ err }, message) }),
-  { databaseUrl: config.databaseUrl, secret: config.secret, pool, keysPoolSize: pools.dataKeys, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
+  { databaseUrl: config.databaseUrl, secrets: config.secrets, pool, keysPoolSize: pools.dataKeys, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
 );
 const store = protectedLog.store;
 const projections = await createProjectionTargets(config, pool, store, protectedLog.eraser);

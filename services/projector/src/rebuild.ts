@@ -12,9 +12,9 @@ const config = loadConfigOrExit();
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pools = poolSizesOf(config, 'rebuild-projection');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels, asynchronousCommit: true });
-const protectedLog = protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
+const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
-  secret: config.secret,
+  secrets: config.secrets,
   pool,
   keysPoolSize: pools.dataKeys,
 });

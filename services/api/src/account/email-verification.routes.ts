@@ -42,7 +42,7 @@ export function emailVerificationRoutes(ctx: AccountPorts) {
       // What the success redirect sends, decided before the link changes anything.
       const location = query.callbackURL ? redirectLocation(query.callbackURL, ctx.config.trustedOrigins) : null;
       try {
-        const verified = await verifyEmailVerificationToken(query.token, ctx.config.secret, ctx.clock());
+        const verified = await verifyEmailVerificationToken(query.token, ctx.config.secrets, ctx.clock());
         if (!verified.ok) throw new DomainError(verified.reason === 'expired' ? 'TOKEN_EXPIRED' : 'INVALID_TOKEN');
         const claims = verified.claims;
         const answer = claims.updateTo

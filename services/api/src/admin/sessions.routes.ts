@@ -85,7 +85,7 @@ export function adminSessionRoutes(ctx: AdminPorts) {
       if (!kept.dontRemember) clearDontRemember(request, reply, ctx.cookies);
       setSessionCookie(reply, ctx.cookies, kept.token, { dontRemember: kept.dontRemember });
       clearAdminSessionCookie(reply, ctx.cookies);
-      return sessionAnswer({ token: kept.token, tokenHash: adminTokenHash, presented: { token: kept.token, dontRemember: kept.dontRemember, via: 'cookie' }, ...adminSession! });
+      return sessionAnswer({ token: kept.token, tokenHash: adminTokenHash, presented: { token: kept.token, dontRemember: kept.dontRemember, via: 'cookie', signedByOlderSecret: false }, ...adminSession! });
     });
   };
 }

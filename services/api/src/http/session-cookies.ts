@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
+import { openSignedCookie, signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
 import type { CookieAttributes } from './cookies.ts';
 
 interface SessionCookieNames {
@@ -14,7 +14,8 @@ interface SessionCookieNames {
 
 export interface SessionCookieSettings {
   readonly secure: boolean;
-  readonly secret: string;
+  /** The key ring, newest first: cookies are signed with the newest and accepted under any. */
+  readonly secrets: readonly string[];
   readonly expiresInSeconds: number;
   /**
    * Named once: every request looks its cookies up by these, and a name built per request is a new string
@@ -28,7 +29,7 @@ export function sessionCookieSettings(config: Config): SessionCookieSettings {
   const secure = config.baseUrl.startsWith('https://');
   return {
     secure,
-    secret: config.secret,
+    secrets: config.secrets,
     expiresInSeconds: config.session.expiresInSeconds,
     names: sessionCookieNames(config.cookiePrefix, secure),
   };
@@ -51,6 +52,11 @@ export interface PresentedToken {
   /** The session was created with rememberMe false: it is not refreshed, and its cookie has no max age. */
   readonly dontRemember: boolean;
   readonly via: 'cookie' | 'bearer';
+  /**
+   * A cookie read (the session's or dont_remember) was signed with an older secret of the ring: get-session
+   * signs it again with the newest, so a session in use outlives the secret that signed it being dropped.
+   */
+  readonly signedByOlderSecret: boolean;
 }
 
 /**
@@ -60,7 +66,8 @@ export interface PresentedToken {
 export function presentedToken(request: FastifyRequest, settings: SessionCookieSettings): PresentedToken | null {
   const { names } = settings;
   const dontRememberCookie = request.cookies[names.dontRemember];
-  const dontRemember = dontRememberCookie !== undefined && unsignCookieValue(dontRememberCookie, settings.secret) === 'true';
+  const dontRememberOpened = dontRememberCookie === undefined ? null : openSignedCookie(dontRememberCookie, settings.secrets);
+  const dontRemember = dontRememberOpened?.value === 'true';
   const authorization = request.headers.authorization;
   if (typeof authorization === 'string' && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
     let credential = authorization.slice(7).trim();
@@ -71,13 +78,15 @@ export function presentedToken(request: FastifyRequest, settings: SessionCookieS
         return null;
       }
     }
-    const token = credential.includes('.') ? unsignCookieValue(credential, settings.secret) : credential;
-    if (token && token.length <= 256) return { token, dontRemember, via: 'bearer' };
+    const token = credential.includes('.') ? unsignCookieValue(credential, settings.secrets) : credential;
+    if (token && token.length <= 256) return { token, dontRemember, via: 'bearer', signedByOlderSecret: false };
   }
   const cookie = request.cookies[names.sessionToken];
   if (!cookie) return null;
-  const token = unsignCookieValue(cookie, settings.secret);
-  return token ? { token, dontRemember, via: 'cookie' } : null;
+  const opened = openSignedCookie(cookie, settings.secrets);
+  if (!opened) return null;
+  const signedByOlderSecret = !opened.byNewest || dontRememberOpened?.byNewest === false;
+  return { token: opened.value, dontRemember, via: 'cookie', signedByOlderSecret };
 }
 
 function attributes(settings: SessionCookieSettings): CookieAttributes {
@@ -95,13 +104,13 @@ export function setSessionCookie(
   options: { dontRemember: boolean },
 ): void {
   const { names } = settings;
-  const signed = signCookieValue(token, settings.secret);
+  const signed = signCookieValue(token, settings.secrets);
   reply.setCookie(names.sessionToken, signed, {
     ...attributes(settings),
     ...(options.dontRemember ? {} : { maxAge: settings.expiresInSeconds }),
   });
   if (options.dontRemember) {
-    reply.setCookie(names.dontRemember, signCookieValue('true', settings.secret), attributes(settings));
+    reply.setCookie(names.dontRemember, signCookieValue('true', settings.secrets), attributes(settings));
   }
   reply.header('set-auth-token', signed);
   reply.header('access-control-expose-headers', 'set-auth-token');
@@ -143,15 +152,15 @@ export function setAdminSessionCookie(
   adminToken: string,
 ): void {
   const dontRemember = request.cookies[settings.names.dontRemember];
-  const dontRememberValue = dontRemember === undefined ? null : unsignCookieValue(dontRemember, settings.secret);
+  const dontRememberValue = dontRemember === undefined ? null : unsignCookieValue(dontRemember, settings.secrets);
   const value = `${adminToken}:${dontRememberValue ?? ''}`;
-  reply.setCookie(settings.names.adminSession, signCookieValue(value, settings.secret), { ...attributes(settings), maxAge: settings.expiresInSeconds });
+  reply.setCookie(settings.names.adminSession, signCookieValue(value, settings.secrets), { ...attributes(settings), maxAge: settings.expiresInSeconds });
 }
 
 /** The admin session kept aside, if the request carries a validly signed one. */
 export function adminSessionCookie(request: FastifyRequest, settings: SessionCookieSettings): { token: string; dontRemember: boolean } | null {
   const cookie = request.cookies[settings.names.adminSession];
-  const value = cookie === undefined ? null : unsignCookieValue(cookie, settings.secret);
+  const value = cookie === undefined ? null : unsignCookieValue(cookie, settings.secrets);
   if (!value) return null;
   const separator = value.indexOf(':');
   const token = separator === -1 ? value : value.slice(0, separator);
@@ -168,13 +177,20 @@ const STATE_COOKIE_SECONDS = 5 * 60;
 
 /** The browser's side of a provider flow: the state, signed, as better-auth's database strategy sets it. */
 export function setStateCookie(reply: FastifyReply, settings: SessionCookieSettings, state: string): void {
-  reply.setCookie(settings.names.state, signCookieValue(state, settings.secret), { ...attributes(settings), maxAge: STATE_COOKIE_SECONDS });
+  reply.setCookie(settings.names.state, signCookieValue(state, settings.secrets), { ...attributes(settings), maxAge: STATE_COOKIE_SECONDS });
 }
 
-/** The state the browser carries: null when it has no state cookie, or one whose signature fails. */
-export function stateCookie(request: FastifyRequest, settings: SessionCookieSettings): { readonly present: boolean; readonly state: string | null } {
+/**
+ * The state the browser carries: null when it has no state cookie, or one whose signature fails; and the
+ * secret that signed it, which the flow's own secrets were derived from when it began (see `flowSecrets`).
+ */
+export function stateCookie(
+  request: FastifyRequest,
+  settings: SessionCookieSettings,
+): { readonly present: boolean; readonly state: string | null; readonly secret: string | null } {
   const cookie = request.cookies[settings.names.state];
-  return { present: cookie !== undefined, state: cookie === undefined ? null : unsignCookieValue(cookie, settings.secret) };
+  const opened = cookie === undefined ? null : openSignedCookie(cookie, settings.secrets);
+  return { present: cookie !== undefined, state: opened?.value ?? null, secret: opened?.secret ?? null };
 }
 
 export function clearStateCookie(reply: FastifyReply, settings: SessionCookieSettings): void {

@@ -21,7 +21,7 @@ const sealers = new WeakMap<object, TokenSealer>();
 function sealerFor(ctx: Pick<MailPorts, 'config'>): TokenSealer {
   let sealer = sealers.get(ctx.config);
   if (!sealer) {
-    sealer = createTokenSealer(ctx.config.secret);
+    sealer = createTokenSealer(ctx.config.secrets);
     sealers.set(ctx.config, sealer);
   }
   return sealer;

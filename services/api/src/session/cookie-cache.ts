@@ -20,20 +20,21 @@ const cachedSchema = z.object({
   version: z.string().optional(),
 });
 
-function sign(secret: string, signed: unknown): string {
-  return createHmac('sha256', secret).update(JSON.stringify(signed), 'utf8').digest('base64url');
+function sign(secret: string, signed: string): string {
+  return createHmac('sha256', secret).update(signed, 'utf8').digest('base64url');
 }
 
 /**
  * better-auth's "compact" cookie cache, so its own helpers (getCookieCache in a Next.js middleware, say)
  * can read ours: base64url(JSON {session: {session, user, updatedAt, version}, expiresAt, signature}), where
  * the signature is base64url HMAC-SHA256 over JSON {...session data, expiresAt}. Signed, not encrypted: it
- * holds nothing the cookie's owner does not already have (its own session token and user).
+ * holds nothing the cookie's owner does not already have (its own session token and user). Signed with the
+ * ring's newest secret.
  */
-export function encodeCookieCache(answer: SessionAnswer, secret: string, now: Date, maxAgeSeconds: number): string {
+export function encodeCookieCache(answer: SessionAnswer, secrets: readonly string[], now: Date, maxAgeSeconds: number): string {
   const data = { session: answer.session, user: answer.user, updatedAt: now.getTime(), version: VERSION };
   const expiresAt = now.getTime() + maxAgeSeconds * 1000;
-  const value = Buffer.from(JSON.stringify({ session: data, expiresAt, signature: sign(secret, { ...data, expiresAt }) }), 'utf8').toString(
+  const value = Buffer.from(JSON.stringify({ session: data, expiresAt, signature: sign(secrets[0]!, JSON.stringify({ ...data, expiresAt })) }), 'utf8').toString(
     'base64url',
   );
   if (value.length > COOKIE_CACHE_MAX_LENGTH) throw new DomainError('SESSION_DATA_TOO_LARGE', { details: `${value.length} characters` });
@@ -41,10 +42,12 @@ export function encodeCookieCache(answer: SessionAnswer, secret: string, now: Da
 }
 
 /**
- * The answer a session_data cookie holds, if its signature is ours, it has not expired, the session in it
- * has not expired, and it belongs to `token` (the session cookie sent beside it); else null.
+ * The answer a session_data cookie holds, if its signature is the newest secret's, it has not expired, the
+ * session in it has not expired, and it belongs to `token` (the session cookie sent beside it); else null.
+ * One signed with an older secret of the ring is not forged, but is answered from the store (which writes
+ * the cache again, signed with the newest), as is a session cookie signed with an older one.
  */
-export function decodeCookieCache(value: string, secret: string, token: string, now: Date): SessionAnswer | null {
+export function decodeCookieCache(value: string, secrets: readonly string[], token: string, now: Date): SessionAnswer | null {
   if (value.length > COOKIE_CACHE_MAX_LENGTH) return null;
   let envelope: z.infer<typeof envelopeSchema>;
   try {
@@ -56,7 +59,7 @@ export function decodeCookieCache(value: string, secret: string, token: string, 
   }
   // The signature covers the data as it was written (key order included), so it is checked before any
   // parsing reshapes it.
-  const expected = Buffer.from(sign(secret, { ...envelope.session, expiresAt: envelope.expiresAt }));
+  const expected = Buffer.from(sign(secrets[0]!, JSON.stringify({ ...envelope.session, expiresAt: envelope.expiresAt })));
   const given = Buffer.from(envelope.signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const cached = cachedSchema.safeParse(envelope.session);
@@ -78,10 +81,11 @@ export function answerFromCookieCache(ctx: SessionPorts, request: FastifyRequest
   if (value === undefined) return null;
   const presented = presentedToken(request, ctx.cookies);
   const answer =
-    presented?.via === 'cookie' && ctx.config.cookieCache.enabled
-      ? decodeCookieCache(value, ctx.cookies.secret, presented.token, ctx.clock())
+    presented?.via === 'cookie' && !presented.signedByOlderSecret && ctx.config.cookieCache.enabled
+      ? decodeCookieCache(value, ctx.cookies.secrets, presented.token, ctx.clock())
       : null;
-  // Forged, stale, someone else's, or the cache is off: the cookie goes.
+  // Forged, stale, someone else's, signed before a rotation, or the cache is off: the cookie goes (the
+  // store's answer writes a fresh one where the cache is on).
   if (!answer) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
   return answer;
 }
@@ -100,7 +104,7 @@ export function storeCookieCache(
   const name = ctx.cookies.names.sessionData;
   const { maxAgeSeconds } = ctx.config.cookieCache;
   try {
-    const value = encodeCookieCache(answer, ctx.cookies.secret, ctx.clock(), maxAgeSeconds);
+    const value = encodeCookieCache(answer, ctx.cookies.secrets, ctx.clock(), maxAgeSeconds);
     reply.setCookie(name, value, { ...cookieAttributes(ctx), ...(options.dontRemember ? {} : { maxAge: maxAgeSeconds }) });
   } catch (error) {
     if (!(error instanceof DomainError) || error.code !== 'SESSION_DATA_TOO_LARGE') throw error;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError, unbannedUser, type SessionAnswer } from '@portcullis/contracts';
 import { COOKIE_CACHE_MAX_LENGTH, decodeCookieCache, encodeCookieCache } from './cookie-cache.ts';
 
-const secret = 'a-perfectly-good-secret-of-more-than-32-characters';
+const secret = ['a-perfectly-good-secret-of-more-than-32-characters'] as const;
 const now = new Date('2026-03-01T10:00:00.000Z');
 const answer = (overrides: { name?: string; image?: string | null } = {}): SessionAnswer => ({
   session: {
@@ -40,7 +40,7 @@ describe('session_data cookie cache encoding', () => {
   it('is worthless once its max age has passed, under another secret, or when the session in it has expired', () => {
     const value = encodeCookieCache(answer(), secret, now, 60);
     expect(decodeCookieCache(value, secret, 'tok3n', new Date(now.getTime() + 60_000))).toBeNull();
-    expect(decodeCookieCache(value, `${secret}!`, 'tok3n', now)).toBeNull();
+    expect(decodeCookieCache(value, [`${secret[0]}!`], 'tok3n', now)).toBeNull();
     const late = encodeCookieCache(answer(), secret, new Date('2026-03-07T23:59:30.000Z'), 3600);
     expect(decodeCookieCache(late, secret, 'tok3n', new Date('2026-03-08T00:00:00.000Z'))).not.toBeNull();
     expect(decodeCookieCache(late, secret, 'tok3n', new Date('2026-03-08T10:00:00.000Z'))).toBeNull();

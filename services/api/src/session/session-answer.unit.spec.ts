@@ -5,7 +5,7 @@ function current(token: string, overrides: Partial<CurrentSession['session']> = 
   return {
     token,
     tokenHash: 'h'.repeat(64),
-    presented: { token, via: 'bearer', dontRemember: false },
+    presented: { token, via: 'bearer', dontRemember: false, signedByOlderSecret: false },
     session: {
       id: 'session-1',
       userId: 'user-1',

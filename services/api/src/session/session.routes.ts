@@ -3,7 +3,7 @@ import { DomainError, getSessionQuerySchema, type SessionAnswer, sessionEndpoint
 import { hashToken } from '@portcullis/platform';
 import type { SessionPorts } from './ports.ts';
 import { requestMetadataOf } from '../http/request-context.ts';
-import { clearSessionCookies } from '../http/session-cookies.ts';
+import { clearSessionCookies, setSessionCookie } from '../http/session-cookies.ts';
 import { route, type DeclaredRequest } from '../http/declared-route.ts';
 import { parseQuery } from '../http/validation.ts';
 import { answerFromCookieCache, storeCookieCache } from './cookie-cache.ts';
@@ -24,6 +24,11 @@ export function sessionRoutes(ctx: SessionPorts) {
   return async function register(app: FastifyInstance): Promise<void> {
     const answer = (request: FastifyRequest, reply: FastifyReply, current: CurrentSession | null): SessionAnswer | string | null => {
       if (!current) return null;
+      // A cookie signed with an older secret of the ring is signed again with the newest: a session in use
+      // then outlives that secret's removal once a rotation is done (docs/operations.md#rotating-secrets).
+      if (current.presented.signedByOlderSecret) {
+        setSessionCookie(reply, ctx.cookies, current.token, { dontRemember: current.presented.dontRemember || !current.session.rememberMe });
+      }
       if (ctx.config.cookieCache.enabled && current.presented.via === 'cookie') {
         const answered = sessionAnswer(current);
         storeCookieCache(ctx, request, reply, answered, {

@@ -60,7 +60,7 @@ export function callbackRoutes(ctx: SocialPorts) {
       if (!cookie.present) return redirectWithError(reply, defaultErrorURL, 'state_mismatch');
       if (cookie.state === null) return redirectWithError(reply, defaultErrorURL, 'please_restart_the_process');
       const metadata = requestMetadataOf(request);
-      const flow = cookie.state === fields.state ? await useFlow(ctx, metadata, fields.state) : null;
+      const flow = cookie.state === fields.state && cookie.secret !== null ? await useFlow(ctx, metadata, fields.state, cookie.secret) : null;
       if (cookie.state !== fields.state) return redirectWithError(reply, defaultErrorURL, 'state_mismatch');
       if (!flow) return redirectWithError(reply, defaultErrorURL, 'please_restart_the_process');
       const errorURL = flow.errorURL ?? defaultErrorURL;

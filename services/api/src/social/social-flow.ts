@@ -17,9 +17,10 @@ export interface FlowSecrets {
 }
 
 /**
- * The flow's PKCE verifier and nonce, derived from its state with the server's secret: the same when the
- * provider comes back, and never written anywhere (the log keeps only the state's hash). base64url's
- * alphabet is PKCE's unreserved characters.
+ * The flow's PKCE verifier and nonce, derived from its state with the server's newest secret: the same when
+ * the provider comes back (derived again with the secret that signed the browser's state cookie, the one
+ * newest when the flow began, which a rotation meanwhile has left in the ring), and never written anywhere
+ * (the log keeps only the state's hash). base64url's alphabet is PKCE's unreserved characters.
  */
 export function flowSecrets(secret: string, state: string): FlowSecrets {
   const derive = (purpose: string, length: number): string => {
@@ -44,8 +45,11 @@ export async function startFlow(ctx: SocialPorts, request: RequestMetadata, flow
   return { state, ...flowSecrets(ctx.config.secret, state) };
 }
 
-/** The flow the state names, used up now; null for a state unknown, used already or expired. */
-export async function useFlow(ctx: SocialPorts, request: RequestMetadata, state: string): Promise<(StartedFlow & FlowSecrets) | null> {
+/**
+ * The flow the state names, used up now; null for a state unknown, used already or expired. `secret`: the
+ * one that signed the state cookie the browser brought back.
+ */
+export async function useFlow(ctx: SocialPorts, request: RequestMetadata, state: string, secret: string): Promise<(StartedFlow & FlowSecrets) | null> {
   const stateHash = hashToken(state);
   const { result } = await ctx.commands.handle({ name: 'social.use-flow', request, actorId: null }, async (unit) => {
     const stream = await unit.load(streams.socialFlow(stateHash), socialFlowModel);
@@ -54,5 +58,5 @@ export async function useFlow(ctx: SocialPorts, request: RequestMetadata, state:
     unit.append(stream.streamId, use.events);
     return use.flow;
   });
-  return result === null ? null : { ...result, ...flowSecrets(ctx.config.secret, state) };
+  return result === null ? null : { ...result, ...flowSecrets(secret, state) };
 }

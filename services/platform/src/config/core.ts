@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { logFormats } from '../logger.ts';
+import { parseSecretRing, SECRET_MIN_LENGTH } from './secret-ring.ts';
 import { flag, section, setting } from './settings.ts';
 
 /**
@@ -21,7 +22,7 @@ function databaseUrlProblem(value: string): string | null {
 }
 
 const coreShape = {
-  NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` and `SMTP_URL`; the ops endpoints want an operator unless `HOST` is loopback, whatever this says'),
+  NODE_ENV: setting(z.enum(['development', 'production', 'test']).default('development'), 'production requires `AUTH_SECRET` (or `AUTH_SECRETS`) and `SMTP_URL`; the ops endpoints want an operator unless `HOST` is loopback, whatever this says'),
     HOST: setting(z.string().default('127.0.0.1'), 'where the api listens; on loopback alone (`127.0.0.1`, `::1`, `localhost`) the ops endpoints answer anyone on this machine (not a request a proxy relayed, nor any once `AUTH_TRUSTED_PROXIES` is set), elsewhere only an operator (`x-api-key` or an admin\'s session)'),
     PORT: setting(z.coerce.number().int().min(0).max(65535).default(3000), 'the port the api listens on'),
     ADVERTISED_HOST: setting(
@@ -38,9 +39,21 @@ const coreShape = {
       'mount point of the auth API',
     ),
     AUTH_SECRET: setting(
-      z.string().min(32, 'must be at least 32 characters').optional(),
-      'signs cookies and seals mailed tokens; at least 32 characters; required when `NODE_ENV=production`',
+      z.string().min(SECRET_MIN_LENGTH, `must be at least ${SECRET_MIN_LENGTH} characters`).optional(),
+      'signs cookies, seals mailed tokens and wraps the personal-data keys (a ring of one secret, see `AUTH_SECRETS`); at least 32 characters; it or `AUTH_SECRETS` is required when `NODE_ENV=production`',
       'generated into `.data/auth-secret` by `npm start`',
+    ),
+    AUTH_SECRETS: setting(
+      z
+        .string()
+        .optional()
+        .transform((value, context): string[] | undefined => {
+          if (value === undefined) return undefined;
+          const ring = parseSecretRing(value);
+          for (const problem of ring.problems) context.addIssue({ code: 'custom', message: problem });
+          return ring.values;
+        }),
+      'the secrets as a key ring, comma-separated, newest first, each at least 32 characters: the newest signs, seals and wraps, and what any of them made is accepted, so a secret is rotated without signing anyone out (see [Rotating secrets](operations.md#rotating-secrets)); not together with `AUTH_SECRET`',
     ),
     DATABASE_URL: setting(
       z
@@ -97,8 +110,13 @@ export const coreSettings = section(
       advertisedHost: c.ADVERTISED_HOST ?? null,
       baseUrl: baseUrlOf(c),
       basePath: c.AUTH_BASE_PATH,
-      /** Checked present after parsing (npm start generates one; production must set it). */
-      secret: c.AUTH_SECRET ?? '',
+      /**
+       * The key ring, newest first (`AUTH_SECRETS`, or `AUTH_SECRET` as a ring of one; checked present after
+       * parsing): what is signed, sealed or wrapped uses the newest, and what is read is accepted under any.
+       */
+      secrets: Object.freeze<string[]>(c.AUTH_SECRETS ?? (c.AUTH_SECRET === undefined ? [] : [c.AUTH_SECRET])),
+      /** The newest secret, for what is only ever produced (a JWT to sign, a flow's derived secrets). */
+      secret: c.AUTH_SECRETS?.[0] ?? c.AUTH_SECRET ?? '',
       databaseUrl: c.DATABASE_URL,
       logLevel: c.LOG_LEVEL,
       logFormat: c.LOG_FORMAT,

@@ -69,9 +69,13 @@ const environmentSchema = z
     path: ['AUTH_CAPTCHA_SECRET_KEY'],
     message: 'is required when AUTH_CAPTCHA_PROVIDER is set',
   })
-  .refine((c) => c.NODE_ENV !== 'production' || c.AUTH_SECRET !== undefined, {
+  .refine((c) => c.NODE_ENV !== 'production' || c.AUTH_SECRET !== undefined || c.AUTH_SECRETS !== undefined, {
     path: ['AUTH_SECRET'],
-    message: 'is required in production',
+    message: 'is required in production (or AUTH_SECRETS)',
+  })
+  .refine((c) => c.AUTH_SECRET === undefined || c.AUTH_SECRETS === undefined, {
+    path: ['AUTH_SECRETS'],
+    message: 'and AUTH_SECRET are both set: keep one (AUTH_SECRETS with the secret of AUTH_SECRET in it)',
   })
   // Without it the mailer fills the dev mailbox, where nobody's reset or verification link would ever arrive.
   .refine((c) => c.NODE_ENV !== 'production' || c.SMTP_URL !== undefined, {
@@ -133,8 +137,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const c = parsed.data;
-  if (c.AUTH_SECRET === undefined) {
-    throw new ConfigError(['AUTH_SECRET: is required (npm start generates one for the embedded default)']);
+  if (c.AUTH_SECRET === undefined && c.AUTH_SECRETS === undefined) {
+    throw new ConfigError(['AUTH_SECRET: is required, or AUTH_SECRETS (npm start generates one for the embedded default)']);
   }
   return Object.freeze({
     ...coreSettings.build(c, c, present),

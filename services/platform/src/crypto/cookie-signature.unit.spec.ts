@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signCookieValue, unsignCookieValue } from './cookie-signature.ts';
+import { openSignedCookie, signCookieValue, unsignCookieValue } from './cookie-signature.ts';
 
 const SECRET = 'cookie-signature-secret-0123456789abcdef';
 
@@ -23,5 +23,31 @@ describe('signed cookie values', () => {
     expect(unsignCookieValue(signed, `${SECRET}-rotated`)).toBeNull();
     expect(unsignCookieValue('session-token', SECRET)).toBeNull();
     expect(unsignCookieValue('', SECRET)).toBeNull();
+  });
+});
+
+describe('signed cookie values under a ring of secrets', () => {
+  const NEWEST = 'the-newest-secret-of-the-ring-0123456789';
+  const OLDER = 'an-older-secret-of-the-ring-0123456789ab';
+
+  it('signs with the newest and accepts any secret of the ring, saying which', () => {
+    const ring = [NEWEST, OLDER];
+    expect(signCookieValue('token', ring)).toBe(signCookieValue('token', NEWEST));
+    expect(openSignedCookie(signCookieValue('token', NEWEST), ring)).toEqual({ value: 'token', secret: NEWEST, byNewest: true });
+    const underOlder = signCookieValue('token', OLDER);
+    expect(openSignedCookie(underOlder, ring)).toEqual({ value: 'token', secret: OLDER, byNewest: false });
+    // Verified before (kept in the memo) under a ring that held its secret: still answered as the older one's.
+    expect(openSignedCookie(underOlder, ring)).toEqual({ value: 'token', secret: OLDER, byNewest: false });
+  });
+
+  it('refuses a value whose secret was dropped from the ring, also once it had been verified', () => {
+    const underOlder = signCookieValue('kept-token', OLDER);
+    expect(unsignCookieValue(underOlder, [NEWEST, OLDER])).toBe('kept-token');
+    expect(unsignCookieValue(underOlder, [NEWEST])).toBeNull();
+    expect(unsignCookieValue(underOlder, ['a-third-secret-nobody-signed-with-01234'])).toBeNull();
+  });
+
+  it('refuses a ring of none', () => {
+    expect(() => signCookieValue('token', [])).toThrow(TypeError);
   });
 });

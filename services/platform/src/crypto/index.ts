@@ -1,4 +1,5 @@
 export * from './tokens.ts';
+export * from './secret-ring.ts';
 export * from './password.ts';
 export * from './cookie-signature.ts';
 export * from './sealed-token.ts';

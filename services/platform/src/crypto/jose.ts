@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
+import { secretsOf, type SecretRing } from './secret-ring.ts';
 
 /**
  * better-auth's email verification token: a JWT signed HS256 with the secret's UTF-8 bytes, carrying the
@@ -13,7 +14,7 @@ export interface EmailVerificationClaims {
 
 export async function signEmailVerificationToken(
   claims: EmailVerificationClaims,
-  secret: string,
+  ring: SecretRing,
   expiresInSeconds: number,
   now: Date,
 ): Promise<string> {
@@ -27,15 +28,28 @@ export async function signEmailVerificationToken(
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + expiresInSeconds)
-    .sign(new TextEncoder().encode(secret));
+    .sign(new TextEncoder().encode(secretsOf(ring)[0]));
 }
 
 export type VerifiedEmailToken =
   | { readonly ok: true; readonly claims: EmailVerificationClaims }
   | { readonly ok: false; readonly reason: 'expired' | 'invalid' };
 
-/** Checks signature (HS256 only), expiry against `now`, and the claims' shape. Never throws. */
-export async function verifyEmailVerificationToken(token: string, secret: string, now: Date): Promise<VerifiedEmailToken> {
+/**
+ * Checks signature (HS256 only, by any secret of the ring, newest first), expiry against `now`, and the
+ * claims' shape. Never throws.
+ */
+export async function verifyEmailVerificationToken(token: string, ring: SecretRing, now: Date): Promise<VerifiedEmailToken> {
+  let verdict: VerifiedEmailToken = { ok: false, reason: 'invalid' };
+  for (const secret of secretsOf(ring)) {
+    verdict = await verifyUnder(token, secret, now);
+    // jose checks the signature before the expiry: an expired token was signed with this secret.
+    if (verdict.ok || verdict.reason === 'expired') return verdict;
+  }
+  return verdict;
+}
+
+async function verifyUnder(token: string, secret: string, now: Date): Promise<VerifiedEmailToken> {
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'], currentDate: now });
     const { email, userId, updateTo, requestType } = payload as Record<string, unknown>;

@@ -1,7 +1,8 @@
 import * as nodeCrypto from 'node:crypto';
-import { createCipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { PersonalSubject } from '@portcullis/contracts';
 import { openSealedBatch, SealedValueOpener } from './sealed-values.ts';
+import { secretsOf, type SecretRing } from './secret-ring.ts';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -9,21 +10,40 @@ const KEY_BYTES = 32;
 /** A protected value as the log stores it: `pd1.<subject id>.<iv, ciphertext, tag>`, both parts base64url. */
 const PREFIX = 'pd1.';
 
+/** A data key sealed by a key-encryption key, and the id of the one that sealed it (stored beside it). */
+export interface WrappedKey {
+  readonly bytes: Buffer;
+  readonly wrappedBy: string;
+}
+
 /**
- * The primitives of crypto-shredding, with nothing stored: a data key per subject (AES-256-GCM), wrapped by
- * a key-encryption key derived from AUTH_SECRET with HKDF-SHA256, and a keyed hash (HMAC-SHA256, its own
- * HKDF-derived key) that names addresses without spelling them. Changing AUTH_SECRET makes every wrapped
- * key unreadable, as it already makes every sealed token: the personal data then reads as erased.
+ * Data keys wrapped by key-encryption keys, one derived from each secret of the ring with HKDF-SHA256: a
+ * new key is wrapped by the newest, and a stored one is opened by the one its id names, so a rotation can
+ * re-wrap every key under a new secret (`keys rotate`) while both are in the ring, and then drop the old.
  */
-export interface PersonalDataCipher {
+export interface KeyWrapping {
+  /** The ids of the ring's key-encryption keys, newest first (a short hash of each key, not of the secret). */
+  readonly wrappingKeyIds: readonly string[];
+  newDataKey(): Buffer;
+  wrap(subjectId: string, dataKey: Buffer): WrappedKey;
+  /**
+   * The data key, or null when the wrapped bytes are not this ring's for this subject. `wrappedBy` null (a
+   * key stored before ids were recorded) tries every key of the ring, newest first.
+   */
+  unwrap(subjectId: string, wrapped: Buffer, wrappedBy: string | null): Buffer | null;
+}
+
+/**
+ * The primitives of crypto-shredding, with nothing stored: a data key per subject (AES-256-GCM), wrapped as
+ * `KeyWrapping` says, and a keyed hash (HMAC-SHA256) that names addresses without spelling them. Its key must
+ * never change (stream ids are named by it), whatever secrets come and go: it is derived once from the
+ * oldest secret and then kept in `data_key`, wrapped like a data key (see `PostgresDataKeys.addressNamingKey`).
+ */
+export interface PersonalDataCipher extends KeyWrapping {
   /** The keyed hash (hex) of an address as compared: lower-cased. */
   addressDigest(address: string): string;
   /** The id a subject's key is stored under: `u:<userId>` or `a:<keyed hash of the address>`. */
   subjectId(subject: PersonalSubject): string;
-  newDataKey(): Buffer;
-  wrap(subjectId: string, dataKey: Buffer): Buffer;
-  /** The data key, or null when the wrapped bytes are not this secret's for this subject. */
-  unwrap(subjectId: string, wrapped: Buffer): Buffer | null;
   /** The subject id bound into the value, for a value this cipher produced; null for anything else (plaintext). */
   subjectOf(value: string): string | null;
   encrypt(subjectId: string, dataKey: Buffer, plaintext: string): string;
@@ -82,13 +102,48 @@ function sealedPart(value: string): string {
   return value.slice(value.lastIndexOf('.') + 1);
 }
 
-export function createPersonalDataCipher(secret: string): PersonalDataCipher {
-  const ikm = Buffer.from(secret, 'utf8');
-  // Fixed HKDF inputs: changing one makes every stored key (or every keyed stream name) unreadable.
-  const wrappingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/data-key', 'aes-256-gcm key-wrapping key v1', KEY_BYTES));
-  const namingKey = Buffer.from(hkdfSync('sha256', ikm, 'portcullis/address-name', 'hmac-sha256 key v1', KEY_BYTES));
+// Fixed HKDF inputs: changing one makes every stored key (or every keyed stream name) unreadable.
+function hkdfKey(secret: string, salt: string, info: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), salt, info, KEY_BYTES));
+}
+
+export function createKeyWrapping(ring: SecretRing): KeyWrapping {
+  const wrappingKeys = secretsOf(ring).map((secret) => {
+    const key = hkdfKey(secret, 'portcullis/data-key', 'aes-256-gcm key-wrapping key v1');
+    return { key, id: createHash('sha256').update('portcullis/key-wrapping-key-id\0').update(key).digest('hex').slice(0, 16) };
+  });
+  const byId = new Map(wrappingKeys.map((wrapping) => [wrapping.id, wrapping.key]));
+  const newest = wrappingKeys[0]!;
+  return {
+    wrappingKeyIds: wrappingKeys.map((wrapping) => wrapping.id),
+    newDataKey: () => randomBytes(KEY_BYTES),
+    // The subject id is the associated data: a wrapped key copied to another subject's row does not open.
+    wrap: (subjectId, dataKey) => ({ bytes: gcmSeal(newest.key, dataKey, subjectId), wrappedBy: newest.id }),
+    unwrap(subjectId, wrapped, wrappedBy) {
+      if (wrappedBy !== null) {
+        const key = byId.get(wrappedBy);
+        return key ? gcmOpen(key, wrapped, subjectId) : null;
+      }
+      for (const { key } of wrappingKeys) {
+        const opened = gcmOpen(key, wrapped, subjectId);
+        if (opened) return opened;
+      }
+      return null;
+    },
+  };
+}
+
+/**
+ * The address-naming key as every version before the ring derived it, from the one secret it had: a ring's
+ * oldest secret is that one when a deployment first runs with a ring.
+ */
+export function derivedAddressNamingKey(ring: SecretRing): Buffer {
+  return hkdfKey(secretsOf(ring).at(-1)!, 'portcullis/address-name', 'hmac-sha256 key v1');
+}
+
+export function createPersonalDataCipher(ring: SecretRing, addressNamingKey: Buffer = derivedAddressNamingKey(ring)): PersonalDataCipher {
   // Memoised: a sign-in names its address's streams several times (read, kept, appended).
-  const addressDigest = memo((address: string): string => createHmac('sha256', namingKey).update(address.toLowerCase(), 'utf8').digest('hex'));
+  const addressDigest = memo((address: string): string => createHmac('sha256', addressNamingKey).update(address.toLowerCase(), 'utf8').digest('hex'));
   const opener = new SealedValueOpener(nodeCrypto);
   const subjectOf = (value: string): string | null => {
     if (!value.startsWith(PREFIX)) return null;
@@ -97,12 +152,9 @@ export function createPersonalDataCipher(secret: string): PersonalDataCipher {
     return decodedSubject(value.slice(PREFIX.length, end));
   };
   return {
+    ...createKeyWrapping(ring),
     addressDigest,
     subjectId: (subject) => ('user' in subject ? `u:${subject.user}` : `a:${addressDigest(subject.address)}`),
-    newDataKey: () => randomBytes(KEY_BYTES),
-    // The subject id is the associated data: a wrapped key copied to another subject's row does not open.
-    wrap: (subjectId, dataKey) => gcmSeal(wrappingKey, dataKey, subjectId),
-    unwrap: (subjectId, wrapped) => gcmOpen(wrappingKey, wrapped, subjectId),
     subjectOf,
     encrypt(subjectId, dataKey, plaintext) {
       // Bound to its subject, so a value cannot be moved under another subject's key unnoticed.

@@ -20,6 +20,18 @@ describe('sealed tokens (AES-256-GCM, HKDF from AUTH_SECRET)', () => {
     expect(() => createTokenSealer(`${secret}-other`).open(sealer.seal('t', 'j'), 'j')).toThrow();
   });
 
+  it('seals with the newest secret of a ring and opens under any of it, not once the sealing one is dropped', () => {
+    const newest = `${secret}-newest`;
+    const rotated = createTokenSealer([newest, secret]);
+    const sealedBefore = createTokenSealer(secret).seal('queued-before-the-rotation', 'job-1');
+    expect(rotated.open(sealedBefore, 'job-1')).toBe('queued-before-the-rotation');
+    const sealedAfter = rotated.seal('queued-after', 'job-2');
+    expect(createTokenSealer(newest).open(sealedAfter, 'job-2')).toBe('queued-after');
+    expect(() => createTokenSealer(secret).open(sealedAfter, 'job-2')).toThrow();
+    expect(() => createTokenSealer(newest).open(sealedBefore, 'job-1')).toThrow();
+    expect(() => rotated.open(sealedBefore, 'job-2')).toThrow();
+  });
+
   it('refuses a tampered ciphertext', () => {
     const sealer = createTokenSealer(secret);
     const [v, iv, data, tag] = sealer.seal('token', 'j').split('.');
@@ -53,5 +65,15 @@ describe('email verification tokens (HS256 JWT, as better-auth signs them)', () 
     expect(await verifyEmailVerificationToken(token, `${secret}x`, now)).toEqual({ ok: false, reason: 'invalid' });
     expect(await verifyEmailVerificationToken(`${token.slice(0, -2)}xx`, secret, now)).toEqual({ ok: false, reason: 'invalid' });
     expect(await verifyEmailVerificationToken('garbage', secret, now)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('is signed with the newest secret of a ring and verified under any of it, its expiry too', async () => {
+    const newest = `${secret}-newest`;
+    const before = await signEmailVerificationToken({ email: 'a@x.test' }, secret, 60, now);
+    const after = await signEmailVerificationToken({ email: 'a@x.test' }, [newest, secret], 60, now);
+    expect(after).toBe(await signEmailVerificationToken({ email: 'a@x.test' }, newest, 60, now));
+    expect(await verifyEmailVerificationToken(before, [newest, secret], now)).toEqual({ ok: true, claims: { email: 'a@x.test' } });
+    expect(await verifyEmailVerificationToken(before, [newest, secret], new Date(now.getTime() + 61_000))).toEqual({ ok: false, reason: 'expired' });
+    expect(await verifyEmailVerificationToken(before, [newest], now)).toEqual({ ok: false, reason: 'invalid' });
   });
 });

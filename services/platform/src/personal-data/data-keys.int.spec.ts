@@ -5,7 +5,7 @@ import { waitFor } from '../../../../tests/support/processes.ts';
 import { createPersonalDataCipher } from '../crypto/personal-data-cipher.ts';
 import { sql } from '../database/pool.ts';
 import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
-import { keysErasedIn, PostgresDataKeys } from './data-keys.ts';
+import { KeyOutsideRingError, keysErasedIn, PostgresDataKeys } from './data-keys.ts';
 
 const secret = 'data-keys-spec-secret-0123456789abcdefghij';
 
@@ -98,11 +98,12 @@ describe('data keys', () => {
     expect(second!.equals(first!)).toBe(false);
   });
 
-  it('opens no key wrapped under another AUTH_SECRET', async () => {
+  it('refuses a key wrapped under a secret outside its ring, rather than take it for erased', async () => {
     await keyForWriting(keys, 'u:three');
     const elsewhere = new PostgresDataKeys({ databaseUrl: db.url, cipher: createPersonalDataCipher('another-secret-0123456789abcdefghijkl') });
     try {
-      expect((await elsewhere.keysForReading(['u:three'])).get('u:three')).toBeNull();
+      await expect(elsewhere.keysForReading(['u:three'])).rejects.toThrow(KeyOutsideRingError);
+      await expect(elsewhere.keysForWriting(['u:three'])).rejects.toThrow(/not in this process's AUTH_SECRETS/);
     } finally {
       await elsewhere.close();
     }

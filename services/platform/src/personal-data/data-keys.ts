@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
-import type { PersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+import type { KeyWrapping } from '../crypto/personal-data-cipher.ts';
 import { CHECKPOINT_CHANNEL } from '../projection/postgres-target.ts';
 
 /**
@@ -35,13 +35,37 @@ export interface DataKeys {
   close(): Promise<void>;
 }
 
+/** A stored data key that no secret of this process's ring opens. */
+export class KeyOutsideRingError extends Error {
+  constructor(
+    readonly subjectId: string,
+    readonly wrappedBy: string | null,
+  ) {
+    super(
+      `the data key of ${subjectId} is wrapped by ${wrappedBy === null ? 'a secret' : `key ${wrappedBy}, a secret`} not in this process's AUTH_SECRETS: give every process the same ring (docs/operations.md#rotating-secrets)`,
+    );
+    this.name = 'KeyOutsideRingError';
+  }
+}
+
+/** The `data_key` row of the key that names addresses: not a subject's, never erased. */
+export const ADDRESS_NAMING_SUBJECT = 'k:address-naming';
+
+interface StoredKey {
+  readonly subject_id: string;
+  readonly wrapped_key: Buffer | null;
+  /** The id of the key-encryption key that wrapped it; null for a key stored before ids were recorded. */
+  readonly wrapped_by: string | null;
+}
+
 interface Cached {
   readonly key: Buffer | null;
 }
 
 export interface PostgresDataKeysOptions {
   readonly databaseUrl: string;
-  readonly cipher: PersonalDataCipher;
+  /** Wraps new keys under the ring's newest secret, opens stored ones under the one that wrapped them. */
+  readonly cipher: KeyWrapping;
   /** Connections its pool may hold (`DATA_KEYS_POOL_MAX`); a read or create is one short statement. */
   readonly maximumPoolSize?: number;
   /** Keys kept in process (LRU). */
@@ -66,12 +90,21 @@ const STATEMENTS = {
   create: {
     name: 'portcullis_data_key_create',
     text: `WITH created AS (
-             INSERT INTO data_key (subject_id, wrapped_key) SELECT * FROM unnest($1::text[], $2::bytea[])
-             ON CONFLICT (subject_id) DO NOTHING RETURNING subject_id, wrapped_key)
-           SELECT subject_id, wrapped_key FROM created
-           UNION ALL SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])`,
+             INSERT INTO data_key (subject_id, wrapped_key, wrapped_by) SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[])
+             ON CONFLICT (subject_id) DO NOTHING RETURNING subject_id, wrapped_key, wrapped_by)
+           SELECT subject_id, wrapped_key, wrapped_by FROM created
+           UNION ALL SELECT subject_id, wrapped_key, wrapped_by FROM data_key WHERE subject_id = ANY($1::text[])`,
   },
-  read: { name: 'portcullis_data_key_read', text: 'SELECT subject_id, wrapped_key FROM data_key WHERE subject_id = ANY($1::text[])' },
+  read: { name: 'portcullis_data_key_read', text: 'SELECT subject_id, wrapped_key, wrapped_by FROM data_key WHERE subject_id = ANY($1::text[])' },
+  // The address-naming key: made once, by whichever process comes first, and read back by every one.
+  naming: {
+    name: 'portcullis_data_key_naming',
+    text: `WITH created AS (
+             INSERT INTO data_key (subject_id, wrapped_key, wrapped_by) VALUES ($1, $2, $3)
+             ON CONFLICT (subject_id) DO NOTHING RETURNING wrapped_key, wrapped_by)
+           SELECT wrapped_key, wrapped_by FROM created
+           UNION ALL SELECT wrapped_key, wrapped_by FROM data_key WHERE subject_id = $1`,
+  },
   // Each with the NOTIFY of its erasure, sent at its commit.
   tombstone: {
     name: 'portcullis_data_key_tombstone',
@@ -127,8 +160,17 @@ export class PostgresDataKeys implements DataKeys {
     this.cache.set(subjectId, { key });
   }
 
-  private open(subjectId: string, wrapped: Buffer | null): Buffer | null {
-    return wrapped === null ? null : this.options.cipher.unwrap(subjectId, wrapped);
+  /**
+   * The stored key opened; null for an erased one. A key stored but not opened by this process's ring is a
+   * ring that lacks a secret (one removed before `keys rotate`, or a process not yet given a new one), not
+   * an erasure: it fails loudly, since answering null would write the erased marker into new events and
+   * read models for a subject whose data is whole.
+   */
+  private open(row: StoredKey): Buffer | null {
+    if (row.wrapped_key === null) return null;
+    const key = this.options.cipher.unwrap(row.subject_id, row.wrapped_key, row.wrapped_by);
+    if (!key) throw new KeyOutsideRingError(row.subject_id, row.wrapped_by);
+    return key;
   }
 
   async keysForWriting(subjectIds: readonly string[]): Promise<ReadonlyMap<string, Buffer | null>> {
@@ -163,9 +205,12 @@ export class PostgresDataKeys implements DataKeys {
     let asked = [...subjectIds].sort();
     for (let attempt = 0; attempt < 2 && asked.length > 0; attempt += 1) {
       const wrapped = asked.map((id) => cipher.wrap(id, cipher.newDataKey()));
-      const { rows } = await this.pool.query<{ subject_id: string; wrapped_key: Buffer | null }>({ ...STATEMENTS.create, values: [asked, wrapped] });
+      const { rows } = await this.pool.query<StoredKey>({
+        ...STATEMENTS.create,
+        values: [asked, wrapped.map((key) => key.bytes), wrapped.map((key) => key.wrappedBy)],
+      });
       for (const row of rows) {
-        const key = this.open(row.subject_id, row.wrapped_key);
+        const key = this.open(row);
         this.keep(row.subject_id, key);
         keys.set(row.subject_id, key);
       }
@@ -184,10 +229,11 @@ export class PostgresDataKeys implements DataKeys {
       else missing.push(id);
     }
     if (missing.length > 0) {
-      const rows = (await this.pool.query<{ subject_id: string; wrapped_key: Buffer | null }>({ ...STATEMENTS.read, values: [missing] })).rows;
-      const found = new Map(rows.map((r) => [r.subject_id, r.wrapped_key]));
+      const rows = (await this.pool.query<StoredKey>({ ...STATEMENTS.read, values: [missing] })).rows;
+      const found = new Map(rows.map((row) => [row.subject_id, row]));
       for (const id of missing) {
-        const key = this.open(id, found.get(id) ?? null);
+        const row = found.get(id);
+        const key = row ? this.open(row) : null;
         keys.set(id, key);
         this.keep(id, key);
       }
@@ -204,6 +250,29 @@ export class PostgresDataKeys implements DataKeys {
     if (users.length > 0) await this.pool.query({ ...STATEMENTS.tombstone, values: [users, CHECKPOINT_CHANNEL, keysErasedNotice(users)] });
     this.forget(subjectIds);
     if (subjectIds.length > 0) await this.options.announce?.(keysErasedNotice(subjectIds)).catch(() => {});
+  }
+
+  /**
+   * The key that names addresses in stream ids (see `PersonalDataCipher`): stored wrapped like a data key, so
+   * it outlives the secret it was first derived from. On a database that has none yet, `derived` (the key as
+   * it always was, from the ring's oldest secret) is stored.
+   */
+  async addressNamingKey(derived: Buffer): Promise<Buffer> {
+    const wrapped = this.options.cipher.wrap(ADDRESS_NAMING_SUBJECT, derived);
+    let row: Omit<StoredKey, 'subject_id'> | undefined;
+    // A second statement when another process was committing the row meanwhile: the first one's read came
+    // before that commit and its insert yielded to it, so it saw no row at all (as in createOrRead).
+    for (let attempt = 0; attempt < 2 && !row; attempt += 1) {
+      ({ rows: [row] } = await this.pool.query<Omit<StoredKey, 'subject_id'>>({ ...STATEMENTS.naming, values: [ADDRESS_NAMING_SUBJECT, wrapped.bytes, wrapped.wrappedBy] }));
+    }
+    if (!row) throw new Error(`the address-naming key (data_key '${ADDRESS_NAMING_SUBJECT}') was neither stored nor found`);
+    const key = row.wrapped_key ? this.options.cipher.unwrap(ADDRESS_NAMING_SUBJECT, row.wrapped_key, row.wrapped_by) : null;
+    if (!key) {
+      throw new Error(
+        `the address-naming key (data_key '${ADDRESS_NAMING_SUBJECT}') does not open under any secret of the ring: the secret that wraps it was removed before \`keys rotate\` re-wrapped it; put it back in AUTH_SECRETS`,
+      );
+    }
+    return key;
   }
 
   forget(subjectIds: readonly string[]): void {

@@ -1,4 +1,5 @@
-import { createPersonalDataCipher } from '../crypto/personal-data-cipher.ts';
+import { createKeyWrapping, createPersonalDataCipher, derivedAddressNamingKey } from '../crypto/personal-data-cipher.ts';
+import type { SecretRing } from '../crypto/secret-ring.ts';
 import type { DatabasePool } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
 import { ProtectedEventStore } from '../event-store/protected-event-store.ts';
@@ -7,7 +8,8 @@ import { Eraser } from './erasure.ts';
 import { PersonalData } from './personal-data.ts';
 
 export { PersonalData, type EventBody } from './personal-data.ts';
-export { keysErasedIn, PostgresDataKeys } from './data-keys.ts';
+export { ADDRESS_NAMING_SUBJECT, KeyOutsideRingError, keysErasedIn, PostgresDataKeys } from './data-keys.ts';
+export { DataKeyRotation, dataKeyWrappingStatus, rewrapDataKeys, type RewrapProgress, type RewrapResult, type WrappingStatus } from './rewrap.ts';
 export { auditAddressesErasure, Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
 export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
@@ -22,13 +24,14 @@ export interface ProtectedLog {
 
 /**
  * The log as every service reads and writes it: `store` with personal data encrypted under per-subject keys
- * derived from `secret` (AUTH_SECRET), and a user's deletion erasing them (see `PersonalData`, `Eraser`).
+ * wrapped under the ring's secrets (`config.secrets`), and a user's deletion erasing them (see
+ * `PersonalData`, `Eraser`). Reads the address-naming key (made on a database's first start).
  */
-export function protectPersonalData(
+export async function protectPersonalData(
   store: EventStore,
   options: {
     readonly databaseUrl: string;
-    readonly secret: string;
+    readonly secrets: SecretRing;
     readonly pool: DatabasePool;
     /** Connections of the data keys' own pool (`DATA_KEYS_POOL_MAX`). */
     readonly keysPoolSize?: number;
@@ -41,15 +44,24 @@ export function protectPersonalData(
      */
     readonly onErasureError?: (error: unknown) => void;
   },
-): ProtectedLog {
-  const cipher = createPersonalDataCipher(options.secret);
+): Promise<ProtectedLog> {
+  // The keys are opened by the same wrapping whatever names addresses, and the naming key is one of them.
+  const wrapping = createKeyWrapping(options.secrets);
   const keys = new PostgresDataKeys({
     databaseUrl: options.databaseUrl,
-    cipher,
+    cipher: wrapping,
     ...(options.keysPoolSize !== undefined ? { maximumPoolSize: options.keysPoolSize } : {}),
     ...(options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}),
     ...(options.announceErasure ? { announce: options.announceErasure } : {}),
   });
+  let addressNamingKey: Buffer;
+  try {
+    addressNamingKey = await keys.addressNamingKey(derivedAddressNamingKey(options.secrets));
+  } catch (error) {
+    await keys.close();
+    throw error;
+  }
+  const cipher = createPersonalDataCipher(options.secrets, addressNamingKey);
   const personalData = new PersonalData(cipher, keys);
   const eraser = new Eraser(options.pool, personalData, store);
   return {
