@@ -153,5 +153,13 @@ describe('the image (Dockerfile) and its runtime file set', () => {
     expect(signedIn.user.email).toBe(email);
     const mail = await smtp.waitForMail(email, { timeoutMs: 30_000 });
     expect(mail.text).toContain(`${baseUrl}/api/auth/verify-email?token=`);
+
+    // The operational commands run from the set as well: the secret ring's, over the keys just written.
+    const keys = portcullis('keys status --json');
+    expect((await keys.exited).code, keys.output()).toBe(0);
+    const status = JSON.parse(keys.output().trim().split('\n').at(-1)!) as { ring: Array<{ keys: number }>; outsideRing: number };
+    expect(status.ring).toHaveLength(1);
+    expect(status.ring[0]!.keys).toBeGreaterThan(0);
+    expect(status.outsideRing).toBe(0);
   });
 });
