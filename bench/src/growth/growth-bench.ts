@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { streamModel, streams, UserDeleted, UserRegistered, UserUpdated, type DomainEvent } from '@portcullis/contracts';
@@ -10,6 +11,33 @@ import type { Teardown } from '../lib/teardown.ts';
 import { settings } from '../settings.ts';
 
 const SECRET = 'bench-growth-secret-0123456789abcdefghijkl';
+
+/** How migration 1732230000090 chained an existing log before issue 46: a statement per event. */
+const ROW_BY_ROW_CHAIN = `
+ALTER TABLE events DISABLE TRIGGER events_append_only;
+DO $$
+DECLARE
+  chain bytea := decode(repeat('00', 32), 'hex');
+  r record;
+BEGIN
+  FOR r IN SELECT position, event_id, stream_id, stream_version, type, data, metadata, recorded_at FROM events ORDER BY position LOOP
+    chain := sha256(chain || convert_to(portcullis_event_canonical(
+      r.position, r.event_id, r.stream_id, r.stream_version, r.type, r.data, r.metadata, r.recorded_at), 'UTF8'));
+    UPDATE events SET hash = chain WHERE position = r.position;
+  END LOOP;
+  UPDATE event_log_head SET hash = chain;
+END $$;
+ALTER TABLE events ENABLE TRIGGER events_append_only;`;
+
+/** How it chains one now: its own text, from disabling the append-only trigger to enabling it again. */
+function batchedChain(): string {
+  const migration = readFileSync(new URL('../../../services/platform/migrations/1732230000090_event-hash-chain.sql', import.meta.url), 'utf8');
+  const start = migration.indexOf('ALTER TABLE events DISABLE TRIGGER events_append_only;');
+  const endMarker = 'ALTER TABLE events ENABLE TRIGGER events_append_only;';
+  const end = migration.indexOf(endMarker, start);
+  if (start < 0 || end < 0) throw new Error('migration 1732230000090 no longer fills the chain between its trigger statements');
+  return migration.slice(start, end + endMarker.length);
+}
 
 /** A fold keeping personal values as deciders' states do; the erased user's snapshot is one of it. */
 const profileModel = streamModel<{ email: string | null; names: string[] }>('bench-profile', 1, () => ({ email: null, names: [] }), (state, event: DomainEvent) => {
@@ -157,6 +185,45 @@ export async function runGrowth(teardown: Teardown): Promise<string> {
       [
         ['before: no trigram index', formatMs(before.p50), formatMs(before.p99), before.pageScan, before.countScan],
         ['after: migration 1732230000310', formatMs(after.p50), formatMs(after.p99), after.pageScan, after.countScan],
+      ],
+      new Set([1, 2]),
+    ),
+    '',
+  );
+  // The hash chain's fill of a log written before it (migration 1732230000090), old and new, each rolled back.
+  const events = settings.growthEvents;
+  log(`growth: ${events} events`);
+  await client.query('ALTER TABLE events DISABLE TRIGGER events_append_only');
+  await client.query(`
+    INSERT INTO events (position, event_id, stream_id, stream_version, type, data, metadata, hash)
+    SELECT position, gen_random_uuid(), 'user-filler-' || (position / 10), position % 10 + 1, 'user.updated.v1',
+           jsonb_build_object('userId', 'filler-' || (position / 10), 'name', 'pd1.' || md5(position::text) || md5((position + 1)::text)),
+           jsonb_build_object('occurredAt', now()::text, 'ipAddress', 'pd1.' || md5(position::text)), '\\x00'
+    FROM generate_series((SELECT position FROM event_log_head) + 1, (SELECT position FROM event_log_head) + ${events}) AS position`);
+  await client.query('UPDATE event_log_head SET position = (SELECT max(position) FROM events)');
+  await client.query('ALTER TABLE events ENABLE TRIGGER events_append_only');
+  await client.query('VACUUM ANALYZE events');
+  const fill = async (statements: string): Promise<{ ms: number; head: string }> => {
+    await client.query('BEGIN');
+    try {
+      const ms = await timed(() => client.query(statements));
+      const head = (await client.query<{ hash: string }>(`SELECT encode(hash, 'hex') AS hash FROM event_log_head`)).rows[0]!.hash;
+      return { ms, head };
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  };
+  const rowByRow = await fill(ROW_BY_ROW_CHAIN);
+  const batched = await fill(batchedChain());
+  const total = (await client.query<{ count: string }>('SELECT count(*) FROM events')).rows[0]!.count;
+  out.push(
+    `Chaining a log of ${Number(total).toLocaleString('en')} events written before the hash chain (migration 1732230000090), in a transaction rolled back:`,
+    '',
+    markdownTable(
+      ['fill', 's', 'events/s', 'head hash'],
+      [
+        ['before: a statement per event', formatMs(rowByRow.ms / 1000), Math.round(Number(total) / (rowByRow.ms / 1000)).toLocaleString('en'), rowByRow.head.slice(0, 12)],
+        ['after: batches of 10,000, indexes built after', formatMs(batched.ms / 1000), Math.round(Number(total) / (batched.ms / 1000)).toLocaleString('en'), batched.head.slice(0, 12)],
       ],
       new Set([1, 2]),
     ),
