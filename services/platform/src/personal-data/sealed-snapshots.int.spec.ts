@@ -88,6 +88,17 @@ describe('sealed snapshots', () => {
     expect(again.state.email).toBe(email);
   });
 
+  it('keeps nothing of a fold this process did not see from its start: it could not say what in it is personal', async () => {
+    const other = `unseen-${tag}`;
+    await historyOf(other, `${other}@example.com`, SNAPSHOT_INTERVAL);
+    // Another process: it never read the stream, so it knows none of the values its state holds.
+    const stored = new PostgresEventStore({ databaseUrl: db.url });
+    const fresh = new ProtectedEventStore(stored, db.personalData);
+    await fresh.saveSnapshot(streams.user(other), 'sealed-profile-spec@1', SNAPSHOT_INTERVAL + 1, { email: `${other}@example.com`, names: [], role: 'member' });
+    expect(await keptSnapshot(streams.user(other))).toBeNull();
+    await fresh.close();
+  });
+
   it('erases a deleted user\'s snapshot with the key: no statement touches snapshots, none is dropped, and the next load folds it erased', async () => {
     for (let i = 0; i < OTHERS; i += 1) await historyOf(`other-${i}-${tag}`, `other-${i}-${tag}@example.com`, SNAPSHOT_INTERVAL);
     for (let i = 0; i < OTHERS; i += 1) await loadStream(db.store, streams.user(`other-${i}-${tag}`), profileModel);

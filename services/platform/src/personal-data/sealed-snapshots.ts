@@ -71,8 +71,11 @@ export class SnapshotSealing {
 
   constructor(
     private readonly personalData: PersonalData,
-    /** Streams whose folds' values are kept: as many as the api keeps states of, or more. */
-    streams = 20_000,
+    /**
+     * Streams whose folds' values are kept: as many as the command handler keeps states of (50,000 by
+     * default), so a kept state's snapshot is rarely refused for want of its values.
+     */
+    streams = 50_000,
   ) {
     this.folds = new LRUCache({ max: streams });
   }
