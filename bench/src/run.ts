@@ -10,6 +10,7 @@ import { runStreams } from './streams/stream-bench.ts';
 import { runWrites } from './writes/write-bench.ts';
 import { runAudit } from './audit/audit-bench.ts';
 import { runTelemetry } from './telemetry/telemetry-bench.ts';
+import { runGrowth } from './growth/growth-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -45,6 +46,8 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('audit')) await inGroup(runAudit);
   // Needs no Redis on the Portcullis side; better-auth's side is skipped without one.
   if (settings.groups.has('admin')) await inGroup(runAdminListUsers);
+  // Postgres only, no servers.
+  if (settings.groups.has('growth')) await inGroup(runGrowth);
   // Redis where reachable (the session cache, as production runs it), else without.
   if (settings.groups.has('telemetry')) await inGroup(runTelemetry);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.

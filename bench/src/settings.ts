@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry'] as const;
+const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -17,7 +17,7 @@ export type BenchGroup = (typeof benchGroups)[number];
  */
 function groupsFromEnv(): ReadonlySet<BenchGroup> {
   const raw = process.env.BENCH_ONLY ?? '';
-  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry']);
+  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth']);
   const asked = raw.split(',').map((name) => name.trim());
   const unknown = asked.filter((name) => !(benchGroups as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY must be "all" or a list of ${benchGroups.join(', ')}; got "${raw}"`);
@@ -65,6 +65,12 @@ export const settings = {
   auditQueries: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_QUERIES', 200))),
   adminUsers: Math.max(1, Math.round(numberFromEnv('BENCH_ADMIN_USERS', 100_000))),
   adminClients: clientCountsFromEnv('BENCH_ADMIN_CLIENTS', '1,8'),
+  // Ten times the admin tenant's users (and a snapshot each): what grows with the data, measured past today.
+  growthSnapshots: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_SNAPSHOTS', 1_000_000))),
+  growthUsers: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_USERS', 1_000_000))),
+  growthQueries: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_QUERIES', 30))),
+  // The audit group's log: ten times it (10M) takes most of an hour to write and chain twice here.
+  growthEvents: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_EVENTS', 1_000_000))),
   adminUrl: process.env.BENCH_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   // The refresh-free variant isolates what the refresh check costs a plain get-session.

@@ -108,3 +108,26 @@ async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise
     await client.end();
   }
 }
+
+/** A statement as Postgres would plan it (EXPLAIN, JSON), with its parameters: what a spec asserting on index use reads. */
+export async function planOf(databaseUrl: string, statement: { readonly text: string; readonly values: readonly unknown[] }): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, [...statement.values]);
+    return JSON.stringify(result.rows[0]!['QUERY PLAN']);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Rows put straight into a database (a read model's, at a size no spec would write through the api). */
+export async function runSql(databaseUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}

@@ -17,7 +17,10 @@ export interface StreamModel<State> {
   evolve(state: State, event: DomainEvent, time: EventTime): State;
   /** How the state is kept in a snapshot; absent: as it is, which must then be plain JSON. */
   readonly snapshot?: SnapshotCodec<State>;
-  /** False: never snapshotted, for a state holding secrets the log keeps sealed (snapshots are stored open). */
+  /**
+   * False: never snapshotted. Snapshots seal the personal values a fold met sealed in the log (see
+   * `SnapshotSealing`); a state of secrets is still better never written beside the log at all.
+   */
   readonly snapshots?: boolean;
   /**
    * Whether a state is small enough to keep in memory between commands; absent: always. A stream an attacker

@@ -25,19 +25,45 @@ ALTER TABLE events ADD COLUMN hash bytea;
 
 -- Events appended before the chain existed are chained now, in position order: from here on the whole
 -- log verifies from position 1. (What they held before this migration ran is vouched for by nothing.)
+-- A chain is sequential, so the hashes are drawn in batches of 10,000 events read in position order (their
+-- canonical bytes made by the query), each batch written by one UPDATE: memory stays one batch whatever the
+-- log's length. Every row is rewritten, so the secondary indexes are dropped for the fill and built again
+-- after it, in one pass each, rather than taking a new entry per row (2.5 times faster at 200,000 events;
+-- bench/README.md, group `growth`). This runs in the migrate step's transaction, with no service running.
 ALTER TABLE events DISABLE TRIGGER events_append_only;
+ALTER TABLE events DROP CONSTRAINT events_event_id_key, DROP CONSTRAINT events_stream_id_stream_version_key;
+DROP INDEX events_type_position;
 DO $$
 DECLARE
   chain bytea := decode(repeat('00', 32), 'hex');
+  after_position bigint := 0;
+  positions bigint[];
+  hashes bytea[];
   r record;
 BEGIN
-  FOR r IN SELECT position, event_id, stream_id, stream_version, type, data, metadata, recorded_at FROM events ORDER BY position LOOP
-    chain := sha256(chain || convert_to(portcullis_event_canonical(
-      r.position, r.event_id, r.stream_id, r.stream_version, r.type, r.data, r.metadata, r.recorded_at), 'UTF8'));
-    UPDATE events SET hash = chain WHERE position = r.position;
+  LOOP
+    positions := '{}';
+    hashes := '{}';
+    FOR r IN
+      SELECT position, convert_to(portcullis_event_canonical(
+               position, event_id, stream_id, stream_version, type, data, metadata, recorded_at), 'UTF8') AS canonical
+      FROM events WHERE position > after_position ORDER BY position LIMIT 10000
+    LOOP
+      chain := sha256(chain || r.canonical);
+      positions := positions || r.position;
+      hashes := hashes || chain;
+    END LOOP;
+    EXIT WHEN cardinality(positions) = 0;
+    UPDATE events SET hash = batch.hash
+    FROM unnest(positions, hashes) AS batch(position, hash) WHERE events.position = batch.position;
+    after_position := positions[cardinality(positions)];
   END LOOP;
   UPDATE event_log_head SET hash = chain;
 END $$;
+ALTER TABLE events
+  ADD CONSTRAINT events_event_id_key UNIQUE (event_id),
+  ADD CONSTRAINT events_stream_id_stream_version_key UNIQUE (stream_id, stream_version);
+CREATE INDEX events_type_position ON events (type, position);
 ALTER TABLE events ENABLE TRIGGER events_append_only;
 ALTER TABLE events ALTER COLUMN hash SET NOT NULL;
 

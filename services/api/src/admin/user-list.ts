@@ -96,7 +96,7 @@ export interface UserPage {
  * not overlap. A query that fails (a field the users
  * do not have) answers an empty list, as better-auth's does.
  */
-export async function listUsers(ctx: AdminPorts, query: ListUsersQuery): Promise<UserPage> {
+export async function listUsers(ctx: Pick<AdminPorts, 'pool' | 'log'>, query: ListUsersQuery): Promise<UserPage> {
   const { limit, offset: asked } = query;
   // better-auth's `Number(offset) || undefined`: an offset of 0 is none.
   const offset = asked === 0 ? undefined : asked;

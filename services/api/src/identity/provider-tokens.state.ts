@@ -40,7 +40,7 @@ export function evolveProviderTokens(state: ProviderTokensState, event: DomainEv
   }
 }
 
-/** Never snapshotted: snapshots are stored open, and these tokens must stay sealed at rest. */
+/** Never snapshotted: these tokens stay in the log alone, sealed at rest (a snapshot would be one more copy). */
 export const providerTokensModel: StreamModel<ProviderTokensState> = {
   name: 'provider-tokens',
   revision: 1,

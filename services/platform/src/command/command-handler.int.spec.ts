@@ -4,6 +4,7 @@ import { DomainError, OrganizationJoined, OrganizationLeft, snapshotKind, type S
 import { createEventLogDatabase, type EventLogDatabase } from '../../../../tests/support/event-log.ts';
 import { sql } from '../database/pool.ts';
 import type { EventStore } from '../event-store/event-store.ts';
+import { SEALED_SNAPSHOT_SUFFIX } from '../personal-data/sealed-snapshots.ts';
 import { CommandHandler } from './command-handler.ts';
 import type { UnitOfWork } from './unit-of-work.ts';
 import { systemRequest } from './request-metadata.ts';
@@ -136,7 +137,7 @@ describe('CommandHandler (real Postgres)', () => {
     const writer = handlerOn(db.store);
     const total = SNAPSHOT_INTERVAL * 3 + 5;
     for (let i = 0; i < total; i += 1) await writer.handle({ name: 'spec', request: systemRequest, actorId: null }, join(userId, `o${i}`));
-    const kept = await db.pool.oneFirst(sql.unsafe`SELECT version FROM snapshots WHERE stream_id = ${`spec-${userId}`} AND model = ${snapshotKind(memberships)}`);
+    const kept = await db.pool.oneFirst(sql.unsafe`SELECT version FROM snapshots WHERE stream_id = ${`spec-${userId}`} AND model = ${snapshotKind(memberships) + SEALED_SNAPSHOT_SUFFIX}`);
     expect(Number(kept)).toBeGreaterThan(total - SNAPSHOT_INTERVAL);
 
     // Another process, holding nothing: it reads the snapshot and the few events after it.

@@ -148,7 +148,10 @@ export interface EventStore {
    * stream per stream read backwards), and a read of a stream from a version.
    */
   readStreamsFromSnapshots(requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>): Promise<ReadonlyMap<string, SnapshotRead>>;
-  /** Keeps a folded state of a stream at a version; an older one than what is kept is ignored. */
+  /**
+   * Keeps a folded state of a stream at a version; an older one than what is kept is ignored, one at the same
+   * version replaces it (a fold from the start replacing a snapshot whose sealed values no longer open).
+   */
   saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void>;
   /**
    * Events after a global position, in position order. Needs: a read of the whole log from a position,

@@ -141,7 +141,7 @@ const STATEMENTS = {
     name: 'portcullis_save_snapshot',
     text: `INSERT INTO snapshots (stream_id, model, version, state) VALUES ($1, $2, $3, $4::jsonb)
            ON CONFLICT (stream_id, model) DO UPDATE SET version = excluded.version, state = excluded.state, taken_at = now()
-           WHERE snapshots.version < excluded.version`,
+           WHERE snapshots.version <= excluded.version`,
   },
   eventIdAt: { name: 'portcullis_event_id_at', text: 'SELECT event_id FROM events WHERE position = $1' },
 } as const;

@@ -1,4 +1,5 @@
-import type { PersonalData } from '../personal-data/personal-data.ts';
+import type { PersonalData, PersonalValueNote } from '../personal-data/personal-data.ts';
+import { notePersonalValue, SEALED_SNAPSHOT_SUFFIX, SnapshotSealing } from '../personal-data/sealed-snapshots.ts';
 import {
   WrongExpectedVersionError,
   type AppendNotices,
@@ -19,13 +20,18 @@ import {
  * every read decrypts (deciders' loads, projections, time travel, replays), and address-spelling stream
  * ids are stored under their keyed names while callers keep the names they know. After appending a
  * user's deletion it runs `erase` (the `Eraser`), so the deletion's command answers with the keys gone.
+ * Snapshots are kept with their personal values sealed under the same keys (`SnapshotSealing`).
  */
 export class ProtectedEventStore implements EventStore {
+  private readonly sealing: SnapshotSealing;
+
   constructor(
     private readonly inner: EventStore,
     readonly personalData: PersonalData,
     private readonly erase?: (event: { type: string; data: unknown }) => Promise<void>,
-  ) {}
+  ) {
+    this.sealing = new SnapshotSealing(personalData);
+  }
 
   private stored(streamId: string): string {
     return this.personalData.storedStreamId(streamId);
@@ -35,8 +41,11 @@ export class ProtectedEventStore implements EventStore {
    * Streams' events decrypted in one go (one read of the keys not kept, however many streams a command
    * loads), each under the id the caller asked for.
    */
-  private async asAsked(reads: ReadonlyArray<readonly [string, StreamRead]>): Promise<StreamRead[]> {
-    const decoded = await this.personalData.decode(reads.flatMap(([, read]) => read.events));
+  private async asAsked(reads: ReadonlyArray<readonly [string, StreamRead]>, note?: PersonalValueNote): Promise<StreamRead[]> {
+    const decoded = await this.personalData.decode(
+      reads.flatMap(([, read]) => read.events),
+      note,
+    );
     let next = 0;
     return reads.map(([streamId, read]) => {
       const events = decoded.slice(next, (next += read.events.length));
@@ -46,7 +55,12 @@ export class ProtectedEventStore implements EventStore {
 
   async append(writes: readonly StreamWrite[], options?: AppendOptions): Promise<AppendResult> {
     const names = new Map(writes.map((w) => [this.stored(w.streamId), w.streamId]));
-    const events = await this.personalData.encodeAll(writes.flatMap((w) => w.events));
+    const writeOf = writes.flatMap((w, index) => w.events.map(() => index));
+    const sealedByWrite = writes.map(() => new Map<string, Set<string>>());
+    const events = await this.personalData.encodeAll(
+      writes.flatMap((w) => w.events),
+      (eventIndex, plaintext, subjectId) => notePersonalValue(sealedByWrite[writeOf[eventIndex]!]!, plaintext, subjectId),
+    );
     let next = 0;
     const encoded = writes.map((w) => ({ streamId: this.stored(w.streamId), expectedVersion: w.expectedVersion, events: events.slice(next, (next += w.events.length)) }));
     let result: AppendResult;
@@ -57,6 +71,10 @@ export class ProtectedEventStore implements EventStore {
         throw new WrongExpectedVersionError(names.get(error.streamId) ?? error.streamId, error.expected, error.actual);
       }
       throw error;
+    }
+    for (const [index, write] of encoded.entries()) {
+      const version = result.versions[write.streamId];
+      if (version !== undefined) this.sealing.noteAppend(write.streamId, write.events.length, version, sealedByWrite[index]!);
     }
     if (this.erase) {
       for (const write of writes) for (const event of write.events) await this.erase(event);
@@ -75,17 +93,46 @@ export class ProtectedEventStore implements EventStore {
     return new Map(streamIds.map((id, index) => [id, asked[index]!]));
   }
 
+  /**
+   * Snapshots of the sealed kind, opened; one whose key is gone (an erased user's value in it) is passed
+   * over for the whole stream, read from its start. Each fold's values are noted for its snapshot's save.
+   */
   async readStreamsFromSnapshots(
     requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
   ): Promise<ReadonlyMap<string, SnapshotRead>> {
-    const reads = await this.inner.readStreamsFromSnapshots(requests.map((r) => ({ streamId: this.stored(r.streamId), model: r.model })));
-    const found = requests.map(({ streamId }) => reads.get(this.stored(streamId)) ?? { snapshot: null, read: { version: 0, events: [] } });
-    const asked = await this.asAsked(requests.map(({ streamId }, index) => [streamId, found[index]!.read] as const));
-    return new Map(requests.map(({ streamId }, index) => [streamId, { snapshot: found[index]!.snapshot, read: asked[index]! }]));
+    const storedIds = requests.map(({ streamId }) => this.stored(streamId));
+    const reads = await this.inner.readStreamsFromSnapshots(requests.map((r, index) => ({ streamId: storedIds[index]!, model: r.model + SEALED_SNAPSHOT_SUFFIX })));
+    const found = storedIds.map((id) => reads.get(id) ?? { snapshot: null, read: { version: 0, events: [] } });
+    const opened = await Promise.all(found.map(({ snapshot }) => (snapshot ? this.sealing.open(snapshot.state) : Promise.resolve(null))));
+    const unreadable = found.flatMap(({ snapshot }, index) => (snapshot && !opened[index] ? [storedIds[index]!] : []));
+    if (unreadable.length > 0) {
+      const whole = await this.inner.readStreams(unreadable);
+      for (const [index, id] of storedIds.entries()) {
+        if (found[index]!.snapshot && !opened[index]) found[index] = { snapshot: null, read: whole.get(id) ?? { version: 0, events: [] } };
+      }
+    }
+    const valuesOf = found.map((_, index) => opened[index]?.values ?? new Map<string, Set<string>>());
+    const streamOfEvent = found.flatMap(({ read }, index) => read.events.map(() => index));
+    const asked = await this.asAsked(
+      requests.map(({ streamId }, index) => [streamId, found[index]!.read] as const),
+      (eventIndex, plaintext, subjectId) => notePersonalValue(valuesOf[streamOfEvent[eventIndex]!]!, plaintext, subjectId),
+    );
+    return new Map(
+      requests.map(({ streamId, model }, index) => {
+        const { snapshot } = found[index]!;
+        this.sealing.noteRead(storedIds[index]!, model, snapshot?.version ?? 0, asked[index]!.version, valuesOf[index]!);
+        const state = snapshot ? { version: snapshot.version, state: opened[index]!.state } : null;
+        return [streamId, { snapshot: state, read: asked[index]! }];
+      }),
+    );
   }
 
-  saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
-    return this.inner.saveSnapshot(this.stored(streamId), model, version, state);
+  /** Keeps the snapshot sealed, or nothing where this process did not see the fold it comes from (see `SnapshotSealing`). */
+  async saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
+    const stored = this.stored(streamId);
+    const sealed = await this.sealing.seal(stored, model, version, state);
+    if (sealed === null) return;
+    await this.inner.saveSnapshot(stored, model + SEALED_SNAPSHOT_SUFFIX, version, sealed);
   }
 
   /**

@@ -13,6 +13,7 @@ export { DataKeyRotation, dataKeyWrappingStatus, rewrapDataKeys, type RewrapProg
 export { auditAddressesErasure, Eraser } from './erasure.ts';
 export { carryAddressStreamsForward } from './address-streams.ts';
 export { ProtectedEventStore } from '../event-store/protected-event-store.ts';
+export { SEALED_SNAPSHOT_SUFFIX } from './sealed-snapshots.ts';
 
 export interface ProtectedLog {
   readonly store: ProtectedEventStore;

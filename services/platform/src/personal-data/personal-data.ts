@@ -19,6 +19,13 @@ export interface EventBody {
 
 type Json = Record<string, unknown>;
 
+/**
+ * Told of each personal value an encode sealed or a decode opened: the event's index among those given,
+ * the plaintext, and the id of the key it is sealed under (what a snapshot of a fold of those events must
+ * seal again: see `SnapshotSealing`).
+ */
+export type PersonalValueNote = (eventIndex: number, plaintext: string, subjectId: string) => void;
+
 function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -119,7 +126,7 @@ export class PersonalData {
   }
 
   /** The events of an append as the log stores them, with the keys of all their subjects asked for at once. */
-  async encodeAll<E extends EventBody>(events: readonly E[]): Promise<E[]> {
+  async encodeAll<E extends EventBody>(events: readonly E[], note?: PersonalValueNote): Promise<E[]> {
     const slotsOf = events.map((event) => {
       if (!isRecord(event.data)) return [];
       const data = event.data;
@@ -157,6 +164,7 @@ export class PersonalData {
         const key = keys.get(subjectId) ?? null;
         // A user already erased gets no new key: what an append would say of them is erased as it is written.
         if (!key) return ERASED;
+        note?.(index, value, subjectId);
         const known = `${subjectId}\u0000${value}`;
         let sealed = sealedOf.get(known);
         if (sealed === undefined) sealedOf.set(known, (sealed = this.cipher.encrypt(subjectId, key, value)));
@@ -170,7 +178,7 @@ export class PersonalData {
    * values an event was read with are opened: a reader that asked for few fields (see `EventFields`) pays
    * for those alone (opening is most of what a replay of the whole log costs).
    */
-  async decode<E extends EventBody>(events: readonly E[]): Promise<E[]> {
+  async decode<E extends EventBody>(events: readonly E[], note?: PersonalValueNote): Promise<E[]> {
     const wanted = new Set<string>();
     const slotsOf: Slot[][] = [];
     for (const event of events) {
@@ -196,7 +204,14 @@ export class PersonalData {
     }
     const opened = await this.cipher.decryptAll(sealed, keyOfValue);
     let next = 0;
-    return events.map((event, index) => rewritten(event, slotsOf[index]!, ({ subjectId }) => (keys.get(subjectId) ? opened[next++] : null) ?? ERASED));
+    return events.map((event, index) =>
+      rewritten(event, slotsOf[index]!, ({ subjectId }) => {
+        const plaintext = keys.get(subjectId) ? opened[next++] : null;
+        if (plaintext === null || plaintext === undefined) return ERASED;
+        note?.(index, plaintext, subjectId);
+        return plaintext;
+      }),
+    );
   }
 
   /** Adds to `slots` the value at `steps` of `root` when it is one this cipher sealed. */
