@@ -108,6 +108,9 @@ describe('sealed snapshots', () => {
     });
     const snapshotsBefore = await db.pool.any(sql.unsafe`SELECT stream_id, version, state::text AS state FROM snapshots ORDER BY stream_id`);
 
+    // A fold an older build kept unsealed while an upgrade was under way, holding the user's address.
+    await db.pool.query(sql.unsafe`INSERT INTO snapshots (stream_id, model, version, state) VALUES (${`straggler-${tag}`}, 'sealed-profile-spec@1', 1, ${JSON.stringify({ email })}::jsonb)`);
+
     // The deletion, through a store whose eraser runs on the recording pool.
     const stored = new PostgresEventStore({ databaseUrl: db.url });
     const eraser = new Eraser(recordingPool, db.personalData, stored);
@@ -116,8 +119,9 @@ describe('sealed snapshots', () => {
     await store.append([domainWrite(streams.user(userId), version, [UserDeleted({ userId, email })], metadataAt(new Date()))]);
     expect(await db.pool.oneFirst(sql.unsafe`SELECT wrapped_key IS NULL FROM data_key WHERE subject_id = ${`u:${userId}`}`)).toBe(true);
     expect(statements.length).toBeGreaterThan(0);
-    expect(statements.filter((text) => /snapshots/i.test(text))).toEqual([]);
-    // Every snapshot is where it was, the deleted user's too, and none holds their data readable.
+    // Only the sweep of unsealed stragglers (an older build's, during an upgrade), on the index holding them alone.
+    expect(statements.filter((text) => /snapshots/i.test(text))).toEqual([`DELETE FROM snapshots WHERE model NOT LIKE '%+sealed'`]);
+    // The straggler is gone; every sealed snapshot is where it was, the deleted user's too, and none holds their data readable.
     expect(await db.pool.any(sql.unsafe`SELECT stream_id, version, state::text AS state FROM snapshots ORDER BY stream_id`)).toEqual(snapshotsBefore);
     const shredded = (await keptSnapshot(streams.user(userId)))!;
     expect(shredded.state).not.toContain(email);
