@@ -6,6 +6,7 @@ import {
   StreamTombstonedError,
   UnavailableError,
   WrongExpectedVersionError as KurrentWrongExpectedVersionError,
+  convertToCommandError,
   type AppendStreamState,
   type CurrentStreamState,
   type Position,
@@ -198,7 +199,9 @@ export type KurrentFailure =
  * Classifies what the client threw. Conflicts come back naming KurrentDB's stream, state and revision; they
  * are turned into ours (the stream id, the version the write expected, the stream's event count).
  */
-export function classifyFailure(names: KurrentNames, error: unknown, writes: readonly StreamWrite[] = []): KurrentFailure {
+export function classifyFailure(names: KurrentNames, thrown: unknown, writes: readonly StreamWrite[] = []): KurrentFailure {
+  // Some calls reject with gRPC's own error (a multi-stream append whose stream broke): the client's classes first.
+  const error = thrown instanceof Error ? convertToCommandError(thrown) : thrown;
   const conflict = (streamName: string, actual: CurrentStreamState | AppendStreamState): KurrentFailure => {
     const streamId = names.streamIdOf(streamName) ?? streamName;
     const write = writes.find((w) => w.streamId === streamId);

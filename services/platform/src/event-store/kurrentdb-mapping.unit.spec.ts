@@ -227,4 +227,10 @@ describe('errors', () => {
     expect(classifyFailure(names, new UnknownError(undefined as never))).toEqual({ kind: 'other' });
     expect(classifyFailure(names, new Error('socket hang up'))).toEqual({ kind: 'other' });
   });
+
+  it('classifies what gRPC itself rejects with as the client would (a multi-stream append to an unreachable node)', () => {
+    // As @grpc/grpc-js rejects a call that found no connection: status 14, UNAVAILABLE.
+    const unreachable = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14, details: 'No connection established' });
+    expect(classifyFailure(names, unreachable)).toEqual({ kind: 'retry', appendMayHaveLanded: true });
+  });
 });
