@@ -6,7 +6,7 @@ import {
   isClusterUrl,
   passwordWorkUnderWay,
   poolSizesOf,
-  PostgresEventStore,
+  openEventStore,
   protectPersonalData,
   sessionCacheEvictionProblem,
   sessionCacheLayout,
@@ -52,8 +52,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const { log } = options;
   const pools = poolSizesOf(config, 'api');
   const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? pools.readModels });
-  const postgresStore = new PostgresEventStore({
-    databaseUrl: config.databaseUrl,
+  const postgresStore = openEventStore(config, 'api', {
     maximumPoolSize: pools.eventStore,
     log: (message, err) => log.warn({ err }, message),
   });

@@ -2,3 +2,4 @@ export * from './event-store.ts';
 export { PostgresEventStore } from './postgres.ts';
 export * from './hash-chain.ts';
 export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrentdb.ts';
+export * from './engine.ts';
