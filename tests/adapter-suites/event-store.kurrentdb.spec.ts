@@ -3,6 +3,7 @@ import { describe, it } from 'vitest';
 import { KurrentEventStore } from '@portcullis/platform';
 import { recordSkippedEngine } from '../support/engine-suites.ts';
 import { createEventLogDatabase } from '../support/event-log.ts';
+import { createTestDatabase } from '../support/postgres.ts';
 import { eventStoreContract } from './event-store.suite.ts';
 
 /**
@@ -12,8 +13,8 @@ import { eventStoreContract } from './event-store.suite.ts';
  */
 const url = process.env.EVENTSTORE_URL;
 
-function kurrentStore(): KurrentEventStore {
-  return new KurrentEventStore({ connectionString: url!, namespace: `test-${randomUUID()}`, listen: true });
+function kurrentStore(snapshotsDatabaseUrl: string): KurrentEventStore {
+  return new KurrentEventStore({ connectionString: url!, snapshotsDatabaseUrl, namespace: `test-${randomUUID()}`, listen: true });
 }
 
 if (url) {
@@ -21,8 +22,16 @@ if (url) {
   eventStoreContract(
     'kurrentdb',
     async () => {
-      const store = kurrentStore();
-      return { store, cleanup: () => store.close() };
+      // Snapshots are kept in Postgres beside the read models, whatever the log's engine.
+      const db = await createTestDatabase('event_store_kurrentdb', { migrated: true });
+      const store = kurrentStore(db.url);
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await db.drop();
+        },
+      };
     },
     { gapFreePositions: false },
   );
@@ -31,7 +40,7 @@ if (url) {
   eventStoreContract(
     'kurrentdb, personal data protected',
     async () => {
-      const db = await createEventLogDatabase('event_store_kurrentdb', { engine: () => kurrentStore() });
+      const db = await createEventLogDatabase('event_store_kurrentdb', { engine: (databaseUrl) => kurrentStore(databaseUrl) });
       return { store: db.store, cleanup: () => db.close() };
     },
     { gapFreePositions: false },

@@ -65,7 +65,7 @@ export function openEventStore(settings: EventLogSettings, process: LogProcess, 
   const refusal = eventStoreRefusal(settings, process);
   if (refusal !== null) throw new Error(refusal);
   if (settings.eventStoreUrl !== null) {
-    return new KurrentEventStore({ connectionString: settings.eventStoreUrl, listen: options.follows ?? false, ...(options.log ? { log: options.log } : {}) });
+    return new KurrentEventStore({ connectionString: settings.eventStoreUrl, snapshotsDatabaseUrl: settings.databaseUrl, listen: options.follows ?? false, ...(options.log ? { log: options.log } : {}) });
   }
   const { follows: _follows, ...postgres } = options;
   return new PostgresEventStore({ ...postgres, databaseUrl: settings.databaseUrl });

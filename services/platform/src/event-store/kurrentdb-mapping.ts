@@ -17,8 +17,8 @@ import { WrongExpectedVersionError, type ExpectedVersion, type RecordedEvent, ty
 /**
  * How the log's names sit in a KurrentDB database: every stream of one log under its namespace, so one server
  * holds several logs (a deployment's, each test's) and `$all` read through the namespace's prefix is exactly
- * one log. The log's events live under `<namespace>/`; what the store keeps beside them (the log's identity,
- * snapshots) under `<namespace>~`, which no read of the log sees.
+ * one log. The log's events live under `<namespace>/`; what the store keeps beside them (the log's identity)
+ * under `<namespace>~`, which no read of the log sees.
  */
 export class KurrentNames {
   readonly eventPrefix: string;
@@ -43,11 +43,6 @@ export class KurrentNames {
   /** Holds one event: the log's id, written once when the store first meets the namespace. */
   get identityStream(): string {
     return `${this.besidePrefix}log-identity`;
-  }
-
-  /** A stream's snapshots of one kind, the latest last (its `$maxCount` lets the server scavenge the rest). */
-  snapshotStream(streamId: string, model: string): string {
-    return `${this.besidePrefix}snapshot~${model}~${streamId}`;
   }
 }
 

@@ -16,6 +16,7 @@ import {
   type ReadRevision,
 } from '@kurrent/kurrentdb-client';
 import { AppendSignal } from './append-signal.ts';
+import { SnapshotTable } from './snapshot-table.ts';
 import type {
   AppendNotices,
   AppendOptions,
@@ -45,6 +46,8 @@ import {
 export interface KurrentEventStoreOptions {
   /** EVENTSTORE_URL: `kurrentdb://…` (or `esdb://…`), credentials and TLS as the client's connection string takes them. */
   readonly connectionString: string;
+  /** The Postgres database whose `snapshots` table keeps the streams' snapshots (see `SnapshotTable`). */
+  readonly snapshotsDatabaseUrl: string;
   /** Whose streams these are on the server (see `KurrentNames`); one per log. */
   readonly namespace?: string;
   /**
@@ -78,7 +81,7 @@ class AccessDeniedByServerError extends Error {
  * The event log on KurrentDB 25.1 or later. Appends are one `multiStreamAppend` (an expected revision per
  * stream, all or nothing), or, when a write only checks a stream, one `appendRecords` with that check beside
  * the records. Reads of the whole log are `$all` filtered to this log's prefix; positions are prepare
- * positions (see `positionOf`). How each of the port's guarantees maps is in docs/design-notes.md.
+ * positions (see `positionOf`). Snapshots stay in Postgres (`SnapshotTable`), with the keys and read models. How each of the port's guarantees maps is in docs/design-notes.md.
  */
 export class KurrentEventStore implements EventStore {
   private readonly client: KurrentDBClient;
@@ -87,6 +90,7 @@ export class KurrentEventStore implements EventStore {
   private readonly signal = new AppendSignal();
   private notices: AppendNotices = { heard: 0, othersUnderWay: 0 };
   private readonly knownCommits = new Map<number, bigint>();
+  private readonly snapshots: SnapshotTable;
   private live: AllStreamSubscription | null = null;
   private closed = false;
   private identity: Promise<string> | null = null;
@@ -94,6 +98,7 @@ export class KurrentEventStore implements EventStore {
   constructor(options: KurrentEventStoreOptions) {
     this.client = KurrentDBClient.connectionString(options.connectionString);
     this.names = new KurrentNames(options.namespace ?? 'portcullis');
+    this.snapshots = new SnapshotTable(options.snapshotsDatabaseUrl);
     this.log = options.log ?? (() => {});
     if (options.listen) this.listen();
   }
@@ -244,47 +249,21 @@ export class KurrentEventStore implements EventStore {
     return new Map(streamIds.map((id, index) => [id, reads[index]!]));
   }
 
-  private async latestSnapshot(streamId: string, model: string): Promise<{ revision: bigint; version: number; state: unknown } | null> {
-    const [record] = await this.readRecords(this.names.snapshotStream(streamId, model), END, BACKWARDS, 1);
-    if (!record) return null;
-    const { version, state } = record.data as { version: number; state: unknown };
-    return { revision: record.revision, version, state };
-  }
-
   async readStreamsFromSnapshots(
     requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
   ): Promise<ReadonlyMap<string, SnapshotRead>> {
+    const kept = await this.snapshots.latest(requests);
     const reads = await Promise.all(
-      requests.map(async ({ streamId, model }): Promise<SnapshotRead> => {
-        const latest = await this.latestSnapshot(streamId, model);
-        const snapshot = latest && { version: latest.version, state: latest.state };
+      requests.map(async ({ streamId }): Promise<SnapshotRead> => {
+        const snapshot = kept.get(streamId) ?? null;
         return { snapshot, read: await this.readFromVersion(streamId, snapshot?.version ?? 0) };
       }),
     );
     return new Map(requests.map(({ streamId }, index) => [streamId, reads[index]!]));
   }
 
-  async saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
-    const streamName = this.names.snapshotStream(streamId, model);
-    for (let attempt = 1; attempt <= TRIES; attempt += 1) {
-      const latest = await this.latestSnapshot(streamId, model);
-      if (latest && latest.version >= version) return;
-      try {
-        await this.client.multiStreamAppend([
-          {
-            streamName,
-            events: [{ id: randomUUID(), contentType: 'application/json', type: 'portcullis.snapshot', data: { version, state } as JSONType, metadata: {} }],
-            expectedState: latest ? latest.revision : 'no_stream',
-          },
-        ]);
-        // Only the latest is ever read: the server may scavenge the others.
-        if (!latest) await this.client.setStreamMetadata(streamName, { maxCount: 1 });
-        return;
-      } catch (error) {
-        // Another process saved one meanwhile: look again whether this one is still newer.
-        if (classifyFailure(this.names, error).kind !== 'conflict') throw error;
-      }
-    }
+  saveSnapshot(streamId: string, model: string, version: number, state: unknown): Promise<void> {
+    return this.snapshots.save(streamId, model, version, state);
   }
 
   async readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]> {
@@ -391,5 +370,6 @@ export class KurrentEventStore implements EventStore {
     this.closed = true;
     await this.live?.unsubscribe().catch(() => {});
     await this.client.dispose();
+    await this.snapshots.close();
   }
 }
