@@ -81,7 +81,9 @@ class AccessDeniedByServerError extends Error {
  * The event log on KurrentDB 25.1 or later. Appends are one `multiStreamAppend` (an expected revision per
  * stream, all or nothing), or, when a write only checks a stream, one `appendRecords` with that check beside
  * the records. Reads of the whole log are `$all` filtered to this log's prefix; positions are prepare
- * positions (see `positionOf`). Snapshots stay in Postgres (`SnapshotTable`), with the keys and read models. How each of the port's guarantees maps is in docs/design-notes.md.
+ * positions (see `positionOf`). Snapshots stay in Postgres (`SnapshotTable`), with the keys and read models.
+ * Every read asks for the leader: a follower may not have an append yet, which a command deciding on the
+ * stream, or a settlement waiting for its own append, must see. How each of the port's guarantees maps is in docs/design-notes.md.
  */
 export class KurrentEventStore implements EventStore {
   private readonly client: KurrentDBClient;
@@ -214,7 +216,7 @@ export class KurrentEventStore implements EventStore {
     return this.call(async () => {
       const records: KurrentRecord[] = [];
       try {
-        for await (const resolved of this.client.readStream(streamName, { fromRevision, direction, ...(maxCount ? { maxCount } : {}) })) {
+        for await (const resolved of this.client.readStream(streamName, { fromRevision, direction, requiresLeader: true, ...(maxCount ? { maxCount } : {}) })) {
           if (resolved.event) records.push(resolved.event);
         }
       } catch (error) {
@@ -274,7 +276,7 @@ export class KurrentEventStore implements EventStore {
     return this.call(async () => {
       const events: RecordedEvent[] = [];
       const fromPosition = readFrom(options.after, this.knownCommits.get(options.after));
-      for await (const resolved of this.client.readAll({ fromPosition, filter: this.logFilter })) {
+      for await (const resolved of this.client.readAll({ fromPosition, filter: this.logFilter, requiresLeader: true })) {
         const record = resolved.event as KurrentRecord | undefined;
         if (!record?.position || !isAfter(record.position, options.after)) continue;
         if (positionOf(record.position) > until) break;
@@ -291,7 +293,7 @@ export class KurrentEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return this.call(async () => {
-      for await (const resolved of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1, filter: this.logFilter })) {
+      for await (const resolved of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1, filter: this.logFilter, requiresLeader: true })) {
         if (resolved.event?.position) return positionOf(resolved.event.position);
       }
       return 0;
