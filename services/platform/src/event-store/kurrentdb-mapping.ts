@@ -6,8 +6,14 @@ import {
   StreamTombstonedError,
   UnavailableError,
   WrongExpectedVersionError as KurrentWrongExpectedVersionError,
+  STREAM_STATE,
   convertToCommandError,
+  type AppendRecordInput,
+  type AppendStreamRequest,
   type AppendStreamState,
+  type ConsistencyCheck,
+  type JSONEventData,
+  type JSONType,
   type CurrentStreamState,
   type Position,
 } from '@kurrent/kurrentdb-client';
@@ -120,6 +126,43 @@ export function encodeMetadata(metadata: EventMetadata): Record<string, string> 
     if (value !== undefined) encoded[name] = JSON.stringify(value);
   }
   return encoded;
+}
+
+/**
+ * An append as KurrentDB takes it. Writes that all carry events are a multi-stream append (25.1): one request
+ * per stream with its expected state. A write that only checks its stream has no form there (each request
+ * writes), so such an append is records plus consistency checks (`appendRecords`), the checks apart from the
+ * records: one per write whose expected version is not `any`, each against the stream as it was before the
+ * append. Either way the events keep the order the writes give them, and an event without a caller's id gets
+ * one here, once, so a retried call sends the same ids.
+ */
+export type AppendRequest =
+  | { readonly kind: 'streams'; readonly streams: AppendStreamRequest[] }
+  | { readonly kind: 'records'; readonly records: AppendRecordInput[]; readonly checks: ConsistencyCheck[] };
+
+export function appendRequestOf(names: KurrentNames, writes: readonly StreamWrite[], newId: () => string): AppendRequest {
+  const eventsOf = (write: StreamWrite): JSONEventData[] =>
+    write.events.map((event) => ({
+      id: event.eventId ?? newId(),
+      contentType: 'application/json',
+      type: event.type,
+      data: event.data as JSONType,
+      metadata: encodeMetadata(event.metadata),
+    }));
+  const written = writes.filter((w) => w.events.length > 0);
+  if (written.length === writes.length) {
+    return {
+      kind: 'streams',
+      streams: written.map((w) => ({ streamName: names.streamName(w.streamId), events: eventsOf(w), expectedState: expectedStateOf(w.expectedVersion) })),
+    };
+  }
+  return {
+    kind: 'records',
+    records: written.flatMap((w) => eventsOf(w).map((record) => ({ streamName: names.streamName(w.streamId), record }))),
+    checks: writes
+      .filter((w) => w.expectedVersion !== 'any')
+      .map((w) => ({ type: STREAM_STATE, streamName: names.streamName(w.streamId), expectedState: expectedStateOf(w.expectedVersion) })),
+  };
 }
 
 /** Our metadata from what KurrentDB hands back: each field's JSON parsed, KurrentDB's own (`$…`) left out. */

@@ -14,6 +14,7 @@ import { WrongExpectedVersionError, type StreamWrite } from './event-store.ts';
 import {
   COMMIT_LOOKBACK_BYTES,
   KurrentNames,
+  appendRequestOf,
   classifyFailure,
   decodeMetadata,
   encodeMetadata,
@@ -71,6 +72,63 @@ describe('expected versions and revisions', () => {
     // A consistency check reports a deleted stream as -5 and a tombstoned one as -6: nothing to read.
     expect(versionOfState(-5n)).toBe(0);
     expect(versionOfState(-6n)).toBe(0);
+  });
+});
+
+describe('appends', () => {
+  const metadata: EventMetadata = { occurredAt: '2026-01-02T03:04:05.678Z', actorId: 'u1' };
+  let counter = 0;
+  const newId = () => `generated-${(counter += 1)}`;
+  const event = (n: number, eventId?: string) => ({ type: 'test.happened.v1', data: { n }, metadata, ...(eventId ? { eventId } : {}) });
+
+  it('is a multi-stream append when every write carries events, one request a stream, in the order given', () => {
+    counter = 0;
+    const request = appendRequestOf(
+      names,
+      [
+        { streamId: 'user-1', expectedVersion: 'no_stream', events: [event(1, 'id-a'), event(2)] },
+        { streamId: 'email-hmac-ab', expectedVersion: 0, events: [event(3, 'id-c')] },
+        { streamId: 'org-9', expectedVersion: 4, events: [event(4)] },
+        { streamId: 'log-x', expectedVersion: 'any', events: [event(5)] },
+      ],
+      newId,
+    );
+    expect(request.kind).toBe('streams');
+    const { streams } = request as Extract<typeof request, { kind: 'streams' }>;
+    expect(streams.map((s) => [s.streamName, s.expectedState])).toEqual([
+      ['portcullis/user-1', 'no_stream'],
+      ['portcullis/email-hmac-ab', 'no_stream'],
+      ['portcullis/org-9', 3n],
+      ['portcullis/log-x', 'any'],
+    ]);
+    // The caller's ids kept, the others made once here; JSON content with the metadata as strings.
+    expect(streams.flatMap((s) => s.events.map((e) => e.id))).toEqual(['id-a', 'generated-1', 'id-c', 'generated-2', 'generated-3']);
+    expect(streams[0]!.events[1]).toEqual({ id: 'generated-1', contentType: 'application/json', type: 'test.happened.v1', data: { n: 2 }, metadata: encodeMetadata(metadata) });
+  });
+
+  it('is records and checks when a write only checks its stream, every expected version checked but `any`', () => {
+    counter = 0;
+    const request = appendRequestOf(
+      names,
+      [
+        { streamId: 'user-1', expectedVersion: 2, events: [event(1), event(2)] },
+        { streamId: 'org-9', expectedVersion: 'any', events: [event(3)] },
+        { streamId: 'account-1', expectedVersion: 5, events: [] },
+        { streamId: 'guard-1', expectedVersion: 'any', events: [] },
+      ],
+      newId,
+    );
+    expect(request.kind).toBe('records');
+    const { records, checks } = request as Extract<typeof request, { kind: 'records' }>;
+    expect(records.map((r) => [r.streamName, (r.record.data as { n: number }).n])).toEqual([
+      ['portcullis/user-1', 1],
+      ['portcullis/user-1', 2],
+      ['portcullis/org-9', 3],
+    ]);
+    expect(checks).toEqual([
+      { type: 'stream_state', streamName: 'portcullis/user-1', expectedState: 1n },
+      { type: 'stream_state', streamName: 'portcullis/account-1', expectedState: 4n },
+    ]);
   });
 });
 

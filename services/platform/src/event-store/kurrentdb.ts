@@ -3,14 +3,9 @@ import {
   BACKWARDS,
   END,
   KurrentDBClient,
-  STREAM_STATE,
   StreamNotFoundError,
   streamNameFilter,
   type AllStreamSubscription,
-  type AppendStreamRequest,
-  type ConsistencyCheck,
-  type JSONEventData,
-  type JSONType,
   type MultiAppendResult,
   type Position,
   type ReadRevision,
@@ -32,9 +27,8 @@ import type {
 } from './event-store.ts';
 import {
   KurrentNames,
+  appendRequestOf,
   classifyFailure,
-  encodeMetadata,
-  expectedStateOf,
   isAfter,
   positionOf,
   readFrom,
@@ -164,37 +158,13 @@ export class KurrentEventStore implements EventStore {
     if (!writes.some((w) => w.events.length > 0)) throw new Error('append needs at least one event');
     if (new Set(writes.map((w) => w.streamId)).size !== writes.length) throw new Error('append takes each stream once');
 
-    const eventsOf = (write: StreamWrite): JSONEventData[] =>
-      write.events.map((event) => ({
-        id: event.eventId ?? randomUUID(),
-        contentType: 'application/json',
-        type: event.type,
-        data: event.data as JSONType,
-        metadata: encodeMetadata(event.metadata),
-      }));
-    const written = writes.filter((w) => w.events.length > 0);
-    const checksOnly = writes.some((w) => w.events.length === 0);
+    const request = appendRequestOf(this.names, writes, randomUUID);
     const appended: MultiAppendResult = await this.call(
-      () => {
-        if (!checksOnly) {
-          const requests: AppendStreamRequest[] = written.map((w) => ({
-            streamName: this.names.streamName(w.streamId),
-            events: eventsOf(w),
-            expectedState: expectedStateOf(w.expectedVersion),
-          }));
-          return this.client.multiStreamAppend(requests);
-        }
-        // A stream that is only checked has no place in a multi-stream append (each request writes); appendRecords
-        // takes checks apart from the records, each against the stream as it was before this append.
-        const records = written.flatMap((w) => eventsOf(w).map((record) => ({ streamName: this.names.streamName(w.streamId), record })));
-        const checks: ConsistencyCheck[] = writes
-          .filter((w) => w.expectedVersion !== 'any')
-          .map((w) => ({ type: STREAM_STATE, streamName: this.names.streamName(w.streamId), expectedState: expectedStateOf(w.expectedVersion) }));
-        return this.client.appendRecords(records, checks);
-      },
+      () => (request.kind === 'streams' ? this.client.multiStreamAppend(request.streams) : this.client.appendRecords(request.records, request.checks)),
       { writes, isAppend: true },
     );
 
+    const written = writes.filter((w) => w.events.length > 0);
     const versions: Record<string, number> = {};
     const revisions = new Map(appended.responses.map((r) => [r.streamName, r.revision]));
     for (const write of written) {
