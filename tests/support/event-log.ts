@@ -8,6 +8,7 @@ import {
   projectedEvents,
   replayInto,
   type DatabasePool,
+  type EventStore,
   type ExpectedVersion,
   type ProjectedEvent,
   type ProjectionTarget,
@@ -32,13 +33,20 @@ export interface EventLogDatabase {
 /** The AUTH_SECRET of a spec that names none: the api of an in-process spec must be given the same. */
 export const TEST_AUTH_SECRET = 'event-log-spec-secret-0123456789abcdefghij';
 
-export async function createEventLogDatabase(prefix: string, options: { secret?: string } = {}): Promise<EventLogDatabase> {
+export interface EventLogOptions {
+  readonly secret?: string;
+  /** The log's engine, when not this database's Postgres (KurrentDB): keys, read models and the rest stay here. */
+  readonly engine?: (databaseUrl: string, notifications: NotificationListener) => EventStore;
+}
+
+export async function createEventLogDatabase(prefix: string, options: EventLogOptions = {}): Promise<EventLogDatabase> {
   const db = await createTestDatabase(prefix, { migrated: true });
   try {
     const pool = await createDatabasePool(db.url, { maximumPoolSize: 10 });
     // The store listens, so followers in the test wake on appends as they do in production.
     const notifications = new NotificationListener(db.url);
-    const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: db.url, notifications }), {
+    const engine = options.engine?.(db.url, notifications) ?? new PostgresEventStore({ databaseUrl: db.url, notifications });
+    const protectedLog = await protectPersonalData(engine, {
       databaseUrl: db.url,
       secrets: options.secret ?? TEST_AUTH_SECRET,
       pool,

@@ -5,6 +5,7 @@ import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/p
 import { migrate } from '../../services/platform/src/database/migrate.ts';
 import { buildServices } from '../../scripts/build.ts';
 import { buildConsole } from '../../scripts/build-console.ts';
+import { reportSkippedEngines, startSkippedEnginesRecord } from './engine-suites.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +28,7 @@ let template: { adminUrl: string; name: string } | undefined;
 export async function setup(project: TestProject): Promise<void> {
   // Redis first: under CI it can fail the run, and that should not leave an embedded cluster behind.
   const redisUrl = await resolveRedisUrl();
+  startSkippedEnginesRecord();
   const postgresAdminUrl = await resolvePostgresAdminUrl();
   // System tests run the services as production does: built, from the sources of this run.
   await buildServices();
@@ -82,6 +84,15 @@ function processIsAlive(pid: number): boolean {
 }
 
 export async function teardown(): Promise<void> {
+  try {
+    await dropTemplateAndStopEmbedded();
+  } finally {
+    // Last, so the run's final lines name every engine suite that did not run.
+    reportSkippedEngines();
+  }
+}
+
+async function dropTemplateAndStopEmbedded(): Promise<void> {
   if (template) {
     const admin = new pg.Client({ connectionString: template.adminUrl });
     await admin.connect();

@@ -6,7 +6,7 @@ import {
   isClusterUrl,
   passwordWorkUnderWay,
   poolSizesOf,
-  PostgresEventStore,
+  openEventStore,
   protectPersonalData,
   sessionCacheEvictionProblem,
   sessionCacheLayout,
@@ -52,14 +52,13 @@ export async function createApiContext(config: Config, options: ApiContextOption
   const { log } = options;
   const pools = poolSizesOf(config, 'api');
   const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: options.poolSize ?? pools.readModels });
-  const postgresStore = new PostgresEventStore({
-    databaseUrl: config.databaseUrl,
+  const storedLog = openEventStore(config, 'api', {
     maximumPoolSize: pools.eventStore,
     log: (message, err) => log.warn({ err }, message),
   });
   // With Redis, other api processes hear an erasure there (they hold no LISTEN); its client comes below.
   let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
-  const protectedLog = await protectPersonalData(postgresStore, {
+  const protectedLog = await protectPersonalData(storedLog, {
     databaseUrl: config.databaseUrl,
     secrets: config.secrets,
     pool,
@@ -69,7 +68,7 @@ export async function createApiContext(config: Config, options: ApiContextOption
   });
   const realStore = protectedLog.store;
   const store = options.storeSeenByApi?.(realStore) ?? realStore;
-  const carried = await carryAddressStreamsForward({ stored: postgresStore, protected: realStore }, pool);
+  const carried = await carryAddressStreamsForward({ stored: storedLog, protected: realStore }, pool);
   if (carried > 0) log.info({ carried }, 'address-named reservation streams carried to their keyed names');
   const slugs = await carrySlugReservationsForward(realStore, pool);
   if (slugs > 0) log.info({ slugs }, 'organization slugs stored before normalization reserved in their normalized form');

@@ -1,4 +1,4 @@
-import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurrent, onStopRequest } from '@portcullis/platform';
+import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurrent, exitUnlessEventStoreServes, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
 import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
@@ -12,6 +12,8 @@ const telemetry = await startTelemetry('portcullis-api');
 const stopObservingEventLoop = observeEventLoop();
 observePasswordHashing();
 
+// Before the database is asked anything: a log the process would misread is a configuration it refuses.
+exitUnlessEventStoreServes(config, 'api', (refusal) => log.fatal(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 const running = await createApiContext(config, { log }).catch((error: unknown) => {
   log.fatal(error instanceof Error ? error.message : String(error));

@@ -10,7 +10,8 @@ import {
   exportLogHead,
   exitUnlessSchemaIsCurrent,
   loadConfigOrExit,
-  PostgresEventStore,
+  openEventStore,
+  exitUnlessEventStoreServes,
   PostgresProjectionTarget,
   protectPersonalData,
   rebuildAside,
@@ -88,12 +89,14 @@ async function write(out: Writable, text: string): Promise<void> {
 
 const [command, ...rest] = process.argv.slice(2);
 const config = loadConfigOrExit();
+// Before the database is asked anything: a log the process would misread is a configuration it refuses.
+exitUnlessEventStoreServes(config, 'audit', (refusal) => console.error(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pools = poolSizesOf(config, 'audit');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
 // the stored bytes themselves.
-const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
+const protectedLog = await protectPersonalData(openEventStore(config, 'audit', { maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
   secrets: config.secrets,
   pool,

@@ -11,7 +11,8 @@ import {
   exitUnlessSchemaIsCurrent,
   onStopRequest,
   NotificationListener,
-  PostgresEventStore,
+  openEventStore,
+  exitUnlessEventStoreServes,
   protectPersonalData,
   ProjectionControl,
   SmtpTransport,
@@ -39,6 +40,8 @@ const log = createLogger({ name: 'mailer', level: config.logLevel, format: confi
 const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();
 
+// Before the database is asked anything: a log the process would misread is a configuration it refuses.
+exitUnlessEventStoreServes(config, 'mailer', (refusal) => log.fatal(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 const pools = poolSizesOf(config, 'mailer');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
@@ -66,7 +69,7 @@ const worker = new DeliveryWorker(
 const notifications = new NotificationListener(config.databaseUrl);
 // A job's recipient and name are encrypted in the log under their subject's key (see protectPersonalData).
 const protectedLog = await protectPersonalData(
-  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (m, err) => log.warn({ err }, m) }),
+  openEventStore(config, 'mailer', { maximumPoolSize: pools.eventStore, notifications, follows: true, log: (m, err) => log.warn({ err }, m) }),
   { databaseUrl: config.databaseUrl, secrets: config.secrets, pool, keysPoolSize: pools.dataKeys },
 );
 const store = protectedLog.store;

@@ -7,7 +7,8 @@ import {
   exitUnlessSchemaIsCurrent,
   onStopRequest,
   NotificationListener,
-  PostgresEventStore,
+  openEventStore,
+  exitUnlessEventStoreServes,
   protectPersonalData,
   ProjectionControl,
   ProjectionRunner,
@@ -31,6 +32,8 @@ const log = createLogger({ name: 'projector', level: config.logLevel, format: co
 const telemetry = await startTelemetry('portcullis-projector');
 const stopObservingEventLoop = observeEventLoop();
 
+// Before the database is asked anything: a log the process would misread is a configuration it refuses.
+exitUnlessEventStoreServes(config, 'projector', (refusal) => log.fatal(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => log.fatal(refusal));
 // The projector writes read models and checkpoints only, which the log can always rebuild.
 const pools = poolSizesOf(config, 'projector');
@@ -42,7 +45,7 @@ const notifications = new NotificationListener(config.databaseUrl);
 let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
 const protectedLog = await protectPersonalData(
-  new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore, notifications, log: (message, err) => log.warn({ err }, message) }),
+  openEventStore(config, 'projector', { maximumPoolSize: pools.eventStore, notifications, follows: true, log: (message, err) => log.warn({ err }, message) }),
   { databaseUrl: config.databaseUrl, secrets: config.secrets, pool, keysPoolSize: pools.dataKeys, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
 );
 const store = protectedLog.store;

@@ -1,5 +1,5 @@
 import { erasureProjectionName } from '@portcullis/contracts';
-import { createDatabasePool, exitUnlessSchemaIsCurrent, loadConfigOrExit, poolSizesOf, PostgresEventStore, protectPersonalData, rebuildAside } from '@portcullis/platform';
+import { createDatabasePool, exitUnlessSchemaIsCurrent, loadConfigOrExit, exitUnlessEventStoreServes, openEventStore, poolSizesOf, protectPersonalData, rebuildAside } from '@portcullis/platform';
 import { createProjectionTargets } from './projections.ts';
 
 /**
@@ -9,10 +9,12 @@ import { createProjectionTargets } from './projections.ts';
  */
 const requested = process.argv[2];
 const config = loadConfigOrExit();
+// Before the database is asked anything: a log the process would misread is a configuration it refuses.
+exitUnlessEventStoreServes(config, 'rebuild', (refusal) => console.error(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pools = poolSizesOf(config, 'rebuild-projection');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels, asynchronousCommit: true });
-const protectedLog = await protectPersonalData(new PostgresEventStore({ databaseUrl: config.databaseUrl, maximumPoolSize: pools.eventStore }), {
+const protectedLog = await protectPersonalData(openEventStore(config, 'rebuild', { maximumPoolSize: pools.eventStore }), {
   databaseUrl: config.databaseUrl,
   secrets: config.secrets,
   pool,

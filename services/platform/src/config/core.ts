@@ -66,6 +66,14 @@ const coreShape = {
       'event log and read models; a Unix socket goes in as a percent-encoded host (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`); libpq\'s `?host=…&user=…` query parameters are refused, since slonik would ignore them and connect as the OS user',
       'embedded Postgres under `npm start`',
     ),
+    EVENTSTORE_URL: setting(
+      z
+        .string()
+        .regex(/^(kurrentdb|kdb|esdb|eventstore)(\+discover)?:\/\//, 'must be a KurrentDB connection string (kurrentdb://host:2113, kurrentdb+discover://… for a cluster; esdb:// as well)')
+        .optional(),
+      'the event log on KurrentDB 25.1 or later instead of Postgres (`kurrentdb://user:password@host:2113`, `kurrentdb+discover://…` for a cluster); read models, checkpoints and personal-data keys stay in `DATABASE_URL`. Not served yet: the services refuse to start with it, naming what still reads the Postgres log ([design notes](design-notes.md#kurrentdb-how-each-guarantee-maps))',
+      'the log in `DATABASE_URL`',
+    ),
     REDIS_URL: setting(
       z
         .string()
@@ -118,6 +126,8 @@ export const coreSettings = section(
       /** The newest secret, for what is only ever produced (a JWT to sign, a flow's derived secrets). */
       secret: c.AUTH_SECRETS?.[0] ?? c.AUTH_SECRET ?? '',
       databaseUrl: c.DATABASE_URL,
+      /** Where the event log is when not in Postgres (a KurrentDB connection string; see `eventStoreRefusal`). */
+      eventStoreUrl: c.EVENTSTORE_URL ?? null,
       logLevel: c.LOG_LEVEL,
       logFormat: c.LOG_FORMAT,
       /** `x-api-key` that makes a request a server call. */

@@ -12,6 +12,8 @@ export const secretFileVariables: readonly string[] = [
   'AUTH_SECRETS',
   'AUTH_SERVER_API_KEY',
   'DATABASE_URL',
+  // Its user and password, when the server has authentication on.
+  'EVENTSTORE_URL',
   'REDIS_URL',
   'SMTP_URL',
   'AUDIT_SIGNING_KEY',

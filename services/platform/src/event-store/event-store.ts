@@ -122,7 +122,7 @@ export class WrongExpectedVersionError extends Error {
 }
 
 /**
- * The append-only log every change goes through. Adapters: Postgres (`postgres.ts`). What each operation
+ * The append-only log every change goes through. Adapters: Postgres (`postgres.ts`), KurrentDB (`kurrentdb.ts`). What each operation
  * asks of an engine is said beside it; EventStoreDB's successor KurrentDB (server 25.1 and later, through
  * `@kurrent/kurrentdb-client`) offers each: `multiStreamAppend` for atomic appends to several streams with
  * an expected revision per stream, per-stream reads, `$all` reads by commit position (stable and gap-free
@@ -144,8 +144,8 @@ export interface EventStore {
   /**
    * Several streams, each from its latest snapshot of a given kind (`model`) on, in one read: what a
    * decision loads, at a cost bounded by the snapshot interval rather than the stream's length. Needs:
-   * somewhere beside the log to keep a state per stream and kind (a table; on KurrentDB, a snapshot
-   * stream per stream read backwards), and a read of a stream from a version.
+   * somewhere beside the log to keep a state per stream and kind (the `snapshots` table, on KurrentDB too:
+   * see `SnapshotTable`), and a read of a stream from a version.
    */
   readStreamsFromSnapshots(requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>): Promise<ReadonlyMap<string, SnapshotRead>>;
   /**
@@ -162,7 +162,7 @@ export interface EventStore {
   headPosition(): Promise<number>;
   /**
    * The id every copy of this log shares, written once when the log was created (caches carry it). Needs:
-   * somewhere to keep one value with the log (a table; on KurrentDB, the first event of a system stream).
+   * somewhere to keep one value with the log (a table; on KurrentDB, the first event of a stream beside the log's).
    */
   logId(): Promise<string>;
   /**

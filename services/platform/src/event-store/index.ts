@@ -1,3 +1,5 @@
 export * from './event-store.ts';
 export { PostgresEventStore } from './postgres.ts';
 export * from './hash-chain.ts';
+export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrentdb.ts';
+export * from './engine.ts';
