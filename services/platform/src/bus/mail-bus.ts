@@ -15,7 +15,8 @@ export interface ConsumeOptions {
 }
 
 /**
- * How mail jobs travel from the api to the mailer: at least once, in order per user, resuming after the last
+ * How mail jobs travel from the api to the mailer: at least once, in order per user and kind (the event log
+ * keeps a user's jobs of every kind in order; Kafka, a topic per kind, only those of one kind), resuming after the last
  * consumed job when a consumer restarts. Adapters: the event log itself (`event-log.ts`, the default) and
  * Kafka (`kafka.ts`, with KAFKA_BROKERS). The shared contract suite is tests/adapter-suites/mail-bus.suite.ts.
  */

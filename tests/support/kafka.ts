@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { describe, inject } from 'vitest';
+
+/** KAFKA_BROKERS of the run's broker (given, or started by global-setup), or null when Kafka suites skip. */
+export function testKafkaBrokers(): string | null {
+  try {
+    return inject('kafkaBrokers') ?? null;
+  } catch {
+    // Outside a vitest worker: global-setup exported the same decision via env ('' meaning none).
+    return process.env.PORTCULLIS_TEST_KAFKA_BROKERS || null;
+  }
+}
+
+/** `describe` when the run has a broker; otherwise a visible skip naming what would run it. */
+export function describeWithKafka(name: string, fn: () => void): void {
+  if (testKafkaBrokers()) {
+    describe(name, fn);
+    return;
+  }
+  console.warn(`[skip] ${name}: no Kafka broker (install Java 17 and Maven, or set KAFKA_BROKERS)`);
+  describe.skip(name, fn);
+}
+
+/**
+ * Settings that give a test topics and a consumer group of its own on the shared broker: KAFKA_TOPIC_PREFIX,
+ * KAFKA_MAILER_GROUP and KAFKA_CLIENT_ID, all unique to the call.
+ */
+export function isolatedKafkaEnv(label: string): Record<string, string> {
+  const run = `${label}-${randomBytes(4).toString('hex')}`;
+  return {
+    KAFKA_BROKERS: testKafkaBrokers() ?? '',
+    KAFKA_TOPIC_PREFIX: `test-${run}.`,
+    KAFKA_MAILER_GROUP: `test-${run}-mailer`,
+    KAFKA_CLIENT_ID: `test-${run}`,
+  };
+}
