@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import kafkajs from 'kafkajs';
 import { describe, inject } from 'vitest';
 
 /** KAFKA_BROKERS of the run's broker (given, or started by global-setup), or null when Kafka suites skip. */
@@ -33,4 +34,17 @@ export function isolatedKafkaEnv(label: string): Record<string, string> {
     KAFKA_MAILER_GROUP: `test-${run}-mailer`,
     KAFKA_CLIENT_ID: `test-${run}`,
   };
+}
+
+/** How many members the consumer group has now, as the broker's group coordinator sees it. */
+export async function consumerGroupMembers(group: string): Promise<number> {
+  const kafka = new kafkajs.Kafka({ clientId: 'portcullis-test-observer', brokers: (testKafkaBrokers() ?? '').split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([group]);
+    return groups[0]?.state === 'Stable' ? groups[0].members.length : 0;
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -33,6 +33,7 @@ describe('configuration of the email lifecycle and the mailer', () => {
       clientId: 'portcullis',
       topicPrefix: 'staging.',
       mailerGroup: 'portcullis-mailer',
+      sessionTimeoutMs: 30000,
       partitions: 6,
       replicationFactor: null,
       ssl: null,

@@ -11,6 +11,8 @@ export interface KafkaMailBusOptions {
   /** Put in front of every topic name (empty in production; tests use it to keep runs apart). */
   readonly topicPrefix: string;
   readonly log: { warn(obj: object, message: string): void; error(obj: object, message: string): void };
+  /** How long a consumer may go unheard before its group gives its partitions to the others. */
+  readonly sessionTimeoutMs?: number;
   /** Partitions of each topic this bus creates (one it finds is left as it is). */
   readonly partitions?: number;
   /** Replicas of each topic this bus creates; null: the broker's `default.replication.factor`. */
@@ -108,7 +110,14 @@ export class KafkaMailBus implements MailBus {
 
   async consume(options: ConsumeOptions): Promise<MailBusConsumer> {
     await this.ensureTopics();
-    const consumer = this.kafka.consumer({ groupId: options.group, allowAutoTopicCreation: false });
+    const sessionTimeout = this.options.sessionTimeoutMs ?? 30_000;
+    const consumer = this.kafka.consumer({
+      groupId: options.group,
+      allowAutoTopicCreation: false,
+      sessionTimeout,
+      // Three heartbeats a session at least, as Kafka advises, so one lost heartbeat does not cost the partitions.
+      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
+    });
     await consumer.connect();
     await consumer.subscribe({ topics: this.topics(), fromBeginning: true });
     this.consumers.add(consumer);

@@ -41,6 +41,10 @@ export const mailSettings = section(
     KAFKA_CLIENT_ID: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis'), 'Kafka client id'),
     KAFKA_TOPIC_PREFIX: setting(z.string().regex(/^[A-Za-z0-9._-]*$/).default(''), 'a prefix for the Kafka topic names'),
     KAFKA_MAILER_GROUP: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis-mailer'), "the mailer's consumer group"),
+    KAFKA_SESSION_TIMEOUT_MS: setting(
+      z.coerce.number().int().min(6000).max(1_800_000).default(30_000),
+      "how long a mailer may go unheard before the group gives its partitions to the others: the longest a killed mailer's mail waits (within the broker's `group.min.session.timeout.ms` and `group.max.session.timeout.ms`)",
+    ),
     KAFKA_TOPIC_PARTITIONS: setting(
       z.coerce.number().int().min(1).max(1000).default(6),
       'partitions of each mail topic the relay creates (an existing topic keeps its own): the most mailers that share one kind of mail',
@@ -102,6 +106,7 @@ export const mailSettings = section(
           clientId: c.KAFKA_CLIENT_ID,
           topicPrefix: c.KAFKA_TOPIC_PREFIX,
           mailerGroup: c.KAFKA_MAILER_GROUP,
+          sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
           partitions: c.KAFKA_TOPIC_PARTITIONS,
           replicationFactor: c.KAFKA_TOPIC_REPLICATION_FACTOR ?? null,
           ssl: c.KAFKA_SSL ? { caFile: c.KAFKA_SSL_CA_FILE ?? null } : null,
