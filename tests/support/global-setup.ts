@@ -5,7 +5,7 @@ import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/p
 import { migrate } from '../../services/platform/src/database/migrate.ts';
 import { buildServices } from '../../scripts/build.ts';
 import { buildConsole } from '../../scripts/build-console.ts';
-import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker } from './kafka-broker.ts';
+import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl } from './kafka-broker.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +17,8 @@ declare module 'vitest' {
     migratedTemplateDatabase: string;
     /** KAFKA_BROKERS of the run's broker (given, or started by this setup), or null when Kafka suites skip. */
     kafkaBrokers: string | null;
+    /** The SASL listener of the broker this setup started (none with a given KAFKA_BROKERS), and its user. */
+    kafkaSasl: TestKafkaSasl | null;
   }
 }
 
@@ -49,6 +51,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('redisUrl', redisUrl);
     project.provide('migratedTemplateDatabase', templateName);
     project.provide('kafkaBrokers', kafka);
+    project.provide('kafkaSasl', kafkaBroker?.sasl ?? null);
     // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
     process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
     process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';

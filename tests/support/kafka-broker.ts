@@ -15,7 +15,15 @@ import { repoRoot, waitFor } from './processes.ts';
 export interface TestKafkaBroker {
   /** `host:port`, what KAFKA_BROKERS takes. */
   readonly brokers: string;
+  /** A second listener that wants SASL (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512), and the one user it knows. */
+  readonly sasl: TestKafkaSasl;
   stop(): Promise<void>;
+}
+
+export interface TestKafkaSasl {
+  readonly brokers: string;
+  readonly username: string;
+  readonly password: string;
 }
 
 /** Why no broker can be started here (no Java, no Maven), as a sentence for a notice. */
@@ -69,7 +77,7 @@ async function brokerClasspath(log: (message: string) => void): Promise<string> 
   if (known && known.split(path.delimiter).every((jar) => existsSync(jar))) return known;
 
   const started = Date.now();
-  log('resolving Apache Kafka with Maven (tests/kafka/pom.xml; the first run downloads it into ~/.m2)');
+  log('resolving Apache Kafka with Maven (tests/kafka/pom.xml; a first run downloads about 60 MB into ~/.m2)');
   let downloaded = 0;
   const progress = setInterval(() => log(`still resolving: ${downloaded} files downloaded, ${Math.round((Date.now() - started) / 1000)} s`), 15_000);
   const output = `${cached}.${process.pid}`;
@@ -118,16 +126,23 @@ async function removeAbandonedBrokers(): Promise<void> {
   }
 }
 
-function serverProperties(dir: string, brokerPort: number, controllerPort: number): string {
+const SASL_USER = 'portcullis';
+
+function serverProperties(dir: string, ports: { broker: number; controller: number; sasl: number }, saslPassword: string): string {
   return [
     'process.roles=broker,controller',
     'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-    `listeners=PLAINTEXT://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort}`,
+    `controller.quorum.voters=1@127.0.0.1:${ports.controller}`,
+    `listeners=PLAINTEXT://127.0.0.1:${ports.broker},CONTROLLER://127.0.0.1:${ports.controller},SASL_PLAINTEXT://127.0.0.1:${ports.sasl}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${ports.broker},SASL_PLAINTEXT://127.0.0.1:${ports.sasl}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    // What KAFKA_SASL_MECHANISM offers, each with the same user: PLAIN's from here, SCRAM's written at format.
+    'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+    `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${SASL_USER}="${saslPassword}";`,
+    'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     `log.dirs=${path.join(dir, 'data')}`,
     // One node: every internal topic has one replica. Few offset partitions make the first group join quick.
     'offsets.topic.replication.factor=1',
@@ -167,14 +182,16 @@ export async function startTestKafkaBroker(options: { log: (message: string) => 
   };
 
   try {
-    const [brokerPort, controllerPort] = [await pickFreePort(), await pickFreePort()];
+    const ports = { broker: await pickFreePort(), controller: await pickFreePort(), sasl: await pickFreePort() };
+    const saslPassword = randomBytes(12).toString('hex');
     const properties = path.join(dir, 'server.properties');
-    await writeFile(properties, serverProperties(dir, brokerPort, controllerPort));
+    await writeFile(properties, serverProperties(dir, ports, saslPassword));
     await mkdir(path.join(dir, 'data'));
     // A short-lived JVM: the C1 compiler alone starts it sooner, and a test broker never gets hot enough to miss C2.
     const jvm = ['-Xms256m', '-Xmx512m', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', '-cp', classpath];
     const clusterId = randomBytes(16).toString('base64url');
-    await run('java', [...jvm, 'kafka.tools.StorageTool', 'format', '--cluster-id', clusterId, '--config', properties], { timeoutMs: 60_000 });
+    const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((mechanism) => ['--add-scram', `${mechanism}=[name=${SASL_USER},password=${saslPassword}]`]);
+    await run('java', [...jvm, 'kafka.tools.StorageTool', 'format', '--cluster-id', clusterId, '--config', properties, ...scram], { timeoutMs: 60_000 });
 
     const child = spawn('java', [...jvm, 'kafka.Kafka', properties], { stdio: ['ignore', 'pipe', 'pipe'] });
     broker = child;
@@ -185,10 +202,10 @@ export async function startTestKafkaBroker(options: { log: (message: string) => 
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    const brokers = `127.0.0.1:${brokerPort}`;
+    const brokers = `127.0.0.1:${ports.broker}`;
     await waitUntilServing(brokers, child, () => output);
     options.log(`Kafka broker on ${brokers}, ready ${((Date.now() - started) / 1000).toFixed(1)} s after setup asked for it`);
-    return { brokers, stop };
+    return { brokers, sasl: { brokers: `127.0.0.1:${ports.sasl}`, username: SASL_USER, password: saslPassword }, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import kafkajs from 'kafkajs';
 import { describe, inject } from 'vitest';
+import type { TestKafkaSasl } from './kafka-broker.ts';
 
 /** KAFKA_BROKERS of the run's broker (given, or started by global-setup), or null when Kafka suites skip. */
 export function testKafkaBrokers(): string | null {
@@ -10,6 +11,11 @@ export function testKafkaBrokers(): string | null {
     // Outside a vitest worker: global-setup exported the same decision via env ('' meaning none).
     return process.env.PORTCULLIS_TEST_KAFKA_BROKERS || null;
   }
+}
+
+/** The SASL listener of the broker the run started, and its user; null with a given KAFKA_BROKERS. */
+export function testKafkaSasl(): TestKafkaSasl | null {
+  return inject('kafkaSasl') ?? null;
 }
 
 /** `describe` when the run has a broker; otherwise a visible skip naming what would run it. */
