@@ -5,7 +5,7 @@ import { startEphemeralPostgres, type EphemeralPostgres } from '../../services/p
 import { migrate } from '../../services/platform/src/database/migrate.ts';
 import { buildServices } from '../../scripts/build.ts';
 import { buildConsole } from '../../scripts/build-console.ts';
-import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl } from './kafka-broker.ts';
+import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl, type TestKafkaTls } from './kafka-broker.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,6 +19,8 @@ declare module 'vitest' {
     kafkaBrokers: string | null;
     /** The SASL listener of the broker this setup started (none with a given KAFKA_BROKERS), and its user. */
     kafkaSasl: TestKafkaSasl | null;
+    /** The TLS listener of the broker this setup started, and the CA file that trusts it (none without openssl). */
+    kafkaTls: TestKafkaTls | null;
   }
 }
 
@@ -52,6 +54,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('migratedTemplateDatabase', templateName);
     project.provide('kafkaBrokers', kafka);
     project.provide('kafkaSasl', kafkaBroker?.sasl ?? null);
+    project.provide('kafkaTls', kafkaBroker?.tls ?? null);
     // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
     process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
     process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';

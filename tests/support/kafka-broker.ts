@@ -17,7 +17,15 @@ export interface TestKafkaBroker {
   readonly brokers: string;
   /** A second listener that wants SASL (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512), and the one user it knows. */
   readonly sasl: TestKafkaSasl;
+  /** A third listener that speaks TLS, its certificate signed by a CA of the run's own; null without openssl. */
+  readonly tls: TestKafkaTls | null;
   stop(): Promise<void>;
+}
+
+export interface TestKafkaTls {
+  readonly brokers: string;
+  /** PEM of the CA that signed the listener's certificate (for 127.0.0.1). */
+  readonly caFile: string;
 }
 
 export interface TestKafkaSasl {
@@ -128,16 +136,42 @@ async function removeAbandonedBrokers(): Promise<void> {
 
 const SASL_USER = 'portcullis';
 
-function serverProperties(dir: string, ports: { broker: number; controller: number; sasl: number }, saslPassword: string): string {
+/**
+ * A CA of the run's own and a certificate for 127.0.0.1 it signed, as PEM files: the CA's for the client
+ * (KAFKA_SSL_CA_FILE), the key and chain in one file for the broker (a PEM key store). Null without openssl.
+ */
+async function makeCertificates(dir: string): Promise<{ caFile: string; keyStore: string } | null> {
+  if (!onPath('openssl')) return null;
+  const file = (name: string): string => path.join(dir, name);
+  const openssl = (...args: string[]): Promise<string> => run('openssl', args, { timeoutMs: 30_000 });
+  await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=Portcullis test CA');
+  await openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('broker.key'), '-out', file('broker.csr'), '-subj', '/CN=127.0.0.1');
+  await writeFile(file('broker.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  await openssl('x509', '-req', '-in', file('broker.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-out', file('broker.pem'), '-days', '2', '-extfile', file('broker.ext'));
+  await writeFile(file('broker-keystore.pem'), (await readFile(file('broker.key'), 'utf8')) + (await readFile(file('broker.pem'), 'utf8')));
+  return { caFile: file('ca.pem'), keyStore: file('broker-keystore.pem') };
+}
+
+interface ListenerPorts {
+  readonly broker: number;
+  readonly controller: number;
+  readonly sasl: number;
+  readonly tls: number | null;
+}
+
+function serverProperties(dir: string, ports: ListenerPorts, saslPassword: string, keyStore: string | null): string {
+  const tls = ports.tls !== null && keyStore !== null;
+  const listeners = [`PLAINTEXT://127.0.0.1:${ports.broker}`, `SASL_PLAINTEXT://127.0.0.1:${ports.sasl}`, ...(tls ? [`SSL://127.0.0.1:${ports.tls}`] : [])];
   return [
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@127.0.0.1:${ports.controller}`,
-    `listeners=PLAINTEXT://127.0.0.1:${ports.broker},CONTROLLER://127.0.0.1:${ports.controller},SASL_PLAINTEXT://127.0.0.1:${ports.sasl}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${ports.broker},SASL_PLAINTEXT://127.0.0.1:${ports.sasl}`,
+    `listeners=${[...listeners, `CONTROLLER://127.0.0.1:${ports.controller}`].join(',')}`,
+    `advertised.listeners=${listeners.join(',')}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL',
+    ...(tls ? ['listener.name.ssl.ssl.keystore.type=PEM', `listener.name.ssl.ssl.keystore.location=${keyStore}`] : []),
     // What KAFKA_SASL_MECHANISM offers, each with the same user: PLAIN's from here, SCRAM's written at format.
     'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
     `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${SASL_USER}="${saslPassword}";`,
@@ -182,10 +216,11 @@ export async function startTestKafkaBroker(options: { log: (message: string) => 
   };
 
   try {
-    const ports = { broker: await pickFreePort(), controller: await pickFreePort(), sasl: await pickFreePort() };
+    const certificates = await makeCertificates(dir);
+    const ports = { broker: await pickFreePort(), controller: await pickFreePort(), sasl: await pickFreePort(), tls: certificates ? await pickFreePort() : null };
     const saslPassword = randomBytes(12).toString('hex');
     const properties = path.join(dir, 'server.properties');
-    await writeFile(properties, serverProperties(dir, ports, saslPassword));
+    await writeFile(properties, serverProperties(dir, ports, saslPassword, certificates?.keyStore ?? null));
     await mkdir(path.join(dir, 'data'));
     // A short-lived JVM: the C1 compiler alone starts it sooner, and a test broker never gets hot enough to miss C2.
     const jvm = ['-Xms256m', '-Xmx512m', '-XX:TieredStopAtLevel=1', '-Djava.awt.headless=true', '-cp', classpath];
@@ -205,7 +240,12 @@ export async function startTestKafkaBroker(options: { log: (message: string) => 
     const brokers = `127.0.0.1:${ports.broker}`;
     await waitUntilServing(brokers, child, () => output);
     options.log(`Kafka broker on ${brokers}, ready ${((Date.now() - started) / 1000).toFixed(1)} s after setup asked for it`);
-    return { brokers, sasl: { brokers: `127.0.0.1:${ports.sasl}`, username: SASL_USER, password: saslPassword }, stop };
+    return {
+      brokers,
+      sasl: { brokers: `127.0.0.1:${ports.sasl}`, username: SASL_USER, password: saslPassword },
+      tls: certificates && ports.tls !== null ? { brokers: `127.0.0.1:${ports.tls}`, caFile: certificates.caFile } : null,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

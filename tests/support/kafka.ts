@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import kafkajs from 'kafkajs';
 import { describe, inject } from 'vitest';
-import type { TestKafkaSasl } from './kafka-broker.ts';
+import type { TestKafkaSasl, TestKafkaTls } from './kafka-broker.ts';
 
 /** KAFKA_BROKERS of the run's broker (given, or started by global-setup), or null when Kafka suites skip. */
 export function testKafkaBrokers(): string | null {
@@ -16,6 +16,11 @@ export function testKafkaBrokers(): string | null {
 /** The SASL listener of the broker the run started, and its user; null with a given KAFKA_BROKERS. */
 export function testKafkaSasl(): TestKafkaSasl | null {
   return inject('kafkaSasl') ?? null;
+}
+
+/** The TLS listener of the broker the run started, and its CA file; null with a given KAFKA_BROKERS or without openssl. */
+export function testKafkaTls(): TestKafkaTls | null {
+  return inject('kafkaTls') ?? null;
 }
 
 /** `describe` when the run has a broker; otherwise a visible skip naming what would run it. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { MailJob } from '@portcullis/contracts';
 import { KafkaMailBus, loadConfig } from '@portcullis/platform';
-import { testKafkaSasl } from '../support/kafka.ts';
+import { testKafkaSasl, testKafkaTls } from '../support/kafka.ts';
 import { waitFor } from '../support/processes.ts';
 
 const quiet = { warn: () => {}, error: () => {} };
@@ -29,13 +29,46 @@ function busFrom(env: Record<string, string>): KafkaMailBus {
   const config = loadConfig({
     DATABASE_URL: 'postgres://localhost/unused',
     AUTH_SECRET: 'x'.repeat(32),
-    KAFKA_TOPIC_PREFIX: `test-sasl-${run}.`,
-    KAFKA_CLIENT_ID: `test-sasl-${run}`,
+    KAFKA_TOPIC_PREFIX: `test-security-${run}.`,
+    KAFKA_CLIENT_ID: `test-security-${run}`,
     KAFKA_TOPIC_PARTITIONS: '1',
     ...env,
   });
   return new KafkaMailBus({ ...config.kafka!, log: quiet });
 }
+
+async function carriesAJob(bus: KafkaMailBus, label: string): Promise<void> {
+  try {
+    const seen: MailJob[] = [];
+    await bus.consume({ group: `test-${label}-${randomUUID().slice(0, 8)}`, handle: async (received) => void seen.push(received) });
+    const sent = job(label);
+    await bus.publish([sent]);
+    await waitFor(() => seen.length > 0, { timeoutMs: 30_000, message: `the job over ${label}` });
+    expect(seen).toEqual([sent]);
+  } finally {
+    await bus.close();
+  }
+}
+
+const tls = testKafkaTls();
+const describeWithTls = tls ? describe : describe.skip;
+if (!tls) console.warn('[skip] Kafka TLS: only against the broker the test setup starts, with openssl to make its certificate');
+
+// The run's broker has an SSL listener whose certificate (for 127.0.0.1) a CA of the run's own signed.
+describeWithTls('Kafka mail bus over TLS (KAFKA_SSL, KAFKA_SSL_CA_FILE)', () => {
+  it("trusts the brokers' CA from KAFKA_SSL_CA_FILE, creates its topics and carries a job", async () => {
+    await carriesAJob(busFrom({ KAFKA_BROKERS: tls!.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: tls!.caFile }), 'tls');
+  });
+
+  it('refuses a broker whose certificate no CA it trusts signed', async () => {
+    const untrusting = busFrom({ KAFKA_BROKERS: tls!.brokers, KAFKA_SSL: 'true' });
+    try {
+      await expect(untrusting.publish([job('untrusted')])).rejects.toThrow(/certificate|self.signed|issuer/i);
+    } finally {
+      await untrusting.close();
+    }
+  });
+});
 
 const sasl = testKafkaSasl();
 const describeWithSasl = sasl ? describe : describe.skip;
@@ -46,16 +79,7 @@ describeWithSasl('Kafka mail bus over SASL (KAFKA_SASL_MECHANISM, _USERNAME, _PA
   for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512']) {
     it(`logs in with ${mechanism}, creates its topics and carries a job`, async () => {
       const bus = busFrom({ KAFKA_BROKERS: sasl!.brokers, KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: sasl!.username, KAFKA_SASL_PASSWORD: sasl!.password });
-      try {
-        const seen: MailJob[] = [];
-        await bus.consume({ group: `test-sasl-${mechanism}`, handle: async (received) => void seen.push(received) });
-        const sent = job(`sasl-${mechanism}`);
-        await bus.publish([sent]);
-        await waitFor(() => seen.length > 0, { timeoutMs: 30_000, message: `the job over ${mechanism}` });
-        expect(seen).toEqual([sent]);
-      } finally {
-        await bus.close();
-      }
+      await carriesAJob(bus, `sasl-${mechanism}`);
     });
   }
 
