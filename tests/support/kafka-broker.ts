@@ -235,8 +235,8 @@ export async function startTestKafkaBroker(options: { log: (message: string) => 
     const keep = (chunk: Buffer): void => {
       output = (output + chunk.toString()).slice(-64 * 1024);
     };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const brokers = `127.0.0.1:${ports.broker}`;
     await waitUntilServing(brokers, child, () => output);
     options.log(`Kafka broker on ${brokers}, ready ${((Date.now() - started) / 1000).toFixed(1)} s after setup asked for it`);
