@@ -119,7 +119,7 @@ function processIsAlive(pid: number): boolean {
  * A run killed before its teardown leaves its broker running (a JVM does not die with its parent) and its
  * directory behind: the directory names the run's pid and holds the broker's, so the next run ends both.
  */
-async function removeAbandonedBrokers(): Promise<void> {
+export async function removeAbandonedBrokers(): Promise<void> {
   for (const name of await readdir(os.tmpdir())) {
     const owner = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1]);
     if (!Number.isInteger(owner) || processIsAlive(owner)) continue;
