@@ -1,9 +1,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config/index.ts';
 import { configProblems as problems, minimalEnv as base } from './config.test-support.ts';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'config-mail-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+let files = 0;
+
+/** A file in a scratch directory, by default one that looks like a CA's PEM (its content is not parsed here). */
+function pemFile(content = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'): string {
+  const file = path.join(scratch, `file-${(files += 1)}.pem`);
+  writeFileSync(file, content);
+  return file;
+}
 
 describe('configuration of the email lifecycle and the mailer', () => {
   it("defaults to better-auth's behaviour, with mail on and the dev mailbox", () => {
@@ -42,13 +53,14 @@ describe('configuration of the email lifecycle and the mailer', () => {
   });
 
   it('reads Kafka topic, TLS and SASL settings', () => {
+    const caFile = pemFile();
     const config = loadConfig({
       ...base,
       KAFKA_BROKERS: 'k1:9093',
       KAFKA_TOPIC_PARTITIONS: '12',
       KAFKA_TOPIC_REPLICATION_FACTOR: '3',
       KAFKA_SSL: 'true',
-      KAFKA_SSL_CA_FILE: '/etc/kafka/ca.pem',
+      KAFKA_SSL_CA_FILE: caFile,
       KAFKA_SASL_MECHANISM: 'scram-sha-512',
       KAFKA_SASL_USERNAME: 'portcullis',
       KAFKA_SASL_PASSWORD: 'correct horse',
@@ -56,7 +68,7 @@ describe('configuration of the email lifecycle and the mailer', () => {
     expect(config.kafka).toMatchObject({
       partitions: 12,
       replicationFactor: 3,
-      ssl: { caFile: '/etc/kafka/ca.pem' },
+      ssl: { caFile },
       sasl: { mechanism: 'scram-sha-512', username: 'portcullis', password: 'correct horse' },
     });
     expect(loadConfig({ ...base, KAFKA_BROKERS: 'k1:9093', KAFKA_SSL: '1' }).kafka?.ssl).toEqual({ caFile: null });
@@ -74,8 +86,9 @@ describe('configuration of the email lifecycle and the mailer', () => {
     }
   });
 
-  it('refuses SASL settings that could not log in, and a CA file without TLS', () => {
+  it('refuses SASL settings that could not log in, and a CA file without TLS or without a certificate', () => {
     const kafka = { KAFKA_BROKERS: 'k1:9093' };
+    const caFile = pemFile();
     expect(problems({ ...kafka, KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_USERNAME: 'u' })).toEqual([
       'KAFKA_SASL_MECHANISM: needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
     ]);
@@ -85,9 +98,12 @@ describe('configuration of the email lifecycle and the mailer', () => {
     expect(problems({ ...kafka, KAFKA_SASL_MECHANISM: 'gssapi', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' })).toEqual([
       expect.stringMatching(/^KAFKA_SASL_MECHANISM: /),
     ]);
-    expect(problems({ ...kafka, KAFKA_SSL_CA_FILE: '/etc/kafka/ca.pem' })).toEqual(['KAFKA_SSL_CA_FILE: needs KAFKA_SSL=true']);
+    expect(problems({ ...kafka, KAFKA_SSL_CA_FILE: caFile })).toEqual(['KAFKA_SSL_CA_FILE: needs KAFKA_SSL=true']);
+    for (const unusable of [path.join(path.dirname(caFile), 'missing.pem'), pemFile('not a certificate\n')]) {
+      expect(problems({ ...kafka, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: unusable })).toEqual(['KAFKA_SSL_CA_FILE: cannot be read, or holds no PEM certificate']);
+    }
     expect(problems({ ...kafka, KAFKA_TOPIC_PARTITIONS: '0' })).toEqual([expect.stringMatching(/^KAFKA_TOPIC_PARTITIONS: /)]);
-    expect(problems({ ...kafka, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: '/etc/kafka/ca.pem', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' })).toEqual([]);
+    expect(problems({ ...kafka, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: caFile, KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' })).toEqual([]);
   });
 
   it('refuses production without SMTP_URL, which would leave every mail in the dev mailbox', () => {

@@ -1,5 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { flag, lifetime, seconds, section, setting } from './settings.ts';
+
+/** Checked as the configuration loads: a CA file the client cannot use would otherwise fail each connection. */
+function holdsPemCertificate(path: string): boolean {
+  try {
+    return readFileSync(path, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false;
+  }
+}
 
 /** The email lifecycle (verification, reset, change, deletion) and how its mail travels. */
 export const mailSettings = section(
@@ -55,7 +65,7 @@ export const mailSettings = section(
       "the broker's `default.replication.factor`",
     ),
     KAFKA_SSL: setting(flag(false), 'talk to the brokers over TLS (certificates checked against the system CAs, or `KAFKA_SSL_CA_FILE`)'),
-    KAFKA_SSL_CA_FILE: setting(z.string().min(1).optional(), "path of a PEM file of the CA(s) that signed the brokers' certificates; needs `KAFKA_SSL`"),
+    KAFKA_SSL_CA_FILE: setting(z.string().min(1).refine(holdsPemCertificate, 'cannot be read, or holds no PEM certificate').optional(), "path of a PEM file of the CA(s) that signed the brokers' certificates; needs `KAFKA_SSL`"),
     KAFKA_SASL_MECHANISM: setting(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(), 'SASL authentication with the brokers (use with `KAFKA_SSL`: `plain` sends the password as it is)', 'none'),
     KAFKA_SASL_USERNAME: setting(z.string().min(1).optional(), 'SASL user; needs `KAFKA_SASL_MECHANISM`'),
     KAFKA_SASL_PASSWORD: setting(z.string().min(1).optional(), 'SASL password; needs `KAFKA_SASL_MECHANISM`'),
