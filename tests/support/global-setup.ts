@@ -38,7 +38,6 @@ export async function setup(project: TestProject): Promise<void> {
   // The broker (a JVM, seconds to start; a first Maven download) starts while the rest is built.
   const kafkaBrokers = resolveKafkaBrokers();
   kafkaBrokers.catch(() => {});
-  let kafka: string | null;
   try {
     const postgresAdminUrl = await resolvePostgresAdminUrl();
     // System tests run the services as production does: built, from the sources of this run.
@@ -47,7 +46,7 @@ export async function setup(project: TestProject): Promise<void> {
     await buildConsole({ quiet: true });
 
     const templateName = await createMigratedTemplate(postgresAdminUrl);
-    kafka = await kafkaBrokers;
+    const kafka = await kafkaBrokers;
 
     project.provide('postgresAdminUrl', postgresAdminUrl);
     project.provide('redisUrl', redisUrl);
