@@ -9,7 +9,7 @@ export interface ConsumeOptions {
   readonly group: string;
   /**
    * Called for each job. A job counts as consumed once this resolves; if it throws, the job (and what
-   * follows it for the same user) is delivered again. Must therefore be idempotent per job id.
+   * follows it for the same user and kind) is delivered again. Must therefore be idempotent per job id.
    */
   readonly handle: (job: MailJob) => Promise<void>;
 }
