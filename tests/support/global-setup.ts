@@ -6,6 +6,7 @@ import { migrate } from '../../services/platform/src/database/migrate.ts';
 import { buildServices } from '../../scripts/build.ts';
 import { buildConsole } from '../../scripts/build-console.ts';
 import { reportSkippedEngines, startSkippedEnginesRecord } from './engine-suites.ts';
+import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl, type TestKafkaTls } from './kafka-broker.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,6 +16,12 @@ declare module 'vitest' {
     redisUrl: string | null;
     /** A database migrated once for the run, copied by `createTestDatabase({ migrated: true })`. */
     migratedTemplateDatabase: string;
+    /** KAFKA_BROKERS of the run's broker (given, or started by this setup), or null when Kafka suites skip. */
+    kafkaBrokers: string | null;
+    /** The SASL listener of the broker this setup started (none with a given KAFKA_BROKERS), and its user. */
+    kafkaSasl: TestKafkaSasl | null;
+    /** The TLS listener of the broker this setup started, and the CA file that trusts it (none without openssl). */
+    kafkaTls: TestKafkaTls | null;
   }
 }
 
@@ -24,26 +31,63 @@ const PROBE_TIMEOUT_MS = 2_000;
 
 let embedded: EphemeralPostgres | undefined;
 let template: { adminUrl: string; name: string } | undefined;
+let kafkaBroker: TestKafkaBroker | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   // Redis first: under CI it can fail the run, and that should not leave an embedded cluster behind.
   const redisUrl = await resolveRedisUrl();
   startSkippedEnginesRecord();
-  const postgresAdminUrl = await resolvePostgresAdminUrl();
-  // System tests run the services as production does: built, from the sources of this run.
-  await buildServices();
-  // The api serves the console it finds built; the console's tests and browser tests need this run's.
-  await buildConsole({ quiet: true });
+  // The broker (a JVM, seconds to start; a first Maven download) starts while the rest is built.
+  const kafkaBrokers = resolveKafkaBrokers();
+  kafkaBrokers.catch(() => {});
+  try {
+    const postgresAdminUrl = await resolvePostgresAdminUrl();
+    // System tests run the services as production does: built, from the sources of this run.
+    await buildServices();
+    // The api serves the console it finds built; the console's tests and browser tests need this run's.
+    await buildConsole({ quiet: true });
 
-  const templateName = await createMigratedTemplate(postgresAdminUrl);
+    const templateName = await createMigratedTemplate(postgresAdminUrl);
+    const kafka = await kafkaBrokers;
 
-  project.provide('postgresAdminUrl', postgresAdminUrl);
-  project.provide('redisUrl', redisUrl);
-  project.provide('migratedTemplateDatabase', templateName);
-  // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
-  process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
-  process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';
-  process.env.PORTCULLIS_TEST_PG_TEMPLATE = templateName;
+    project.provide('postgresAdminUrl', postgresAdminUrl);
+    project.provide('redisUrl', redisUrl);
+    project.provide('migratedTemplateDatabase', templateName);
+    project.provide('kafkaBrokers', kafka);
+    project.provide('kafkaSasl', kafkaBroker?.sasl ?? null);
+    project.provide('kafkaTls', kafkaBroker?.tls ?? null);
+    // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
+    process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
+    process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';
+    process.env.PORTCULLIS_TEST_PG_TEMPLATE = templateName;
+    process.env.PORTCULLIS_TEST_KAFKA_BROKERS = kafka ?? '';
+  } catch (error) {
+    // A setup that throws gets no teardown: what it started must not outlive it.
+    await kafkaBrokers.catch(() => {});
+    await teardown();
+    throw error;
+  }
+}
+
+/**
+ * KAFKA_BROKERS when given; else a broker of the run's own (Apache Kafka from Maven, tests/kafka/pom.xml).
+ * Without Java or Maven the Kafka suites skip with a notice, except under CI=true, where, like a missing
+ * Redis, that fails the run.
+ */
+async function resolveKafkaBrokers(): Promise<string | null> {
+  const given = process.env.KAFKA_BROKERS;
+  if (given) return given;
+  try {
+    kafkaBroker = await startTestKafkaBroker({ log: (message) => console.warn(`[global-setup] ${message}`) });
+    return kafkaBroker.brokers;
+  } catch (error) {
+    if (!(error instanceof KafkaUnavailable)) throw error;
+    if (process.env.CI === 'true') {
+      throw new Error(`No Kafka broker can be started (${error.message}). CI=true requires the Kafka suites to run; install Java 17 and Maven, or set KAFKA_BROKERS.`);
+    }
+    console.warn(`[global-setup] no Kafka broker for this run (${error.message}); the Kafka suites will be skipped. Install Java 17 and Maven, or set KAFKA_BROKERS.`);
+    return null;
+  }
 }
 
 /**
@@ -85,14 +129,17 @@ function processIsAlive(pid: number): boolean {
 
 export async function teardown(): Promise<void> {
   try {
-    await dropTemplateAndStopEmbedded();
+    await stopKafkaDropTemplateAndStopEmbedded();
   } finally {
     // Last, so the run's final lines name every engine suite that did not run.
     reportSkippedEngines();
   }
 }
 
-async function dropTemplateAndStopEmbedded(): Promise<void> {
+async function stopKafkaDropTemplateAndStopEmbedded(): Promise<void> {
+  const broker = kafkaBroker;
+  kafkaBroker = undefined;
+  await broker?.stop();
   if (template) {
     const admin = new pg.Client({ connectionString: template.adminUrl });
     await admin.connect();

@@ -1,3 +1,4 @@
+import { consumerGroupMembers } from './kafka.ts';
 import { spawnService, waitFor, type ServiceProcess } from './processes.ts';
 import { TestSmtpServer } from './smtp.ts';
 import { startSystem, type StartSystemOptions, type System } from './system.ts';
@@ -40,12 +41,16 @@ export async function startMailSystem(options: StartSystemOptions & { smtp?: boo
       throw new Error(`mailer exited (${exit.code ?? exit.signal}) while starting:\n${mailer.output()}`);
     });
     died.catch(() => {});
+    // Over Kafka (KAFKA_BROKERS in the environment), once the broker counts it in its consumer group.
+    const kafkaGroup = system.env.KAFKA_BROKERS ? (system.env.KAFKA_MAILER_GROUP ?? 'portcullis-mailer') : null;
     await Promise.race([
       died,
-      waitFor(async () => (await system.query(`SELECT 1 FROM projection_checkpoints WHERE name LIKE 'mail-bus:%'`)).length > 0, {
-        timeoutMs: 60_000,
-        message: 'the mailer to follow the log',
-      }),
+      kafkaGroup
+        ? waitFor(async () => (await consumerGroupMembers(kafkaGroup)) > 0, { timeoutMs: 60_000, message: `the mailer to join the consumer group ${kafkaGroup}` })
+        : waitFor(async () => (await system.query(`SELECT 1 FROM projection_checkpoints WHERE name LIKE 'mail-bus:%'`)).length > 0, {
+            timeoutMs: 60_000,
+            message: 'the mailer to follow the log',
+          }),
     ]);
   } catch (error) {
     await mailer.stop();

@@ -68,6 +68,9 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
     REDIS_URL: redisUrl ?? '',
     REDIS_KEY_PREFIX: redisPrefix ?? '',
+    // Likewise Kafka: the run's broker (KAFKA_BROKERS, or one global-setup started) carries mail only for
+    // the specs that pass it in (isolatedKafkaEnv), on topics and a group of their own.
+    KAFKA_BROKERS: '',
     // Suites sign in and up many times a test from one address; the rate limit has its own tests
     // (tests/http/rate-limit.http.spec.ts), which turn it back on.
     AUTH_RATE_LIMIT_ENABLED: 'false',

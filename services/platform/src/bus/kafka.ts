@@ -1,4 +1,5 @@
-import kafkajs, { type Admin, type Consumer, type Kafka, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import kafkajs, { type Admin, type Consumer, type Kafka, type Producer, type SASLOptions } from 'kafkajs';
 import { mailKinds, mailTopics, parseMailJobMessage, toMailJobMessage, type MailJob, type MailKind } from '@portcullis/contracts';
 import type { ConsumeOptions, MailBus, MailBusConsumer } from './mail-bus.ts';
 
@@ -10,8 +11,19 @@ export interface KafkaMailBusOptions {
   /** Put in front of every topic name (empty in production; tests use it to keep runs apart). */
   readonly topicPrefix: string;
   readonly log: { warn(obj: object, message: string): void; error(obj: object, message: string): void };
+  /** How long a consumer may go unheard before its group gives its partitions to the others. */
+  readonly sessionTimeoutMs?: number;
+  /** Partitions of each topic this bus creates (one it finds is left as it is). */
   readonly partitions?: number;
+  /** Replicas of each topic this bus creates; null: the broker's `default.replication.factor`. */
+  readonly replicationFactor?: number | null;
+  /** TLS to the brokers, checked against the system CAs or those of `caFile` (PEM). */
+  readonly ssl?: { readonly caFile: string | null } | null;
+  readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string } | null;
 }
+
+/** Topics this bus creates have this many partitions unless told: a few mailers can share each kind. */
+export const defaultMailTopicPartitions = 6;
 
 function mailTopicName(prefix: string, kind: MailKind): string {
   return `${prefix}${mailTopics[kind]}`;
@@ -34,6 +46,8 @@ export class KafkaMailBus implements MailBus {
     this.kafka = new KafkaClient({
       clientId: options.clientId,
       brokers: [...options.brokers],
+      ssl: options.ssl ? (options.ssl.caFile ? { ca: [readFileSync(options.ssl.caFile, 'utf8')] } : true) : false,
+      ...(options.sasl ? { sasl: { mechanism: options.sasl.mechanism, username: options.sasl.username, password: options.sasl.password } as SASLOptions } : {}),
       logLevel: logLevel.WARN,
       logCreator: () => ({ level, log }) => {
         const { message, ...rest } = log;
@@ -55,7 +69,12 @@ export class KafkaMailBus implements MailBus {
       try {
         await admin.createTopics({
           waitForLeaders: true,
-          topics: this.topics().map((topic) => ({ topic, numPartitions: this.options.partitions ?? 3 })),
+          topics: this.topics().map((topic) => ({
+            topic,
+            numPartitions: this.options.partitions ?? defaultMailTopicPartitions,
+            // -1 asks the broker for its default.replication.factor, what the cluster's operator set for it.
+            replicationFactor: this.options.replicationFactor ?? -1,
+          })),
         });
       } finally {
         await admin.disconnect();
@@ -91,7 +110,14 @@ export class KafkaMailBus implements MailBus {
 
   async consume(options: ConsumeOptions): Promise<MailBusConsumer> {
     await this.ensureTopics();
-    const consumer = this.kafka.consumer({ groupId: options.group, allowAutoTopicCreation: false });
+    const sessionTimeout = this.options.sessionTimeoutMs ?? 30_000;
+    const consumer = this.kafka.consumer({
+      groupId: options.group,
+      allowAutoTopicCreation: false,
+      sessionTimeout,
+      // Three heartbeats a session at least, as Kafka advises, so one lost heartbeat does not cost the partitions.
+      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeout / 3)),
+    });
     await consumer.connect();
     await consumer.subscribe({ topics: this.topics(), fromBeginning: true });
     this.consumers.add(consumer);

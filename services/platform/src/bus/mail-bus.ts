@@ -9,13 +9,14 @@ export interface ConsumeOptions {
   readonly group: string;
   /**
    * Called for each job. A job counts as consumed once this resolves; if it throws, the job (and what
-   * follows it for the same user) is delivered again. Must therefore be idempotent per job id.
+   * follows it for the same user and kind) is delivered again. Must therefore be idempotent per job id.
    */
   readonly handle: (job: MailJob) => Promise<void>;
 }
 
 /**
- * How mail jobs travel from the api to the mailer: at least once, in order per user, resuming after the last
+ * How mail jobs travel from the api to the mailer: at least once, in order per user and kind (the event log
+ * keeps a user's jobs of every kind in order; Kafka, a topic per kind, only those of one kind), resuming after the last
  * consumed job when a consumer restarts. Adapters: the event log itself (`event-log.ts`, the default) and
  * Kafka (`kafka.ts`, with KAFKA_BROKERS). The shared contract suite is tests/adapter-suites/mail-bus.suite.ts.
  */

@@ -90,6 +90,19 @@ const environmentSchema = z
     path: ['AUTH_BOOTSTRAP_ADMIN_PASSWORD'],
     message: 'and AUTH_BOOTSTRAP_ADMIN_EMAIL are set together',
   })
+  .refine((c) => c.KAFKA_SASL_MECHANISM === undefined || (c.KAFKA_SASL_USERNAME !== undefined && c.KAFKA_SASL_PASSWORD !== undefined), {
+    path: ['KAFKA_SASL_MECHANISM'],
+    message: 'needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+  })
+  // A user or password without a mechanism would be ignored, and the broker's refusal would not say why.
+  .refine((c) => c.KAFKA_SASL_MECHANISM !== undefined || (c.KAFKA_SASL_USERNAME === undefined && c.KAFKA_SASL_PASSWORD === undefined), {
+    path: ['KAFKA_SASL_MECHANISM'],
+    message: 'is required when KAFKA_SASL_USERNAME or KAFKA_SASL_PASSWORD is set',
+  })
+  .refine((c) => c.KAFKA_SSL_CA_FILE === undefined || c.KAFKA_SSL, {
+    path: ['KAFKA_SSL_CA_FILE'],
+    message: 'needs KAFKA_SSL=true',
+  })
   .superRefine(checkSocialSettings);
 
 

@@ -1,5 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { flag, lifetime, seconds, section, setting } from './settings.ts';
+
+/** Checked as the configuration loads: a CA file the client cannot use would otherwise fail each connection. */
+function holdsPemCertificate(path: string): boolean {
+  try {
+    return readFileSync(path, 'utf8').includes('-----BEGIN CERTIFICATE-----');
+  } catch {
+    return false;
+  }
+}
 
 /** The email lifecycle (verification, reset, change, deletion) and how its mail travels. */
 export const mailSettings = section(
@@ -41,6 +51,24 @@ export const mailSettings = section(
     KAFKA_CLIENT_ID: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis'), 'Kafka client id'),
     KAFKA_TOPIC_PREFIX: setting(z.string().regex(/^[A-Za-z0-9._-]*$/).default(''), 'a prefix for the Kafka topic names'),
     KAFKA_MAILER_GROUP: setting(z.string().regex(/^[A-Za-z0-9._-]+$/).default('portcullis-mailer'), "the mailer's consumer group"),
+    KAFKA_SESSION_TIMEOUT_MS: setting(
+      z.coerce.number().int().min(6000).max(1_800_000).default(30_000),
+      "how long a mailer may go unheard before the group gives its partitions to the others: the longest a killed mailer's mail waits (within the broker's `group.min.session.timeout.ms` and `group.max.session.timeout.ms`)",
+    ),
+    KAFKA_TOPIC_PARTITIONS: setting(
+      z.coerce.number().int().min(1).max(1000).default(6),
+      'partitions of each mail topic the relay creates (an existing topic keeps its own): the most mailers that share one kind of mail',
+    ),
+    KAFKA_TOPIC_REPLICATION_FACTOR: setting(
+      z.coerce.number().int().min(1).max(32).optional(),
+      'replicas of each mail topic the relay creates',
+      "the broker's `default.replication.factor`",
+    ),
+    KAFKA_SSL: setting(flag(false), 'talk to the brokers over TLS (certificates checked against the system CAs, or `KAFKA_SSL_CA_FILE`)'),
+    KAFKA_SSL_CA_FILE: setting(z.string().min(1).refine(holdsPemCertificate, 'cannot be read, or holds no PEM certificate').optional(), "path of a PEM file of the CA(s) that signed the brokers' certificates; needs `KAFKA_SSL`"),
+    KAFKA_SASL_MECHANISM: setting(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(), 'SASL authentication with the brokers (use with `KAFKA_SSL`: `plain` sends the password as it is)', 'none'),
+    KAFKA_SASL_USERNAME: setting(z.string().min(1).optional(), 'SASL user; needs `KAFKA_SASL_MECHANISM`'),
+    KAFKA_SASL_PASSWORD: setting(z.string().min(1).optional(), 'SASL password; needs `KAFKA_SASL_MECHANISM`'),
     MAILER_RETRY_WINDOW_SECONDS: setting(
       seconds(86_400),
       'seconds a mail that fails temporarily is retried, from its first attempt, before it is dead-lettered (`0`: never retried): the longest SMTP outage that loses no mail',
@@ -88,6 +116,14 @@ export const mailSettings = section(
           clientId: c.KAFKA_CLIENT_ID,
           topicPrefix: c.KAFKA_TOPIC_PREFIX,
           mailerGroup: c.KAFKA_MAILER_GROUP,
+          sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
+          partitions: c.KAFKA_TOPIC_PARTITIONS,
+          replicationFactor: c.KAFKA_TOPIC_REPLICATION_FACTOR ?? null,
+          ssl: c.KAFKA_SSL ? { caFile: c.KAFKA_SSL_CA_FILE ?? null } : null,
+          sasl:
+            c.KAFKA_SASL_MECHANISM && c.KAFKA_SASL_USERNAME && c.KAFKA_SASL_PASSWORD
+              ? { mechanism: c.KAFKA_SASL_MECHANISM, username: c.KAFKA_SASL_USERNAME, password: c.KAFKA_SASL_PASSWORD }
+              : null,
         }
       : null,
     mailer: {

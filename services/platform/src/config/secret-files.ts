@@ -16,6 +16,7 @@ export const secretFileVariables: readonly string[] = [
   'EVENTSTORE_URL',
   'REDIS_URL',
   'SMTP_URL',
+  'KAFKA_SASL_PASSWORD',
   'AUDIT_SIGNING_KEY',
   'AUTH_CAPTCHA_SECRET_KEY',
   ...socialProviderIds.map((id) => `AUTH_${id.toUpperCase()}_CLIENT_SECRET`),
