@@ -44,6 +44,41 @@ export interface System {
 const READY_TIMEOUT_MS = 60_000;
 
 /**
+ * The environment a system's processes share: its database, a fresh secret, the api's port and public URL,
+ * the Redis cache only when asked for, and what suites need (answers checked, no rate limit); `env` wins.
+ */
+export function systemEnvironment(options: {
+  databaseUrl: string;
+  port: number;
+  baseUrl: string;
+  redisUrl: string | null;
+  redisPrefix: string | null;
+  env?: Record<string, string> | undefined;
+}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    DATABASE_URL: options.databaseUrl,
+    AUTH_SECRET: randomBytes(32).toString('base64url'),
+    HOST: '127.0.0.1',
+    PORT: String(options.port),
+    BASE_URL: options.baseUrl,
+    LOG_LEVEL: 'warn',
+    // Every answer a suite provokes is held to its endpoint's declared schema (a stray one is a 500).
+    AUTH_CHECK_ANSWERS: 'true',
+    // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
+    REDIS_URL: options.redisUrl ?? '',
+    REDIS_KEY_PREFIX: options.redisPrefix ?? '',
+    // Suites sign in and up many times a test from one address; the rate limit has its own tests
+    // (tests/http/rate-limit.http.spec.ts), which turn it back on.
+    AUTH_RATE_LIMIT_ENABLED: 'false',
+    // Several systems run at once: the workers' metrics ports are whatever is free.
+    PROJECTOR_METRICS_PORT: '0',
+    MAILER_METRICS_PORT: '0',
+    ...options.env,
+  };
+}
+
+/**
  * The whole system as production runs it: a fresh database, the real projector and api processes on a free
  * port, ready once GET /readyz says so (which needs the projector's checkpoints, so both are up).
  */
@@ -55,27 +90,7 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
   const port = options.port ?? (await pickFreePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
-  const env: Record<string, string> = {
-    NODE_ENV: 'test',
-    DATABASE_URL: database.url,
-    AUTH_SECRET: randomBytes(32).toString('base64url'),
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    BASE_URL: baseUrl,
-    LOG_LEVEL: 'warn',
-    // Every answer a suite provokes is held to its endpoint's declared schema (a stray one is a 500).
-    AUTH_CHECK_ANSWERS: 'true',
-    // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
-    REDIS_URL: redisUrl ?? '',
-    REDIS_KEY_PREFIX: redisPrefix ?? '',
-    // Suites sign in and up many times a test from one address; the rate limit has its own tests
-    // (tests/http/rate-limit.http.spec.ts), which turn it back on.
-    AUTH_RATE_LIMIT_ENABLED: 'false',
-    // Several systems run at once: the workers' metrics ports are whatever is free.
-    PROJECTOR_METRICS_PORT: '0',
-    MAILER_METRICS_PORT: '0',
-    ...options.env,
-  };
+  const env = systemEnvironment({ databaseUrl: database.url, port, baseUrl, redisUrl, redisPrefix, env: options.env });
 
   const started: ServiceProcess[] = [];
   const pgPool = new pg.Pool({ connectionString: database.url, max: 2 });
