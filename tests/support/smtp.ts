@@ -34,8 +34,11 @@ export class TestSmtpServer {
   readonly offers: { to: string[]; at: number; refused: number | null }[] = [];
   /** How long the server takes to accept a message, to make a burst last. */
   acceptDelayMs = 0;
-  /** Job ids of the messages received whole and not yet answered: a sender killed now never hears the 250. */
-  readonly accepting = new Set<string>();
+  /**
+   * The messages received whole and not yet answered, by job id, with the sender's TCP port: a sender killed
+   * now never hears the 250.
+   */
+  readonly accepting = new Map<string, { readonly remotePort: number }>();
   private seq = 0;
   private server: SMTPServer | null = null;
   private listeningPort = 0;
@@ -97,7 +100,7 @@ export class TestSmtpServer {
       (parsed) => {
         const jobId = parsed.headers.find((h) => h.key === 'x-portcullis-job-id')?.value ?? null;
         // Accepted (kept) the moment the server answers 250.
-        if (jobId) this.accepting.add(jobId);
+        if (jobId) this.accepting.set(jobId, { remotePort: session.remotePort });
         const accept = (): void => {
           if (jobId) this.accepting.delete(jobId);
           this.mails.push({
