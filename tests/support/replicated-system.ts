@@ -99,18 +99,17 @@ export async function startReplicatedSystem(options: ReplicatedSystemOptions): P
       },
     });
     const query = async <Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Row[]> => (await pool.query<Row>(text, values)).rows;
-    const registered = async (service: string): Promise<number> =>
-      (await query<{ n: number }>(`SELECT count(*)::int AS n FROM process_registry WHERE service = $1 AND seen_at > now() - interval '15 seconds'`, [service]))[0]!.n;
+    const registered = async (service: string, pid: number): Promise<boolean> =>
+      (await query(`SELECT 1 FROM process_registry WHERE service = $1 AND pid = $2`, [service, pid])).length > 0;
 
     const projectors: ServiceProcess[] = [];
     const mailers: ServiceProcess[] = [];
     const startWorker = async (kind: 'projector' | 'mailer'): Promise<ServiceProcess> => {
       const list = kind === 'projector' ? projectors : mailers;
-      const before = await registered(kind);
       const worker = spawnService({ name: `${kind}-${list.length + 1}`, entry: serviceEntries[kind].built, env });
       started.push(worker);
       list.push(worker);
-      await untilReady(worker, async () => (await registered(kind)) > before, `${worker.name} to register`);
+      await untilReady(worker, () => registered(kind, worker.pid), `${worker.name} to register`);
       return worker;
     };
 
