@@ -11,6 +11,7 @@ import { runWrites } from './writes/write-bench.ts';
 import { runAudit } from './audit/audit-bench.ts';
 import { runTelemetry } from './telemetry/telemetry-bench.ts';
 import { runGrowth } from './growth/growth-bench.ts';
+import { runReplicas } from './replicas/replicas-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -51,7 +52,7 @@ async function main(teardown: Teardown): Promise<void> {
   // Redis where reachable (the session cache, as production runs it), else without.
   if (settings.groups.has('telemetry')) await inGroup(runTelemetry);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.
-  const redisGroups = (['writes', 'streams', 'revocation'] as const).filter((group) => settings.groups.has(group));
+  const redisGroups = (['writes', 'streams', 'revocation', 'replicas'] as const).filter((group) => settings.groups.has(group));
   if (redisGroups.length > 0 && !(await redisReachable(settings.redisUrl))) {
     print(`## ${redisGroups.join(', ')}: skipped, Redis at ${settings.redisUrl} is not reachable`);
     return;
@@ -59,6 +60,7 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('writes')) await inGroup(runWrites);
   if (settings.groups.has('streams')) await inGroup(runStreams);
   if (settings.groups.has('revocation')) await inGroup(runRevocation);
+  if (settings.groups.has('replicas')) await inGroup(runReplicas);
   log('done');
   console.log('');
   console.log('Goals are informational: a MISS never fails the run.');

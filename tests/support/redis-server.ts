@@ -95,7 +95,17 @@ export async function startPrivateRedisCluster(masters = 3): Promise<PrivateRedi
     for (let i = 0; i < masters; i += 1) {
       const port = await pickFreePort();
       const dir = await mkdtemp(path.join(os.tmpdir(), 'portcullis-redis-cluster-'));
-      const child = await launch(port, dir, ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000']);
+      const child = await launch(port, dir, [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, 'nodes.conf'),
+        '--cluster-node-timeout',
+        '2000',
+        // What the api and the projector require of any Redis they cache sessions in (Debian's default too).
+        '--maxmemory-policy',
+        'noeviction',
+      ]);
       nodes.push({ port, dir, child });
     }
     await new Promise<void>((resolve, reject) => {

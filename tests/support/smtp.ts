@@ -13,6 +13,8 @@ export interface ReceivedMail {
   readonly jobId: string | null;
   /** Order of acceptance, from 1. */
   readonly seq: number;
+  /** The sender's TCP port: which connection, and so which process, delivered it. */
+  readonly remotePort: number;
 }
 
 export type SmtpReply = { readonly code: number; readonly message: string };
@@ -34,6 +36,11 @@ export class TestSmtpServer {
   readonly offers: { to: string[]; at: number; refused: number | null }[] = [];
   /** How long the server takes to accept a message, to make a burst last. */
   acceptDelayMs = 0;
+  /**
+   * The messages being received or received and not yet answered, with the sender's TCP port and the job id
+   * (once its header has arrived): a sender killed now never hears the 250.
+   */
+  readonly receiving = new Set<{ readonly remotePort: number; jobId: string | null }>();
   private seq = 0;
   private server: SMTPServer | null = null;
   private listeningPort = 0;
@@ -73,8 +80,18 @@ export class TestSmtpServer {
         this.refuseLogins ? callback(smtpError({ code: 535, message: 'Authentication credentials invalid' })) : callback(null, { user: auth.username }),
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => this.receive(session, Buffer.concat(chunks), callback));
+        const arrival = { remotePort: session.remotePort, jobId: null as string | null };
+        this.receiving.add(arrival);
+        stream.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          arrival.jobId ??= JOB_ID_HEADER.exec(Buffer.concat(chunks).toString('utf8'))?.[1] ?? null;
+        });
+        stream.on('end', () =>
+          this.receive(session, Buffer.concat(chunks), (error) => {
+            this.receiving.delete(arrival);
+            callback(error);
+          }),
+        );
       },
     });
     server.on('error', () => {});
@@ -104,6 +121,7 @@ export class TestSmtpServer {
             html: parsed.html ?? '',
             jobId,
             seq: ++this.seq,
+            remotePort: session.remotePort,
           });
           callback();
         };
@@ -137,6 +155,9 @@ export class TestSmtpServer {
     return this.stop();
   }
 }
+
+/** The mailer's job id header, as soon as the message's headers have arrived. */
+const JOB_ID_HEADER = /^x-portcullis-job-id:\s*(\S+)/im;
 
 function smtpError(reply: SmtpReply): Error {
   return Object.assign(new Error(reply.message), { responseCode: reply.code });

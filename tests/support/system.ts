@@ -44,30 +44,30 @@ export interface System {
 const READY_TIMEOUT_MS = 60_000;
 
 /**
- * The whole system as production runs it: a fresh database, the real projector and api processes on a free
- * port, ready once GET /readyz says so (which needs the projector's checkpoints, so both are up).
+ * The environment a system's processes share: its database, a fresh secret, the api's port and public URL,
+ * the Redis cache only when asked for, and what suites need (answers checked, no rate limit); `env` wins.
  */
-export async function startSystem(options: StartSystemOptions = {}): Promise<System> {
-  const redisUrl = options.redis ? testRedisUrl() : null;
-  if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
-
-  const database = options.database ?? (await createTestDatabase('http', { migrated: true }));
-  const port = options.port ?? (await pickFreePort());
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
-  const env: Record<string, string> = {
+export function systemEnvironment(options: {
+  databaseUrl: string;
+  port: number;
+  baseUrl: string;
+  redisUrl: string | null;
+  redisPrefix: string | null;
+  env?: Record<string, string> | undefined;
+}): Record<string, string> {
+  return {
     NODE_ENV: 'test',
-    DATABASE_URL: database.url,
+    DATABASE_URL: options.databaseUrl,
     AUTH_SECRET: randomBytes(32).toString('base64url'),
     HOST: '127.0.0.1',
-    PORT: String(port),
-    BASE_URL: baseUrl,
+    PORT: String(options.port),
+    BASE_URL: options.baseUrl,
     LOG_LEVEL: 'warn',
     // Every answer a suite provokes is held to its endpoint's declared schema (a stray one is a 500).
     AUTH_CHECK_ANSWERS: 'true',
     // A test machine has a REDIS_URL of its own at most by accident: only the redis option turns the cache on.
-    REDIS_URL: redisUrl ?? '',
-    REDIS_KEY_PREFIX: redisPrefix ?? '',
+    REDIS_URL: options.redisUrl ?? '',
+    REDIS_KEY_PREFIX: options.redisPrefix ?? '',
     // Likewise Kafka: the run's broker (KAFKA_BROKERS, or one global-setup started) carries mail only for
     // the specs that pass it in (isolatedKafkaEnv), on topics and a group of their own.
     KAFKA_BROKERS: '',
@@ -79,6 +79,21 @@ export async function startSystem(options: StartSystemOptions = {}): Promise<Sys
     MAILER_METRICS_PORT: '0',
     ...options.env,
   };
+}
+
+/**
+ * The whole system as production runs it: a fresh database, the real projector and api processes on a free
+ * port, ready once GET /readyz says so (which needs the projector's checkpoints, so both are up).
+ */
+export async function startSystem(options: StartSystemOptions = {}): Promise<System> {
+  const redisUrl = options.redis ? testRedisUrl() : null;
+  if (options.redis && !redisUrl) throw new Error('startSystem({ redis: true }) needs a reachable Redis; use describeWithRedis');
+
+  const database = options.database ?? (await createTestDatabase('http', { migrated: true }));
+  const port = options.port ?? (await pickFreePort());
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const redisPrefix = redisUrl ? uniqueRedisPrefix() : null;
+  const env = systemEnvironment({ databaseUrl: database.url, port, baseUrl, redisUrl, redisPrefix, env: options.env });
 
   const started: ServiceProcess[] = [];
   const pgPool = new pg.Pool({ connectionString: database.url, max: 2 });

@@ -22,6 +22,8 @@ export interface Deployment {
    * stops with the deployment.
    */
   startAnotherApi(): Promise<ApiProcess>;
+  /** Another projector or mailer on the same settings (a standby, until the one holding its work is gone). */
+  startWorker(kind: 'projector' | 'mailer'): Child;
   stop(): Promise<void>;
 }
 
@@ -40,6 +42,11 @@ export interface DeploymentOptions {
   readonly serverApiKey?: string;
   /** OTEL_* variables (the telemetry group's traced variant); none by default, so nothing is exported. */
   readonly otel?: Readonly<Record<`OTEL_${string}`, string>>;
+  /**
+   * A proxy in front of the apis: its URL is the public one (every api's BASE_URL, so the origin clients send
+   * through it is trusted), and the apis believe the X-Forwarded-For of `trustedProxies`.
+   */
+  readonly proxy?: { readonly publicUrl: string; readonly trustedProxies: string };
 }
 
 const UNREACHABLE = 1_000_000_000;
@@ -61,6 +68,7 @@ const OWNED = [
   'AUTH_RATE_LIMIT_STORAGE',
   'AUTH_ORGANIZATION_MEMBERSHIP_LIMIT',
   'AUTH_SERVER_API_KEY',
+  'AUTH_TRUSTED_PROXIES',
   'PROJECTOR_METRICS_PORT',
   'MAILER_METRICS_PORT',
 ];
@@ -82,7 +90,8 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     HOST: '127.0.0.1',
     PORT: String(port),
     // The origin the bench's own calls claim, so the origin checks on sign-up and sign-in accept them.
-    BASE_URL: baseUrl,
+    BASE_URL: options.proxy?.publicUrl ?? baseUrl,
+    ...(options.proxy ? { AUTH_TRUSTED_PROXIES: options.proxy.trustedProxies } : {}),
     LOG_LEVEL: 'warn',
     ...(options.rateLimit === 'off'
       ? { AUTH_RATE_LIMIT_ENABLED: 'false' }
@@ -116,7 +125,7 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
     startAnotherApi: async () => {
       const otherPort = await pickFreePort();
       const otherBaseUrl = `http://127.0.0.1:${otherPort}`;
-      const child = spawnEntry(`api ${others.length + 2}`, serviceEntries.api.built, { ...env, PORT: String(otherPort), BASE_URL: otherBaseUrl }, { profiled: true });
+      const child = spawnEntry(`api ${others.filter((other) => other.name.startsWith('api')).length + 2}`, serviceEntries.api.built, { ...env, PORT: String(otherPort), BASE_URL: options.proxy?.publicUrl ?? otherBaseUrl }, { profiled: true });
       others.push(child);
       await waitUntil(() => answersOk(`${otherBaseUrl}/readyz`), {
         what: `api ready at ${otherBaseUrl}/readyz`,
@@ -124,6 +133,11 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
         children: [child, projector],
       });
       return { baseUrl: otherBaseUrl, authUrl: `${otherBaseUrl}/api/auth`, child };
+    },
+    startWorker: (kind) => {
+      const child = spawnEntry(`${kind} ${others.filter((other) => other.name.startsWith(kind)).length + 2}`, serviceEntries[kind].built, env, { profiled: true });
+      others.push(child);
+      return child;
     },
     stop: async () => {
       await Promise.all([api.stop(), projector.stop(), ...others.map((child) => child.stop())]);
