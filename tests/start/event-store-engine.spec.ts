@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresLogReaders } from '@portcullis/platform';
-import { spawnService, type ServiceProcess } from '../support/processes.ts';
+import { fatalLinesOf, spawnService, type ServiceProcess } from '../support/processes.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
 /**
@@ -39,13 +39,7 @@ describe('a service started with EVENTSTORE_URL', () => {
       });
       started.push(service);
       const exit = await service.exited;
-      const fatal = service
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { level: number; msg: string })
-        .filter((line) => line.level === 60)
-        .map((line) => line.msg);
+      const fatal = fatalLinesOf(service.output());
       expect(exit.code).toBe(78);
       expect(fatal).toHaveLength(1);
       expect(fatal[0]).toContain('EVENTSTORE_URL');

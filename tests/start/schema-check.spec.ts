@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { shippedMigrations } from '@portcullis/platform';
 import { pickFreePort } from '@portcullis/platform/free-port';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { spawnService, type ServiceProcess } from '../support/processes.ts';
+import { fatalLinesOf, spawnService, type ServiceProcess } from '../support/processes.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
 /**
@@ -59,14 +59,7 @@ describe('the schema check at start, and the migrate step', () => {
   async function refusal(databaseUrl: string): Promise<{ code: number | null; fatal: string[] }> {
     const api = run('api', serviceEntries.api.built, databaseUrl);
     const exit = await api.exited;
-    const fatal = api
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { level: number; msg: string })
-      .filter((line) => line.level === 60)
-      .map((line) => line.msg);
-    return { code: exit.code, fatal };
+    return { code: exit.code, fatal: fatalLinesOf(api.output()) };
   }
 
   it('refuses an empty database, naming the migrate step', async () => {

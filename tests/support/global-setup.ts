@@ -6,6 +6,7 @@ import { migrate } from '../../services/platform/src/database/migrate.ts';
 import { buildServices } from '../../scripts/build.ts';
 import { buildConsole } from '../../scripts/build-console.ts';
 import { reportSkippedEngines, startSkippedEnginesRecord } from './engine-suites.ts';
+import { processIsAlive } from './processes.ts';
 import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl, type TestKafkaTls } from './kafka-broker.ts';
 
 declare module 'vitest' {
@@ -115,16 +116,6 @@ async function createMigratedTemplate(adminUrl: string): Promise<string> {
   url.pathname = `/${name}`;
   await migrate(url.toString());
   return name;
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export async function teardown(): Promise<void> {

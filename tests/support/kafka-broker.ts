@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import kafkajs from 'kafkajs';
 import { pickFreePort } from '@portcullis/platform/free-port';
-import { repoRoot, waitFor } from './processes.ts';
+import { processIsAlive, repoRoot, waitFor } from './processes.ts';
 
 /**
  * A single-node KRaft Kafka for the test run: Apache Kafka's own broker from Maven Central (tests/kafka/pom.xml),
@@ -104,15 +104,6 @@ async function brokerClasspath(log: (message: string) => void): Promise<string> 
   await rm(output, { force: true });
   log(`Kafka resolved in ${((Date.now() - started) / 1000).toFixed(1)} s (${downloaded} files downloaded)`);
   return classpath;
-}
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

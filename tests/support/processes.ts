@@ -239,3 +239,23 @@ function tail(text: string, lines = 40): string {
   const kept = text.trimEnd().split('\n').slice(-lines);
   return kept.length > 0 && kept[0] !== '' ? kept.map((line) => `  | ${line}`).join('\n') : '  (no output)';
 }
+
+/** Whether a process of this machine still runs (one of another user's counts: it answers EPERM). */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The messages a service logged at pino's fatal level (60), from its JSON log lines. */
+export function fatalLinesOf(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .filter((line) => line.level === 60)
+    .map((line) => line.msg);
+}

@@ -26,6 +26,7 @@ import { membershipIndexModel } from '@portcullis/api/organization/membership-in
 import { organizationModel } from '@portcullis/api/organization/organization.state';
 import { auditIndexProjection } from '@portcullis/projector/audit/audit-index.projection';
 import { progressBar } from './progress.ts';
+import { reportUsageError, UsageError } from './usage.ts';
 
 /**
  * `npm run audit -- <command>` (built: `node services/audit/dist/cli.js`): the audit trail from a terminal,
@@ -80,8 +81,6 @@ function filterOf(values: Record<string, string | boolean | undefined>): AuditFi
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
   return parsed.data;
 }
-
-class UsageError extends Error {}
 
 async function write(out: Writable, text: string): Promise<void> {
   if (!out.write(text)) await once(out, 'drain');
@@ -186,10 +185,7 @@ try {
       throw new UsageError(command ? `unknown command ${command}` : 'no command');
   }
 } catch (error) {
-  const badArguments = (error as { code?: unknown }).code;
-  if (!(error instanceof UsageError) && !(typeof badArguments === 'string' && badArguments.startsWith('ERR_PARSE_ARGS'))) throw error;
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exitCode = 64;
+  reportUsageError(error, USAGE);
 } finally {
   await store.close();
   await protectedLog.close();

@@ -9,6 +9,7 @@ import {
   type KeyWrapping,
   type WrappingStatus,
 } from '@portcullis/platform';
+import { reportUsageError, UsageError } from './usage.ts';
 
 /**
  * `npm run keys -- <command>` (built: `node services/audit/dist/keys.js`): the personal-data keys' wrapping
@@ -21,8 +22,6 @@ const USAGE = `usage: npm run keys -- <command> [options]
   rotate [--batch-size <n>]
       re-wrap every data key not under the newest secret, a batch per transaction, printing progress;
       safe while the services run (after each runs with the new ring), and a rerun takes up where one stopped`;
-
-class UsageError extends Error {}
 
 function describeStatus(status: WrappingStatus): string[] {
   const count = status.ring.length;
@@ -92,10 +91,7 @@ try {
       throw new UsageError(command ? `unknown command ${command}` : 'no command');
   }
 } catch (error) {
-  const badArguments = (error as { code?: unknown }).code;
-  if (!(error instanceof UsageError) && !(typeof badArguments === 'string' && badArguments.startsWith('ERR_PARSE_ARGS'))) throw error;
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exitCode = 64;
+  reportUsageError(error, USAGE);
 } finally {
   await rotation.close();
 }

@@ -10,7 +10,7 @@ import {
   type Position,
   type ReadRevision,
 } from '@kurrent/kurrentdb-client';
-import { AppendSignal } from './append-signal.ts';
+import { AppendSignal, followBySignal } from './append-signal.ts';
 import { SnapshotTable } from './snapshot-table.ts';
 import type {
   AppendNotices,
@@ -311,31 +311,7 @@ export class KurrentEventStore implements EventStore {
   }
 
   subscribe(options: SubscribeOptions): Subscription {
-    const controller = new AbortController();
-    const batchSize = options.batchSize ?? 500;
-    // Reads of `$all` woken by the signal, as the Postgres adapter's: one way of following for every reader,
-    // each batch a read of committed events after a checkpoint, so a restart resumes from any position.
-    const run = async (): Promise<void> => {
-      let after = options.after;
-      while (!controller.signal.aborted) {
-        const generation = this.signal.current;
-        const events = await this.readAll({ after, limit: batchSize });
-        if (events.length > 0) {
-          await options.onEvents(events);
-          after = events[events.length - 1]!.position;
-          continue;
-        }
-        await this.signal.wait(generation, 1000, controller.signal);
-      }
-    };
-    const done = run();
-    return {
-      done,
-      stop: async () => {
-        controller.abort();
-        await done.catch(() => {});
-      },
-    };
+    return followBySignal(this.signal, (read) => this.readAll(read), options);
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { NotificationListener } from '../database/notification-listener.ts';
 import { NoticedTail } from './append-notices.ts';
-import { AppendSignal } from './append-signal.ts';
+import { AppendSignal, followBySignal } from './append-signal.ts';
 import { toRecordedEvent, type EventRow } from './postgres-rows.ts';
 import {
   WrongExpectedVersionError,
@@ -343,29 +343,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   subscribe(options: SubscribeOptions): Subscription {
-    const controller = new AbortController();
-    const batchSize = options.batchSize ?? 500;
-    const run = async (): Promise<void> => {
-      let after = options.after;
-      while (!controller.signal.aborted) {
-        const generation = this.signal.current;
-        const events = await this.readAll({ after, limit: batchSize });
-        if (events.length > 0) {
-          await options.onEvents(events);
-          after = events[events.length - 1]!.position;
-          continue;
-        }
-        await this.signal.wait(generation, 1000, controller.signal);
-      }
-    };
-    const done = run();
-    return {
-      done,
-      stop: async () => {
-        controller.abort();
-        await done.catch(() => {});
-      },
-    };
+    return followBySignal(this.signal, (read) => this.readAll(read), options);
   }
 
   /** Ends the store's own pool; the listener belongs to whoever passed it in. */
