@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pickFreePort } from '@portcullis/platform/free-port';
+import { pickFreePorts } from '@portcullis/platform/free-port';
 import { DEFAULT_PASSWORD, signIn, signUp, uniqueEmail } from '../support/auth.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { repoRoot, spawnShellCommand, waitFor, type ServiceProcess } from '../support/processes.ts';
@@ -108,7 +108,9 @@ describe('the image (Dockerfile) and its runtime file set', () => {
     // The image's entry point, as the ENTRYPOINT runs it, with this test's node.
     database = await createTestDatabase('runtime_image');
     smtp = await TestSmtpServer.start();
-    const [apiPort, projectorPort, mailerPort] = [await pickFreePort(), await pickFreePort(), await pickFreePort()];
+    // Three different ports: picked one after another, two may be the same, and a worker's /readyz would
+    // then answer for the api's.
+    const [apiPort, projectorPort, mailerPort] = (await pickFreePorts(3)) as [number, number, number];
     const baseUrl = `http://127.0.0.1:${apiPort}`;
     const env = {
       PATH: process.env.PATH,
@@ -154,7 +156,7 @@ describe('the image (Dockerfile) and its runtime file set', () => {
 
     // The console's build, found in the set as in a checkout (platform's installation.ts).
     const consolePage = await fetch(`${baseUrl}/console/`);
-    expect(consolePage.status).toBe(200);
+    expect(consolePage.status, `the api's output:\n${services[0]!.output()}`).toBe(200);
     expect(await consolePage.text()).toContain('portcullis-auth-base');
 
     const email = uniqueEmail('image');
