@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { MailJob } from '@portcullis/contracts';
 import { KafkaMailBus, loadConfig } from '@portcullis/platform';
 import { testKafkaSasl, testKafkaTls } from '../support/kafka.ts';
 import { waitFor } from '../support/processes.ts';
+import { describeWithEngine } from '../support/engine-suites.ts';
 
 const quiet = { warn: () => {}, error: () => {} };
 
@@ -51,11 +52,12 @@ async function carriesAJob(bus: KafkaMailBus, label: string): Promise<void> {
 }
 
 const tls = testKafkaTls();
-const describeWithTls = tls ? describe : describe.skip;
-if (!tls) console.warn('[skip] Kafka TLS: only against the broker the test setup starts, with openssl to make its certificate');
 
 // The run's broker has an SSL listener whose certificate (for 127.0.0.1) a CA of the run's own signed.
-describeWithTls('Kafka mail bus over TLS (KAFKA_SSL, KAFKA_SSL_CA_FILE)', () => {
+describeWithEngine('Kafka mail bus over TLS (KAFKA_SSL, KAFKA_SSL_CA_FILE)', tls !== null, {
+  reason: 'no TLS listener: only the broker the test setup starts has one, its certificate made with openssl',
+  toRun: 'unset KAFKA_BROKERS, with Java, Maven and openssl here',
+}, () => {
   it("trusts the brokers' CA from KAFKA_SSL_CA_FILE, creates its topics and carries a job", async () => {
     await carriesAJob(busFrom({ KAFKA_BROKERS: tls!.brokers, KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: tls!.caFile }), 'tls');
   });
@@ -71,11 +73,12 @@ describeWithTls('Kafka mail bus over TLS (KAFKA_SSL, KAFKA_SSL_CA_FILE)', () => 
 });
 
 const sasl = testKafkaSasl();
-const describeWithSasl = sasl ? describe : describe.skip;
-if (!sasl) console.warn('[skip] Kafka SASL: only against the broker the test setup starts (KAFKA_BROKERS was given, or there is none)');
 
 // The run's broker has a SASL_PLAINTEXT listener whose one user has a PLAIN password and SCRAM credentials.
-describeWithSasl('Kafka mail bus over SASL (KAFKA_SASL_MECHANISM, _USERNAME, _PASSWORD)', () => {
+describeWithEngine('Kafka mail bus over SASL (KAFKA_SASL_MECHANISM, _USERNAME, _PASSWORD)', sasl !== null, {
+  reason: 'no SASL listener: only the broker the test setup starts has one',
+  toRun: 'unset KAFKA_BROKERS, with Java and Maven here',
+}, () => {
   for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512']) {
     it(`logs in with ${mechanism}, creates its topics and carries a job`, async () => {
       const bus = busFrom({ KAFKA_BROKERS: sasl!.brokers, KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: sasl!.username, KAFKA_SASL_PASSWORD: sasl!.password });

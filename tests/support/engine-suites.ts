@@ -1,6 +1,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe } from 'vitest';
 
 /**
  * Engine suites (KurrentDB, Kafka) skip where their engine is not reachable. A skip is printed where it
@@ -16,8 +17,8 @@ export function startSkippedEnginesRecord(): void {
 }
 
 /** In a suite that skips: prints the notice now and records it for the end of the run. */
-export function recordSkippedEngine(suite: string, variable: string, reason: string): void {
-  const line = `${suite}: skipped (${reason}); set ${variable} to run it`;
+export function recordSkippedEngine(suite: string, reason: string, toRun: string): void {
+  const line = `${suite}: skipped (${reason}); ${toRun}`;
   console.warn(`[skip] ${line}`);
   const record = process.env[RECORD_VARIABLE];
   if (record) appendFileSync(record, `${line}\n`);
@@ -36,4 +37,23 @@ export function reportSkippedEngines(): void {
   rmSync(join(record, '..'), { recursive: true, force: true });
   if (lines.length === 0) return;
   console.warn(`\nEngine suites skipped in this run${process.env.CI === 'true' ? ' (CI)' : ''}:\n${lines.map((l) => `  - ${l}`).join('\n')}`);
+}
+
+/**
+ * `describe` where the suite's engine is reachable; elsewhere the same suite skipped, with the notice printed
+ * and recorded (see `recordSkippedEngine`), never silently.
+ */
+export function describeWithEngine(
+  name: string,
+  reachable: boolean,
+  /** Why it is not, and what would run the suite (`set EVENTSTORE_URL to run it`). */
+  unreachable: { readonly reason: string; readonly toRun: string },
+  fn: () => void,
+): void {
+  if (reachable) {
+    describe(name, fn);
+    return;
+  }
+  recordSkippedEngine(name, unreachable.reason, unreachable.toRun);
+  describe.skip(name, fn);
 }

@@ -1,7 +1,7 @@
-import { recordSkippedEngine } from './engine-suites.ts';
+import { describeWithEngine } from './engine-suites.ts';
 import { randomBytes } from 'node:crypto';
 import kafkajs from 'kafkajs';
-import { describe, inject } from 'vitest';
+import { inject } from 'vitest';
 import type { TestKafkaSasl, TestKafkaTls } from './kafka-broker.ts';
 
 /** KAFKA_BROKERS of the run's broker (given, or started by global-setup), or null when Kafka suites skip. */
@@ -26,12 +26,10 @@ export function testKafkaTls(): TestKafkaTls | null {
 
 /** `describe` when the run has a broker; otherwise a visible skip naming what would run it. */
 export function describeWithKafka(name: string, fn: () => void): void {
-  if (testKafkaBrokers()) {
-    describe(name, fn);
-    return;
-  }
-  recordSkippedEngine(name, 'KAFKA_BROKERS', 'no Kafka broker: install Java 17 and Maven for a broker of the run\'s own');
-  describe.skip(name, fn);
+  describeWithEngine(name, testKafkaBrokers() !== null, {
+    reason: 'no Kafka broker',
+    toRun: 'install Java 17 and Maven for a broker of the run\'s own, or set KAFKA_BROKERS',
+  }, fn);
 }
 
 /**
