@@ -44,7 +44,17 @@ function Queue() {
     <>
       <ErrorNotice error={queue.error} />
       <div className="stats" role="group" aria-label="Mail queue">
-        <Stat label="Pending" value={formatCount(data?.pending)} tone={data && data.pending > 0 ? 'warn' : undefined} hint={<Link to="/mail?status=pending">show</Link>} />
+        <Stat
+          label="Pending"
+          value={formatCount(data?.pending)}
+          tone={data && data.pending > 0 ? 'warn' : undefined}
+          hint={
+            <>
+              {data && data.waitingForRelay > 0 ? `${formatCount(data.waitingForRelay)} waiting for the relay · ` : null}
+              <Link to="/mail?status=pending">show</Link>
+            </>
+          }
+        />
         <Stat label="Dead letters" value={formatCount(data?.dead)} tone={data && data.dead > 0 ? 'bad' : undefined} hint={<Link to="/mail?status=dead">show</Link>} />
         <Stat label="Sent in 24 h" value={formatCount(data?.sentLast24h)} />
         <Stat

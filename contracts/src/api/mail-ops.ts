@@ -76,6 +76,10 @@ export type MailDelivery = z.infer<typeof mailDeliverySchema>;
 
 const mailQueueSchema = z.object({
   pending: z.number().int(),
+  waitingForRelay: z
+    .number()
+    .int()
+    .meta({ description: 'of the pending, those waiting out a backoff because the relay could not be used (an SMTP outage): the first mail through makes them due' }),
   dead: z.number().int(),
   sentLast24h: z.number().int(),
   oldestUnsentAt: z.string().nullable().meta({ description: 'when the oldest pending mail was received; null when none is' }),

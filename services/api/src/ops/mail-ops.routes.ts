@@ -112,14 +112,16 @@ export function mailOpsRoutes(ctx: OpsPorts & SessionPorts & CommandsPort) {
       const row = (await ctx.pool.one(sql.unsafe`
         WITH oldest AS (SELECT min(received_at) AS at FROM mail_delivery WHERE status = 'pending')
         SELECT (SELECT count(*) FROM mail_delivery WHERE status = 'pending')::int AS pending,
+               (SELECT count(*) FROM mail_delivery WHERE status = 'pending' AND waiting_for_relay)::int AS waiting_for_relay,
                (SELECT count(*) FROM mail_delivery WHERE status = 'dead')::int AS dead,
                (SELECT count(*) FROM mail_delivery WHERE status = 'sent' AND sent_at > now() - interval '24 hours')::int AS sent_last_24h,
                oldest.at AS oldest_unsent_at,
                extract(epoch FROM now() - oldest.at)::float8 AS oldest_unsent_age
-        FROM oldest`)) as { pending: number; dead: number; sent_last_24h: number; oldest_unsent_at: number | null; oldest_unsent_age: number | null };
+        FROM oldest`)) as { pending: number; waiting_for_relay: number; dead: number; sent_last_24h: number; oldest_unsent_at: number | null; oldest_unsent_age: number | null };
       reply.header('cache-control', 'no-store');
       const queue: MailQueue = {
         pending: row.pending,
+        waitingForRelay: row.waiting_for_relay,
         dead: row.dead,
         sentLast24h: row.sent_last_24h,
         oldestUnsentAt: iso(row.oldest_unsent_at),
