@@ -86,6 +86,20 @@ describe('operators, whatever NODE_ENV says', () => {
     }
   });
 
+  it('wants an operator from a loopback api for a request naming another host (a page that rebound its name to 127.0.0.1)', async () => {
+    const { app } = await apiWith({ HOST: '127.0.0.1' });
+    for (const url of opsReads) {
+      for (const host of ['attacker.example:3000', 'attacker.example', '127.0.0.1.attacker.example', 'localhost.attacker.example:3000']) {
+        const rebound = await app.inject({ url, headers: { host } });
+        expect(rebound.statusCode, `${url} via ${host}`).toBe(401);
+      }
+      for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000', 'console.localhost:3000', '127.0.0.2']) {
+        const local = await app.inject({ url, headers: { host } });
+        expect(local.statusCode, `${url} via ${host}: ${local.body}`).toBe(200);
+      }
+    }
+  });
+
   it('answers anyone on this machine when the api listens on loopback alone, in production too', async () => {
     const { app } = await apiWith({ HOST: '127.0.0.1', NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:25' });
     for (const url of opsReads) {

@@ -32,6 +32,18 @@ function relayed(request: FastifyRequest): boolean {
 }
 
 /**
+ * Whether the request named this machine in its Host header. A page of another site can rebind its own
+ * name to 127.0.0.1 (DNS rebinding) and then read a loopback api as same-origin: its requests still carry
+ * that name, never a loopback one, so only those naming loopback (or a `.localhost` name, which browsers
+ * resolve to loopback themselves) reach the ops endpoints without a credential.
+ */
+function namesLoopback(request: FastifyRequest): boolean {
+  const host = header(request, 'host').toLowerCase();
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
+  return LOOPBACK_HOSTS.has(name) || name.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+/**
  * Whether the caller's session is an operator's: `none` without a session, `refused` for a session whose
  * user may not operate. Registered by the composition root (the admin plugin knows who is an admin).
  */
@@ -45,7 +57,8 @@ export type OperatorCheck = (request: FastifyRequest, reply: FastifyReply) => Pr
  * Where it listens decides, not NODE_ENV: a deployment that leaves NODE_ENV unset (development) on a public
  * address is as closed as one that says production. A proxy on the same machine would make a loopback api
  * reachable from anywhere, so with proxies configured (AUTH_TRUSTED_PROXIES), or for a request a proxy
- * relayed (its forwarding headers), only operators pass. With `sessions`, an admin's session too (the audit
+ * relayed (its forwarding headers), or one naming another host than this machine (DNS rebinding), only
+ * operators pass. With `sessions`, an admin's session too (the audit
  * trail, read from a browser). Returns the check a route runs first.
  */
 export function operatorAccess(
@@ -60,7 +73,7 @@ export function operatorAccess(
     const call = serverCall(ctx, request);
     if (call === 'accepted') return;
     if (call === 'absent') refuseForeignWrite(ctx, request);
-    if (call === 'absent' && openToLocalCallers && !relayed(request)) return;
+    if (call === 'absent' && openToLocalCallers && !relayed(request) && namesLoopback(request)) return;
     if (call === 'absent' && sessionCheck) {
       const verdict = await sessionCheck(request, reply);
       if (verdict === 'operator') return;
