@@ -1,25 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { KurrentEventStore } from '@portcullis/platform';
+import { inject } from 'vitest';
 import { describeWithEngine } from '../support/engine-suites.ts';
 import { createEventLogDatabase } from '../support/event-log.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 import { eventStoreContract } from './event-store.suite.ts';
 
 /**
- * The KurrentDB adapter against a server of 25.1 or later at EVENTSTORE_URL (for one on this machine:
- * `kurrentdb://127.0.0.1:2113?tls=false`). Each test's log is a namespace of its own on that server, so the
- * contract's global facts (an empty log, its head) hold without a server per test.
+ * The KurrentDB adapter against a server of 25.1 or later: EVENTSTORE_URL's (for one on this machine:
+ * `kurrentdb://127.0.0.1:2113?tls=false`), or, where Docker is, one the global setup started in a container.
+ * Each test's log is a namespace of its own on that server, so the contract's global facts (an empty log,
+ * its head) hold without a server per test.
  */
-const url = process.env.EVENTSTORE_URL;
+const url = inject('eventStoreUrl') ?? undefined;
 
 function kurrentStore(snapshotsDatabaseUrl: string): KurrentEventStore {
   return new KurrentEventStore({ connectionString: url!, snapshotsDatabaseUrl, namespace: `test-${randomUUID()}`, listen: true });
 }
 
-// No Docker daemon starts one here: this machine has no KurrentDB server (see docs/design-notes.md).
 describeWithEngine('EventStore contract: kurrentdb', url !== undefined, {
-  reason: 'no KurrentDB server given',
-  toRun: 'set EVENTSTORE_URL (a KurrentDB 25.1+ server) to run it',
+  reason: inject('eventStoreAbsence'),
+  toRun: 'set EVENTSTORE_URL (a KurrentDB 25.1+ server) or run where Docker is to run it',
 }, () => {
   // KurrentDB's positions are byte offsets of the log: increasing, never 1, 2, 3.
   eventStoreContract(

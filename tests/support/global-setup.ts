@@ -8,6 +8,7 @@ import { buildConsole } from '../../scripts/build-console.ts';
 import { reportSkippedEngines, startSkippedEnginesRecord } from './engine-suites.ts';
 import { processIsAlive } from './processes.ts';
 import { KafkaUnavailable, startTestKafkaBroker, type TestKafkaBroker, type TestKafkaSasl, type TestKafkaTls } from './kafka-broker.ts';
+import { containerRuntimeProblem, startKafkaContainer, startKurrentDbContainer, type EngineContainer } from './engine-containers.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,6 +24,10 @@ declare module 'vitest' {
     kafkaSasl: TestKafkaSasl | null;
     /** The TLS listener of the broker this setup started, and the CA file that trusts it (none without openssl). */
     kafkaTls: TestKafkaTls | null;
+    /** EVENTSTORE_URL of a KurrentDB server (given, or a container this setup started), or null when its suite skips. */
+    eventStoreUrl: string | null;
+    /** Why there is no KurrentDB server for the run (printed by the suite that skips). */
+    eventStoreAbsence: string;
   }
 }
 
@@ -33,6 +38,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 let embedded: EphemeralPostgres | undefined;
 let template: { adminUrl: string; name: string } | undefined;
 let kafkaBroker: TestKafkaBroker | undefined;
+/** Engines this setup started in containers, stopped by the teardown. */
+const containers: EngineContainer[] = [];
 
 export async function setup(project: TestProject): Promise<void> {
   // Redis first: under CI it can fail the run, and that should not leave an embedded cluster behind.
@@ -41,6 +48,8 @@ export async function setup(project: TestProject): Promise<void> {
   // The broker (a JVM, seconds to start; a first Maven download) starts while the rest is built.
   const kafkaBrokers = resolveKafkaBrokers();
   kafkaBrokers.catch(() => {});
+  const eventStore = resolveEventStore();
+  eventStore.catch(() => {});
   try {
     const postgresAdminUrl = await resolvePostgresAdminUrl();
     // System tests run the services as production does: built, from the sources of this run.
@@ -50,6 +59,7 @@ export async function setup(project: TestProject): Promise<void> {
 
     const templateName = await createMigratedTemplate(postgresAdminUrl);
     const kafka = await kafkaBrokers;
+    const { url: eventStoreUrl, absence: eventStoreAbsence } = await eventStore;
 
     project.provide('postgresAdminUrl', postgresAdminUrl);
     project.provide('redisUrl', redisUrl);
@@ -57,6 +67,8 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('kafkaBrokers', kafka);
     project.provide('kafkaSasl', kafkaBroker?.sasl ?? null);
     project.provide('kafkaTls', kafkaBroker?.tls ?? null);
+    project.provide('eventStoreUrl', eventStoreUrl);
+    project.provide('eventStoreAbsence', eventStoreAbsence);
     // Child processes spawned by system tests, and helpers used outside a test worker, cannot call inject().
     process.env.PORTCULLIS_TEST_PG_ADMIN_URL = postgresAdminUrl;
     process.env.PORTCULLIS_TEST_REDIS_URL = redisUrl ?? '';
@@ -65,6 +77,7 @@ export async function setup(project: TestProject): Promise<void> {
   } catch (error) {
     // A setup that throws gets no teardown: what it started must not outlive it.
     await kafkaBrokers.catch(() => {});
+    await eventStore.catch(() => {});
     await teardown();
     throw error;
   }
@@ -83,12 +96,36 @@ async function resolveKafkaBrokers(): Promise<string | null> {
     return kafkaBroker.brokers;
   } catch (error) {
     if (!(error instanceof KafkaUnavailable)) throw error;
-    if (process.env.CI === 'true') {
-      throw new Error(`No Kafka broker can be started (${error.message}). CI=true requires the Kafka suites to run; install Java 17 and Maven, or set KAFKA_BROKERS.`);
+    const noContainer = await containerRuntimeProblem();
+    if (noContainer === null) {
+      console.warn(`[global-setup] no Kafka broker from Maven (${error.message}); starting one in a container`);
+      const container = await startKafkaContainer();
+      containers.push(container);
+      return container.address;
     }
-    console.warn(`[global-setup] no Kafka broker for this run (${error.message}); the Kafka suites will be skipped. Install Java 17 and Maven, or set KAFKA_BROKERS.`);
+    const why = `${error.message}; ${noContainer}`;
+    if (process.env.CI === 'true') {
+      throw new Error(`No Kafka broker can be started (${why}). CI=true requires the Kafka suites to run; install Java 17 and Maven, run where Docker is, or set KAFKA_BROKERS.`);
+    }
+    console.warn(`[global-setup] no Kafka broker for this run (${why}); the Kafka suites will be skipped. Install Java 17 and Maven, run where Docker is, or set KAFKA_BROKERS.`);
     return null;
   }
+}
+
+/**
+ * EVENTSTORE_URL when given; else, where a container runtime answers, a KurrentDB server in a container.
+ * Elsewhere (these machines: no Docker, and KurrentDB has no build that runs without one) its suite skips,
+ * CI included: it is listed in the run's last lines.
+ */
+async function resolveEventStore(): Promise<{ url: string | null; absence: string }> {
+  const given = process.env.EVENTSTORE_URL;
+  if (given) return { url: given, absence: '' };
+  const noContainer = await containerRuntimeProblem();
+  if (noContainer !== null) return { url: null, absence: `no KurrentDB server given, and ${noContainer}` };
+  console.warn('[global-setup] starting KurrentDB in a container for its contract suite');
+  const container = await startKurrentDbContainer();
+  containers.push(container);
+  return { url: container.address, absence: '' };
 }
 
 /**
@@ -131,6 +168,7 @@ async function stopKafkaDropTemplateAndStopEmbedded(): Promise<void> {
   const broker = kafkaBroker;
   kafkaBroker = undefined;
   await broker?.stop();
+  for (const container of containers.splice(0)) await container.stop();
   if (template) {
     const admin = new pg.Client({ connectionString: template.adminUrl });
     await admin.connect();
