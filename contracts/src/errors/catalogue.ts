@@ -38,6 +38,8 @@ export const errorCatalogue = {
   VERIFICATION_EMAIL_NOT_ENABLED: { status: 400, message: "Verification email isn't enabled" },
   RESET_PASSWORD_DISABLED: { status: 400, message: "Reset password isn't enabled" },
   CHANGE_EMAIL_DISABLED: { status: 400, message: 'Change email is disabled' },
+  // AUTH_DISABLE_SIGN_UP: the spec is silent; better-auth 1.7's sign-up route (emailAndPassword.disableSignUp).
+  EMAIL_PASSWORD_SIGN_UP_DISABLED: { status: 400, message: 'Email and password sign up is not enabled' },
   // better-auth sends this message without a code; the catalogue needs one.
   EMAIL_IS_THE_SAME: { status: 400, message: 'Email is the same' },
   COULDNT_UPDATE_YOUR_EMAIL: { status: 400, message: "Couldn't update your email" },

@@ -1,1 +1,2 @@
 export * from './mail-job.ts';
+export * from './mail-locale.ts';

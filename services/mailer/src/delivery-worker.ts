@@ -5,7 +5,7 @@ import { inSpanContinuing } from '@portcullis/platform/telemetry/telemetry';
 import { mailLink, type LinkSettings } from './links.ts';
 import { countMail, mailOutcomeOf } from './mail-metrics.ts';
 import { afterTemporaryFailure, type RetrySettings } from './retry-schedule.ts';
-import { renderMail } from './templates.ts';
+import type { MailTemplates } from './templates/mail-templates.ts';
 
 export interface DeliverySettings extends LinkSettings, RetrySettings {
   readonly from: string;
@@ -31,6 +31,7 @@ export class DeliveryWorker {
     private readonly transport: MailTransport,
     private readonly sealer: TokenSealer,
     private readonly settings: DeliverySettings,
+    private readonly templates: MailTemplates,
     private readonly log: Logger,
   ) {}
 
@@ -103,7 +104,7 @@ export class DeliveryWorker {
       this.log.error(context, 'mail job dead-lettered: its token does not open under any secret of the ring (AUTH_SECRETS)');
       return { status: 'dead', error: 'sealed token does not open under any secret of the ring' };
     }
-    const mail = renderMail(job, mailLink(job, token, this.settings), { productName: this.settings.productName });
+    const mail = this.templates.render(job, mailLink(job, token, this.settings), this.settings.productName);
     try {
       const sent = await this.transport.send({
         jobId: job.jobId,

@@ -27,6 +27,7 @@ import { serveProcessMetrics } from '@portcullis/platform/telemetry/metrics-serv
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
 import { observeDatabasePool, observeEventLoop } from '@portcullis/platform/telemetry/runtime-metrics';
 import { followRetryRequests } from './retry-requests.ts';
+import { loadMailTemplates, MailTemplateError, type MailTemplates } from './templates/mail-templates.ts';
 
 /**
  * The mailer: takes mail jobs off the bus (the event log by default, a Kafka consumer group with
@@ -37,6 +38,15 @@ const config = loadConfigOrExit();
 // tells which process holds what.
 process.env.PGAPPNAME ??= `portcullis-mailer pid ${process.pid}`;
 const log = createLogger({ name: 'mailer', level: config.logLevel, format: config.logFormat });
+// First of all: a template that cannot render refuses the start, rather than dead-letter every mail of its kind.
+let templates: MailTemplates;
+try {
+  templates = loadMailTemplates({ locale: config.mail.locale, directory: config.mail.templatesDir });
+} catch (error) {
+  if (!(error instanceof MailTemplateError)) throw error;
+  log.fatal(error.message);
+  process.exit(78); // EX_CONFIG, as a refused configuration
+}
 const telemetry = await startTelemetry('portcullis-mailer');
 const stopObservingEventLoop = observeEventLoop();
 
@@ -61,6 +71,7 @@ const worker = new DeliveryWorker(
     invitationUrl: config.organization.invitationUrl,
     ...config.mailer,
   },
+  templates,
   log,
 );
 
@@ -124,7 +135,10 @@ const registration = registerProcess(pool, {
   metricsUrl: metricsServer?.metricsUrl ?? null,
   onError: (err) => log.warn({ err }, 'process registry heartbeat failed'),
 });
-log.info({ bus: bus.name, transport: transport.name, group, metrics: metricsServer?.metricsUrl }, 'mailer started');
+log.info(
+  { bus: bus.name, transport: transport.name, group, metrics: metricsServer?.metricsUrl, mailLocale: config.mail.locale, mailTemplatesOverridden: templates.overridden },
+  'mailer started',
+);
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {

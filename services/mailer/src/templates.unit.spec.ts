@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { MailJob } from '@portcullis/contracts';
 import { mailLink } from './links.ts';
-import { describeLifetime, renderMail } from './templates.ts';
+import { english } from './templates/locales/en.ts';
+import { loadMailTemplates } from './templates/mail-templates.ts';
+
+const shipped = loadMailTemplates({ locale: 'en', directory: null });
+const renderMail = (mail: MailJob, link: string, settings: { productName: string }) => shipped.render(mail, link, settings.productName);
+const describeLifetime = (seconds: number): string => english.describeLifetime(seconds);
 
 const job = (overrides: Partial<MailJob>): MailJob => ({
   jobId: '00000000-0000-4000-8000-000000000001',
@@ -57,7 +62,7 @@ describe('mail links, built as better-auth builds them', () => {
   });
 });
 
-describe('mail templates', () => {
+describe('the shipped English mail templates', () => {
   it('carry the product name, the link and the expiry, in text and HTML, with HTML escaped', () => {
     const link = `${base}/verify-email?token=a&callbackURL=%2F`;
     const mail = renderMail(job({}), link, { productName: 'Acme' });

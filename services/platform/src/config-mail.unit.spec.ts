@@ -23,7 +23,7 @@ describe('configuration of the email lifecycle and the mailer', () => {
     expect(config.resetPassword).toEqual({ enabled: true, expiresInSeconds: 3600, revokeSessions: false });
     expect(config.changeEmail).toEqual({ enabled: false });
     expect(config.deleteUser).toEqual({ enabled: false, sendVerification: false, expiresInSeconds: 86400 });
-    expect(config.mail).toEqual({ smtpUrl: null, from: 'Portcullis <no-reply@localhost>', productName: 'Portcullis' });
+    expect(config.mail).toEqual({ smtpUrl: null, from: 'Portcullis <no-reply@localhost>', productName: 'Portcullis', locale: 'en', templatesDir: null });
     expect(config.kafka).toBeNull();
     expect(config.serverApiKey).toBeNull();
     expect(config.mailer).toEqual({ retryWindowSeconds: 86400, retryBaseMs: 2000, retryMaxMs: 300000, concurrency: 4, pollIntervalMs: 1000 });
@@ -119,9 +119,15 @@ describe('configuration of the email lifecycle and the mailer', () => {
       AUTH_SERVER_API_KEY: 'short',
       AUTH_RESET_PASSWORD_EXPIRES_IN: '0',
       MAILER_RETRY_WINDOW_SECONDS: '-1',
+      MAIL_LOCALE: 'fr',
     });
     for (const name of ['SMTP_URL', 'KAFKA_BROKERS', 'AUTH_SERVER_API_KEY', 'AUTH_RESET_PASSWORD_EXPIRES_IN', 'MAILER_RETRY_WINDOW_SECONDS']) {
       expect(found.some((p) => p.startsWith(`${name}:`)), `${name} in ${JSON.stringify(found)}`).toBe(true);
     }
+    expect(found).toContain('MAIL_LOCALE: must be a language the mails are shipped in: en, de');
+  });
+
+  it('reads the mail language and the templates directory', () => {
+    expect(loadConfig({ ...base, MAIL_LOCALE: 'de', MAIL_TEMPLATES_DIR: '/etc/portcullis/mail' }).mail).toMatchObject({ locale: 'de', templatesDir: '/etc/portcullis/mail' });
   });
 });

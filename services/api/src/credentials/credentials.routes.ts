@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { credentialsEndpoints as endpoints, emailReservationModel, SignInFailed, streams } from '@portcullis/contracts';
+import { credentialsEndpoints as endpoints, DomainError, emailReservationModel, SignInFailed, streams } from '@portcullis/contracts';
 import type { CredentialsPorts } from './ports.ts';
 import { checkCallbackURL } from '../http/callback-url.ts';
 import { route } from '../http/declared-route.ts';
@@ -41,6 +41,8 @@ export function credentialsRoutes(ctx: CredentialsPorts) {
       checkCallbackURL(body.callbackURL, trustedOrigins);
       // Before the email checks, as better-auth's username plugin runs in a hook before the handler.
       const username = await prepareSignUpUsername(ctx, body);
+      // Where better-auth's handler refuses it: after the body, the origin and the username hook, before the email.
+      if (ctx.config.disableSignUp) throw new DomainError('EMAIL_PASSWORD_SIGN_UP_DISABLED');
       const email = normalizeEmail(body.email);
       checkNewPassword(ctx.config, body.password);
       const rememberMe = body.rememberMe !== false;

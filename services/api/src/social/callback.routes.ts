@@ -103,7 +103,7 @@ export function callbackRoutes(ctx: SocialPorts) {
         method: 'social',
         profile: { ...profile, email: profile.email },
         account,
-        disableSignUp: signUpRefused(ctx.config.social, provider.id, flow.requestSignUp),
+        disableSignUp: signUpRefused(ctx.config, provider.id, flow.requestSignUp),
         callbackURL: flow.callbackURL,
       });
       if (!outcome.signedIn) {

@@ -41,8 +41,8 @@ export const refusalErrors: Readonly<Record<SocialRefusal, ErrorCode>> = {
  * Whether a provider's sign-in may not create a user: never (AUTH_DISABLE_SIGN_UP), or, for a provider in
  * AUTH_DISABLE_IMPLICIT_SIGN_UP, unless the sign-in asked to (`requestSignUp`), as better-auth decides it.
  */
-export function signUpRefused(social: SocialPorts['config']['social'], providerId: string, requestSignUp: boolean): boolean {
-  return social.disableSignUp || (social.disableImplicitSignUp.includes(providerId) && !requestSignUp);
+export function signUpRefused(config: SocialPorts['config'], providerId: string, requestSignUp: boolean): boolean {
+  return config.disableSignUp || (config.social.disableImplicitSignUp.includes(providerId) && !requestSignUp);
 }
 
 export interface ProviderSignIn {

@@ -55,7 +55,7 @@ export function socialRoutes(ctx: SocialPorts) {
           method: 'id-token',
           profile,
           account: providerAccountOf(provider, profile, tokens),
-          disableSignUp: signUpRefused(ctx.config.social, provider.id, body.requestSignUp === true),
+          disableSignUp: signUpRefused(ctx.config, provider.id, body.requestSignUp === true),
           callbackURL: body.callbackURL,
         });
         if (!outcome.signedIn) throw new DomainError(refusalErrors[outcome.refusal]);

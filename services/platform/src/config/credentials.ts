@@ -8,6 +8,10 @@ export const credentialsSettings = section(
     AUTH_PASSWORD_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(8), 'shortest password accepted, in characters (code points of its NFKC form)'),
     AUTH_PASSWORD_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(4096).default(128), 'longest password accepted, in characters (code points of its NFKC form)'),
     AUTH_SIGN_UP_AUTO_SIGN_IN: setting(flag(true), 'sign-up opens a session'),
+    AUTH_DISABLE_SIGN_UP: setting(
+      flag(false),
+      'nobody signs themselves up: `/sign-up/email` answers 400 `EMAIL_PASSWORD_SIGN_UP_DISABLED` and social sign-in only signs existing users in; an admin\'s create-user still adds users, and invitations still work for them',
+    ),
     AUTH_USERNAME_MIN_LENGTH: setting(z.coerce.number().int().min(1).default(3), 'shortest username'),
     AUTH_USERNAME_MAX_LENGTH: setting(z.coerce.number().int().min(1).max(256).default(30), 'longest username'),
     AUTH_BRUTE_FORCE_PROTECTION: setting(flag(true), 'lock an email or username after repeated failed sign-ins'),
@@ -18,6 +22,11 @@ export const credentialsSettings = section(
   (c) => ({
     password: { minLength: c.AUTH_PASSWORD_MIN_LENGTH, maxLength: c.AUTH_PASSWORD_MAX_LENGTH },
     signUpAutoSignIn: c.AUTH_SIGN_UP_AUTO_SIGN_IN,
+    /**
+     * One switch for every way a user signs themselves up (email and social), as its name promises; better-auth
+     * has one per way (`emailAndPassword.disableSignUp`, each provider's `disableSignUp`).
+     */
+    disableSignUp: c.AUTH_DISABLE_SIGN_UP,
     username: { minLength: c.AUTH_USERNAME_MIN_LENGTH, maxLength: c.AUTH_USERNAME_MAX_LENGTH },
     bruteForce: {
       enabled: c.AUTH_BRUTE_FORCE_PROTECTION,

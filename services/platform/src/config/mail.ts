@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { mailLocales } from '@portcullis/contracts';
 import { flag, lifetime, seconds, section, setting } from './settings.ts';
 
 /** Checked as the configuration loads: a CA file the client cannot use would otherwise fail each connection. */
@@ -41,6 +42,15 @@ export const mailSettings = section(
     ),
     MAIL_FROM: setting(z.string().min(3).default('Portcullis <no-reply@localhost>'), 'sender of every mail'),
     MAIL_PRODUCT_NAME: setting(z.string().min(1).max(100).default('Portcullis'), 'the name the mails speak of'),
+    MAIL_LOCALE: setting(
+      z.enum(mailLocales, { error: () => `must be a language the mails are shipped in: ${mailLocales.join(', ')}` }).default('en'),
+      `the language of the mails: ${mailLocales.map((l) => `\`${l}\``).join(', ')} ([mail](mail.md))`,
+    ),
+    MAIL_TEMPLATES_DIR: setting(
+      z.string().min(1).optional(),
+      "a directory whose template files (`<kind>.subject.txt`, `<kind>.text.txt`, `<kind>.html`) replace the shipped ones of `MAIL_LOCALE`; the mailer checks them at start and refuses to start on a bad one ([mail](mail.md))",
+      'none (the shipped templates)',
+    ),
     KAFKA_BROKERS: setting(
       z
         .string()
@@ -109,7 +119,13 @@ export const mailSettings = section(
       sendVerification: c.AUTH_DELETE_USER_VERIFICATION,
       expiresInSeconds: c.AUTH_DELETE_USER_EXPIRES_IN,
     },
-    mail: { smtpUrl: c.SMTP_URL ?? null, from: c.MAIL_FROM, productName: c.MAIL_PRODUCT_NAME },
+    mail: {
+      smtpUrl: c.SMTP_URL ?? null,
+      from: c.MAIL_FROM,
+      productName: c.MAIL_PRODUCT_NAME,
+      locale: c.MAIL_LOCALE,
+      templatesDir: c.MAIL_TEMPLATES_DIR ?? null,
+    },
     kafka: c.KAFKA_BROKERS
       ? {
           brokers: c.KAFKA_BROKERS.split(','),

@@ -136,7 +136,6 @@ const socialShape = {
     'comma-separated provider ids whose sign-in links to an existing user of the same email even when the provider does not say the email is verified',
   ),
   AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS: setting(flag(false), 'a signed-in user may link a provider account whose email differs from theirs'),
-  AUTH_DISABLE_SIGN_UP: setting(flag(false), 'no provider creates users: social sign-in only signs existing users in'),
   AUTH_DISABLE_IMPLICIT_SIGN_UP: setting(
     list(parseProviderIds),
     'comma-separated provider ids that create a user only when the sign-in asks to (`requestSignUp: true`), as better-auth\'s `disableImplicitSignUp`',
@@ -190,8 +189,6 @@ export interface SocialSettings {
   /** Provider ids whose sign-in links to an existing user of the same email, verified or not. */
   readonly trustedProviders: readonly string[];
   readonly allowDifferentEmails: boolean;
-  /** Refuses new users through any provider. */
-  readonly disableSignUp: boolean;
   /** Provider ids that create a user only for a sign-in that asks to (`requestSignUp`). */
   readonly disableImplicitSignUp: readonly string[];
 }
@@ -279,7 +276,6 @@ export const socialSettings = section(
       oidc: readOidcProviders(c.AUTH_OIDC_PROVIDERS, environment).values,
       trustedProviders: Object.freeze(c.AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS),
       allowDifferentEmails: c.AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS,
-      disableSignUp: c.AUTH_DISABLE_SIGN_UP,
       disableImplicitSignUp: Object.freeze(c.AUTH_DISABLE_IMPLICIT_SIGN_UP),
     },
   }),
