@@ -153,6 +153,12 @@ function launch(service: Supervised): void {
   child.on('exit', (code, signal) => {
     service.child = null;
     if (stopping) return;
+    // 78 (EX_CONFIG): a setting, a template or the schema is wrong, and a restart would meet it again.
+    if (code === 78) {
+      console.error(`[portcullis] ${service.name} refused its configuration (exit 78, its last line says why); stopping`);
+      void shutdown(1);
+      return;
+    }
     const now = Date.now();
     service.restarts = [...service.restarts.filter((t) => now - t < 60_000), now];
     if (service.restarts.length > 5) {

@@ -108,6 +108,26 @@ describe('npm start (embedded default)', () => {
     await everyProcessEnded(children, port);
   });
 
+  it('stops, saying why, when a process refuses its configuration (exit 78), instead of restarting it', async () => {
+    await running?.stop();
+    dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
+    const port = await pickFreePort();
+    const env = { ...startEnvironment(port, await pickFreePort()), MAIL_TEMPLATES_DIR: path.join(dataDir, 'no-such-templates') };
+    const started = spawnService({ name: 'npm-start-refused', entry: 'scripts/start.ts', env });
+    running = started;
+    const exit = await started.exited;
+    running = null;
+    expect(exit.code).toBe(1);
+    expect(started.output()).toMatch(/MAIL_TEMPLATES_DIR/);
+    expect(started.output()).toMatch(/mailer refused its configuration \(exit 78/);
+    expect(started.output()).not.toMatch(/restarting in/);
+    // Postgres, which it had started, was stopped with it.
+    const postgresData = (await stagedPostgresData(dataDir)) ?? path.join(dataDir, 'postgres');
+    const postmaster = await readFile(path.join(postgresData, 'postmaster.pid'), 'utf8').catch(() => null);
+    if (postmaster !== null) await everyProcessEnded([Number.parseInt(postmaster.split('\n')[0]!, 10)], port);
+    else await everyProcessEnded([], port);
+  });
+
   it('stops everything when only npm is sent SIGTERM, as an orchestrator stops it', async () => {
     await running?.stop();
     dataDir ||= await mkdtemp(path.join(os.tmpdir(), 'portcullis-start-'));
