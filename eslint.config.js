@@ -73,7 +73,7 @@ export default tseslint.config(
       // Development dependencies are for specs, test support, benchmarks and build scripts alone.
       'import-x/no-extraneous-dependencies': [
         'error',
-        { devDependencies: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.test-support.ts', 'tests/**', 'bench/**', 'scripts/**', '*.config.ts', '*.config.js', 'console/vite.config.ts'] },
+        { devDependencies: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.test-support.ts', 'tests/**', 'bench/**', 'scripts/**', '*.config.ts', '*.config.js', 'console/vite.config.ts', 'examples/*/vite.config.ts'] },
       ],
     },
   },

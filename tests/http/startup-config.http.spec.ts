@@ -64,4 +64,11 @@ describe('api start-up configuration', () => {
       expect(output, service).not.toMatch(/ECONNREFUSED|never_used/);
     }
   });
+
+  it('refuses SameSite=None cookies that would not be Secure, saying what to change', async () => {
+    const { exit, output } = await startExpectingRefusal({ BASE_URL: 'http://auth.example.test', AUTH_COOKIE_SAME_SITE: 'none' });
+    expect(exit.code).not.toBe(0);
+    expect(output).toMatch(/^\s*- AUTH_COOKIE_SAME_SITE: none needs secure cookies .*AUTH_COOKIE_SECURE=true/m);
+    expect(output).not.toMatch(/ECONNREFUSED|never_used/);
+  });
 });

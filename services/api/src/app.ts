@@ -9,6 +9,7 @@ import { adminUserModel } from './admin/user-admin.decider.ts';
 import { adminRoleNames } from './admin/access.decider.ts';
 import { credentialsRoutes } from './credentials/credentials.routes.ts';
 import { cookies } from './http/cookies.ts';
+import { registerCors } from './http/cors.ts';
 import { checkAnswersAgainstDeclarations } from './http/answer-check.ts';
 import { answerFrameworkError, installErrorHandling } from './http/error-handler.ts';
 import { useZodRouteSchemas } from './http/route-schemas.ts';
@@ -69,6 +70,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
+  // Before the perimeter's hook, so its refusals carry CORS headers to a trusted app.
+  await registerCors(app, ctx.config.trustedOrigins);
   // One hook per phase: fastify sets up a hook runner per request for each. The request id goes out on
   // every answer, the perimeter's refusals (429 from the rate limit first of all) included.
   const perimeter = createPerimeter(ctx);

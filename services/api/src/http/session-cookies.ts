@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { openSignedCookie, signCookieValue, unsignCookieValue, type Config } from '@portcullis/platform';
 import type { CookieAttributes } from './cookies.ts';
+import { exposeHeader } from './cors.ts';
 
 interface SessionCookieNames {
   readonly sessionToken: string;
@@ -13,7 +14,11 @@ interface SessionCookieNames {
 }
 
 export interface SessionCookieSettings {
-  readonly secure: boolean;
+  /**
+   * What every cookie the api sets or clears carries (Path, HttpOnly, SameSite, Secure, Domain): a cookie is
+   * cleared only by one of the same name, domain and path, so setting and clearing share them.
+   */
+  readonly attributes: Readonly<CookieAttributes>;
   /** The key ring, newest first: cookies are signed with the newest and accepted under any. */
   readonly secrets: readonly string[];
   readonly expiresInSeconds: number;
@@ -24,18 +29,28 @@ export interface SessionCookieSettings {
   readonly names: SessionCookieNames;
 }
 
-/** Cookie settings follow the configuration: secure (and `__Secure-` names) when the public URL is https. */
+/**
+ * Cookie settings follow the configuration, as better-auth's `advanced` options: secure (and `__Secure-`
+ * names) when the public URL is https unless AUTH_COOKIE_SECURE says otherwise, SameSite and a Domain.
+ */
 export function sessionCookieSettings(config: Config): SessionCookieSettings {
-  const secure = config.baseUrl.startsWith('https://');
+  const { secure, sameSite, domain } = config.cookie;
   return {
-    secure,
+    attributes: Object.freeze({
+      path: '/',
+      httpOnly: true,
+      sameSite,
+      secure,
+      ...(domain === null ? {} : { domain }),
+      encode: encodeURIComponent,
+    }),
     secrets: config.secrets,
     expiresInSeconds: config.session.expiresInSeconds,
     names: sessionCookieNames(config.cookiePrefix, secure),
   };
 }
 
-/** better-auth's cookie names: `<prefix>.<name>`, with `__Secure-` in front when served over https. */
+/** better-auth's cookie names: `<prefix>.<name>`, with `__Secure-` in front when the cookies are secure (browsers refuse such a name on a cookie that is not). */
 function sessionCookieNames(prefix: string, secure: boolean): SessionCookieNames {
   const base = `${secure ? '__Secure-' : ''}${prefix}`;
   return {
@@ -89,10 +104,6 @@ export function presentedToken(request: FastifyRequest, settings: SessionCookieS
   return { token: opened.value, dontRemember, via: 'cookie', signedByOlderSecret };
 }
 
-function attributes(settings: SessionCookieSettings): CookieAttributes {
-  return { path: '/', httpOnly: true, sameSite: 'lax', secure: settings.secure, encode: encodeURIComponent };
-}
-
 /**
  * Sets the session cookie (and `dont_remember` for rememberMe false, which makes it a browser-session
  * cookie), and hands the signed token to bearer clients in `set-auth-token`, as better-auth's bearer plugin.
@@ -106,21 +117,21 @@ export function setSessionCookie(
   const { names } = settings;
   const signed = signCookieValue(token, settings.secrets);
   reply.setCookie(names.sessionToken, signed, {
-    ...attributes(settings),
+    ...settings.attributes,
     ...(options.dontRemember ? {} : { maxAge: settings.expiresInSeconds }),
   });
   if (options.dontRemember) {
-    reply.setCookie(names.dontRemember, signCookieValue('true', settings.secrets), attributes(settings));
+    reply.setCookie(names.dontRemember, signCookieValue('true', settings.secrets), settings.attributes);
   }
   reply.header('set-auth-token', signed);
-  reply.header('access-control-expose-headers', 'set-auth-token');
+  exposeHeader(reply, 'set-auth-token');
 }
 
 /** Expires every session cookie (max age 0), as better-auth does on sign-out and for dead sessions. */
 export function clearSessionCookies(reply: FastifyReply, settings: SessionCookieSettings): void {
   const { names } = settings;
   for (const name of [names.sessionToken, names.sessionData, names.dontRemember]) {
-    reply.setCookie(name, '', { ...attributes(settings), maxAge: 0 });
+    reply.setCookie(name, '', { ...settings.attributes, maxAge: 0 });
   }
 }
 
@@ -137,7 +148,7 @@ export function setOpenedSessionCookies(request: FastifyRequest, reply: FastifyR
 export function clearDontRemember(request: FastifyRequest, reply: FastifyReply, settings: SessionCookieSettings): void {
   const { names } = settings;
   if (request.cookies[names.dontRemember] !== undefined) {
-    reply.setCookie(names.dontRemember, '', { ...attributes(settings), maxAge: 0 });
+    reply.setCookie(names.dontRemember, '', { ...settings.attributes, maxAge: 0 });
   }
 }
 
@@ -154,7 +165,7 @@ export function setAdminSessionCookie(
   const dontRemember = request.cookies[settings.names.dontRemember];
   const dontRememberValue = dontRemember === undefined ? null : unsignCookieValue(dontRemember, settings.secrets);
   const value = `${adminToken}:${dontRememberValue ?? ''}`;
-  reply.setCookie(settings.names.adminSession, signCookieValue(value, settings.secrets), { ...attributes(settings), maxAge: settings.expiresInSeconds });
+  reply.setCookie(settings.names.adminSession, signCookieValue(value, settings.secrets), { ...settings.attributes, maxAge: settings.expiresInSeconds });
 }
 
 /** The admin session kept aside, if the request carries a validly signed one. */
@@ -169,7 +180,7 @@ export function adminSessionCookie(request: FastifyRequest, settings: SessionCoo
 }
 
 export function clearAdminSessionCookie(reply: FastifyReply, settings: SessionCookieSettings): void {
-  reply.setCookie(settings.names.adminSession, '', { ...attributes(settings), maxAge: 0 });
+  reply.setCookie(settings.names.adminSession, '', { ...settings.attributes, maxAge: 0 });
 }
 
 /** better-auth lets the state cookie live 5 minutes; the flow itself lasts 10. */
@@ -177,7 +188,7 @@ const STATE_COOKIE_SECONDS = 5 * 60;
 
 /** The browser's side of a provider flow: the state, signed, as better-auth's database strategy sets it. */
 export function setStateCookie(reply: FastifyReply, settings: SessionCookieSettings, state: string): void {
-  reply.setCookie(settings.names.state, signCookieValue(state, settings.secrets), { ...attributes(settings), maxAge: STATE_COOKIE_SECONDS });
+  reply.setCookie(settings.names.state, signCookieValue(state, settings.secrets), { ...settings.attributes, maxAge: STATE_COOKIE_SECONDS });
 }
 
 /**
@@ -194,5 +205,5 @@ export function stateCookie(
 }
 
 export function clearStateCookie(reply: FastifyReply, settings: SessionCookieSettings): void {
-  reply.setCookie(settings.names.state, '', { ...attributes(settings), maxAge: 0 });
+  reply.setCookie(settings.names.state, '', { ...settings.attributes, maxAge: 0 });
 }

@@ -70,10 +70,6 @@ export function decodeCookieCache(value: string, secrets: readonly string[], tok
   return { session, user };
 }
 
-function cookieAttributes(ctx: SessionPorts) {
-  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: ctx.cookies.secure };
-}
-
 /** get-session's fast path: the answer from a valid cookie cache, with no store read; null to go to the store. */
 export function answerFromCookieCache(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): SessionAnswer | null {
   const name = ctx.cookies.names.sessionData;
@@ -86,7 +82,7 @@ export function answerFromCookieCache(ctx: SessionPorts, request: FastifyRequest
       : null;
   // Forged, stale, someone else's, signed before a rotation, or the cache is off: the cookie goes (the
   // store's answer writes a fresh one where the cache is on).
-  if (!answer) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
+  if (!answer) reply.setCookie(name, '', { ...ctx.cookies.attributes, maxAge: 0 });
   return answer;
 }
 
@@ -105,11 +101,11 @@ export function storeCookieCache(
   const { maxAgeSeconds } = ctx.config.cookieCache;
   try {
     const value = encodeCookieCache(answer, ctx.cookies.secrets, ctx.clock(), maxAgeSeconds);
-    reply.setCookie(name, value, { ...cookieAttributes(ctx), ...(options.dontRemember ? {} : { maxAge: maxAgeSeconds }) });
+    reply.setCookie(name, value, { ...ctx.cookies.attributes, ...(options.dontRemember ? {} : { maxAge: maxAgeSeconds }) });
   } catch (error) {
     if (!(error instanceof DomainError) || error.code !== 'SESSION_DATA_TOO_LARGE') throw error;
     request.log.warn({ code: error.code, details: error.details }, error.message);
-    if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
+    if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...ctx.cookies.attributes, maxAge: 0 });
   }
 }
 
@@ -119,5 +115,5 @@ export function storeCookieCache(
  */
 export function expireCookieCache(ctx: SessionPorts, request: FastifyRequest, reply: FastifyReply): void {
   const name = ctx.cookies.names.sessionData;
-  if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...cookieAttributes(ctx), maxAge: 0 });
+  if (request.cookies[name] !== undefined) reply.setCookie(name, '', { ...ctx.cookies.attributes, maxAge: 0 });
 }

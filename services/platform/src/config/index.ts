@@ -10,7 +10,7 @@ import { perimeterSettings } from './perimeter.ts';
 import { projectorSettings } from './projector.ts';
 import { tableOf } from './readme-table.ts';
 import { resolveSecretFiles } from './secret-files.ts';
-import { sessionSettings } from './session.ts';
+import { cookieDomainCoversBaseUrl, cookiesSecure, sessionSettings } from './session.ts';
 import { checkSocialSettings, socialSettings } from './social.ts';
 
 export { type CaptchaProvider } from './perimeter.ts';
@@ -102,6 +102,16 @@ const environmentSchema = z
   .refine((c) => c.KAFKA_SSL_CA_FILE === undefined || c.KAFKA_SSL, {
     path: ['KAFKA_SSL_CA_FILE'],
     message: 'needs KAFKA_SSL=true',
+  })
+  // Browsers drop a SameSite=None cookie that is not Secure: every sign-in would seem to work and hold nothing.
+  .refine((c) => c.AUTH_COOKIE_SAME_SITE !== 'none' || cookiesSecure(c, c), {
+    path: ['AUTH_COOKIE_SAME_SITE'],
+    message: 'none needs secure cookies (browsers drop a SameSite=None cookie without Secure): serve BASE_URL over https or set AUTH_COOKIE_SECURE=true',
+  })
+  // Browsers drop a cookie whose Domain does not cover the host that set it.
+  .refine((c) => cookieDomainCoversBaseUrl(c, c), {
+    path: ['AUTH_COOKIE_DOMAIN'],
+    message: 'must be BASE_URL\'s host or a parent of it (browsers drop cookies for any other domain)',
   })
   .superRefine(checkSocialSettings);
 
