@@ -165,7 +165,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
     return this.writing?.keys.generation ?? null;
   }
 
-  async readCheckpoint(): Promise<number> {
+  async readCheckpoint(signal?: AbortSignal): Promise<number> {
     this.known.clear();
     if (this.writing?.mode === 'shadow') return this.readWritingCheckpoint(this.writing);
     const pointer = parsePointer(await this.redis.get(this.layout.pointerKey));
@@ -178,7 +178,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
       const raw = await this.redis.get(keys.checkpoint);
       if (raw !== null && (await this.belongsToThisLog(raw))) {
         this.writing = { keys, mode, stored: raw };
-        return mode === 'building' ? this.fill(this.writing) : parseCacheCheckpoint(raw)!.position;
+        return mode === 'building' ? this.fill(this.writing, signal) : parseCacheCheckpoint(raw)!.position;
       }
     }
     // Nothing usable: replay the log from its start into a generation nobody reads until it is complete.
@@ -186,7 +186,7 @@ export class RedisProjectionTarget implements ProjectionTarget {
     await this.redis.set(keys.checkpoint, '0');
     await this.redis.set(this.layout.pointerKey, JSON.stringify({ current: null, building: keys.generation }));
     this.writing = { keys, mode: 'building', stored: '0' };
-    return this.fill(this.writing);
+    return this.fill(this.writing, signal);
   }
 
   /**
@@ -195,11 +195,11 @@ export class RedisProjectionTarget implements ProjectionTarget {
    * too, so this is all the runner does meanwhile: the runner's own batches, sized for live work and
    * reading every event whole, took 40 s under sign-in load on a log of 60,000 events; a replay, one.
    */
-  private async fill(writing: Writing): Promise<number> {
+  private async fill(writing: Writing, signal: AbortSignal | undefined): Promise<number> {
     const from = parseCacheCheckpoint(writing.stored)?.position ?? 0;
     if (!this.replay) return from;
     const startedAt = performance.now();
-    const to = await replayInto(this, from, { store: this.replay.store, batchSize: this.replay.batchSize, untilNearHead: true });
+    const to = await replayInto(this, from, { store: this.replay.store, batchSize: this.replay.batchSize, untilNearHead: true, ...(signal ? { signal } : {}) });
     this.replay.log?.warn(
       { projection: this.name, generation: writing.keys.generation, from, to, ms: Math.round(performance.now() - startedAt) },
       'no usable session cache generation in Redis; replayed the log into a new one',
