@@ -12,6 +12,7 @@ import { runAudit } from './audit/audit-bench.ts';
 import { runTelemetry } from './telemetry/telemetry-bench.ts';
 import { runGrowth } from './growth/growth-bench.ts';
 import { runReplicas } from './replicas/replicas-bench.ts';
+import { runCacheFlush } from './cache-flush/cache-flush-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -52,7 +53,7 @@ async function main(teardown: Teardown): Promise<void> {
   // Redis where reachable (the session cache, as production runs it), else without.
   if (settings.groups.has('telemetry')) await inGroup(runTelemetry);
   // better-auth keeps its sessions in Redis, and the api hears of other processes' changes through it.
-  const redisGroups = (['writes', 'streams', 'revocation', 'replicas'] as const).filter((group) => settings.groups.has(group));
+  const redisGroups = (['writes', 'streams', 'revocation', 'replicas', 'cache-flush'] as const).filter((group) => settings.groups.has(group));
   if (redisGroups.length > 0 && !(await redisReachable(settings.redisUrl))) {
     print(`## ${redisGroups.join(', ')}: skipped, Redis at ${settings.redisUrl} is not reachable`);
     return;
@@ -61,6 +62,7 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('streams')) await inGroup(runStreams);
   if (settings.groups.has('revocation')) await inGroup(runRevocation);
   if (settings.groups.has('replicas')) await inGroup(runReplicas);
+  if (settings.groups.has('cache-flush')) await inGroup(runCacheFlush);
   log('done');
   console.log('');
   console.log('Goals are informational: a MISS never fails the run.');

@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas'] as const;
+const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas', 'cache-flush'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**
@@ -17,7 +17,7 @@ export type BenchGroup = (typeof benchGroups)[number];
  */
 function groupsFromEnv(): ReadonlySet<BenchGroup> {
   const raw = process.env.BENCH_ONLY ?? '';
-  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas']);
+  if (raw === '' || raw === 'all') return new Set(['reads', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas', 'cache-flush']);
   const asked = raw.split(',').map((name) => name.trim());
   const unknown = asked.filter((name) => !(benchGroups as readonly string[]).includes(name));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY must be "all" or a list of ${benchGroups.join(', ')}; got "${raw}"`);
@@ -61,6 +61,8 @@ export const settings = {
   concurrentWriters: Math.max(1, Math.round(numberFromEnv('BENCH_STREAM_WRITERS', 32))),
   largeOrganizationMembers: Math.round(numberFromEnv('BENCH_LARGE_ORGANIZATION_MEMBERS', 10_000)),
   revocations: Math.max(1, Math.round(numberFromEnv('BENCH_REVOCATIONS', 1000))),
+  // Users with a session each in the log before the session cache is flushed: about 50,000 keys.
+  cacheFlushUsers: Math.max(1, Math.round(numberFromEnv('BENCH_CACHE_FLUSH_USERS', 12_000))),
   replicaEndings: Math.max(1, Math.round(numberFromEnv('BENCH_REPLICA_ENDINGS', 300))),
   auditEvents: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_EVENTS', 1_000_000))),
   auditQueries: Math.max(1, Math.round(numberFromEnv('BENCH_AUDIT_QUERIES', 200))),

@@ -45,7 +45,7 @@ function sessionTableHoldBack(config: Config, sessionCacheKept: boolean): { hold
 export async function createProjectionTargets(
   config: Config,
   pool: DatabasePool,
-  store: Pick<EventStore, 'logId' | 'eventIdAt' | 'readStream'>,
+  store: Pick<EventStore, 'logId' | 'eventIdAt' | 'readStream' | 'readAll' | 'headPosition'>,
   /** Where erasures are completed (see `erasureProjection`); absent in specs that do not erase. */
   eraser?: Eraser,
 ): Promise<ProjectionSet> {
@@ -64,7 +64,8 @@ export async function createProjectionTargets(
   ];
   if (eraser) targets.push(new PostgresProjectionTarget(pool, erasureProjection(eraser), announce));
   if (redis && layout) {
-    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(store)), layout, store));
+    const replay = { store, batchSize: config.projector.rebuildBatchSize, log: createLogger({ name: 'projector', level: config.logLevel, format: config.logFormat }) };
+    targets.push(new RedisProjectionTarget(redis, sessionCacheProjection(userHistoryFrom(store)), layout, store, null, replay));
   }
   let bus: MailBus | null = null;
   if (config.kafka) {

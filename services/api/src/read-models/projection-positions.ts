@@ -2,7 +2,8 @@ import { projectionNames, type ProjectionName } from '@portcullis/contracts';
 
 interface Waiter {
   readonly position: number;
-  readonly projections: readonly ProjectionName[];
+  /** Narrowed when one of them stops being read (`forget`). */
+  projections: readonly ProjectionName[];
   readonly resolve: (caughtUp: boolean) => void;
   readonly timer: NodeJS.Timeout;
 }
@@ -42,9 +43,22 @@ export class ProjectionPositions {
     return true;
   }
 
-  /** Forgets a projection's position: its read model was replaced (a new Redis generation). */
+  /**
+   * Forgets a projection's position: its read model was lost or replaced (a new Redis generation). Writes
+   * waiting for it wait for the others only: what they wrote is read from those until the new one is
+   * served, and a generation replayed from the start would keep them waiting their whole timeout.
+   */
   forget(projection: ProjectionName): void {
     this.positions.delete(projection);
+    for (const waiter of this.waiters) {
+      if (!waiter.projections.includes(projection)) continue;
+      waiter.projections = waiter.projections.filter((name) => name !== projection);
+      if (waiter.position <= this.reached(waiter.projections)) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(waiter);
+        waiter.resolve(true);
+      }
+    }
   }
 
   /** Resolves true once `projections` have reached `position`, false after `timeoutMs`. */

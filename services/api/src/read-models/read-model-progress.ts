@@ -273,6 +273,7 @@ export class ReadModelProgress {
     if (pointer.current !== (this.generation?.keys.generation ?? null)) {
       // Another generation is served now: entries held from the old one are of no use any more.
       this.held?.restart();
+      if (pointer.current === null && this.generation?.verified) this.cacheLost();
       this.positions.forget(projectionNames.sessionCache);
       this.generation = pointer.current === null ? null : { keys: redis.layout.generation(pointer.current), verified: false };
     }
@@ -281,7 +282,9 @@ export class ReadModelProgress {
     const checkpoint = parseCacheCheckpoint(await redis.client.get(generation.keys.checkpoint));
     if (checkpoint === null) {
       // The generation's checkpoint is gone (Redis lost its data): nothing of it is to be read.
+      if (generation.verified) this.cacheLost();
       this.generation = null;
+      this.positions.forget(projectionNames.sessionCache);
       return;
     }
     if (!generation.verified) {
@@ -296,6 +299,17 @@ export class ReadModelProgress {
     // notices make that known sooner, but an idle projector sends none.
     if (redis.held && (await redis.held.roundTrip()) && this.generation === generation) this.held?.heard(checkpoint.position);
     await this.held?.renew();
+  }
+
+  /**
+   * The served generation is gone (Redis lost its data) and the projector replays the log into a new one.
+   * Writes then wait for the Postgres read models, which get-session reads meanwhile (`forget` lets those
+   * already waiting stop waiting for the cache too), and the session table is asked for the sessions it
+   * holds back beside the cache (see `shownLateBesideSessionCache`): nobody waits for a cache rebuilding.
+   */
+  private cacheLost(): void {
+    this.options.log.warn({ generation: this.generation?.keys.generation }, 'the Redis session cache was lost; reading Postgres until a new generation is served');
+    void this.hurry(projectionNames.sessions);
   }
 
   private updateTrust(): void {

@@ -27,6 +27,10 @@ export interface SessionCacheLayout {
    */
   readonly heldReaders: { readonly members: string; readonly positions: string };
   generation(generation: string): SessionCacheKeys;
+  /** A glob matching every key of every generation of this log's cache: what a sweep for abandoned ones scans. */
+  readonly everyGeneration: string;
+  /** The generation a key of this log's cache belongs to, or null for any other key. */
+  generationOf(key: string): string | null;
 }
 
 export interface SessionCacheKeys {
@@ -63,6 +67,14 @@ export function sessionCacheLayout(prefix: string, logId: string): SessionCacheL
     checkpointChannel: `${prefix}checkpoints`,
     sessionKeyPrefix: `${prefix}session:`,
     heldReaders: { members: `${prefix}held-readers:{hr:${log}}`, positions: `${prefix}held-positions:{hr:${log}}` },
+    everyGeneration: `${globEscape(prefix)}*${globEscape(`{sc:${log}:`)}*`,
+    generationOf(key) {
+      const opening = `{sc:${log}:`;
+      const at = key.indexOf(opening);
+      if (!key.startsWith(prefix) || at < 0) return null;
+      const end = key.indexOf('}', at);
+      return end < 0 ? null : key.slice(at + opening.length, end);
+    },
     generation(generation) {
       const tag = `{sc:${log}:${generation}}`;
       return {

@@ -35,7 +35,11 @@ export interface ProjectionTarget {
    * data, a replay hands it events as stored, that part neither parsed nor upcast. Absent: whole events.
    */
   readonly reads?: EventFields;
-  readCheckpoint(): Promise<number>;
+  /**
+   * Where to go on from. A target may first bring a state nobody reads yet close to the head itself (the
+   * Redis cache filling a new generation); `signal` ends that between batches (its runner stopping).
+   */
+  readCheckpoint(signal?: AbortSignal): Promise<number>;
   /**
    * Applies `events` (already filtered to known types) and moves the checkpoint from `from` to `to`, the
    * position of the log event with id `toEventId` (which may be one the projection does not handle).

@@ -153,7 +153,7 @@ export class ProjectionRunner {
             await sleep(this.options.standbyIntervalMs ?? 500, this.abort.signal);
             continue;
           }
-          restartFrom(await target.readCheckpoint());
+          restartFrom(await target.readCheckpoint(this.abort.signal));
           storedAt = Date.now();
           log.info({ projection: this.name, checkpoint }, 'projection lock acquired');
         }
@@ -210,7 +210,7 @@ export class ProjectionRunner {
         if (this.abort.signal.aborted) break;
         if (error instanceof CheckpointFencedError) {
           log.warn({ projection: this.name }, 'checkpoint moved under us; re-reading it');
-          restartFrom(await target.readCheckpoint().catch(() => stored));
+          restartFrom(await target.readCheckpoint(this.abort.signal).catch(() => stored));
           continue;
         }
         log.error({ projection: this.name, err: error }, 'projection batch failed; retrying');
@@ -219,7 +219,7 @@ export class ProjectionRunner {
         // holder's last COMMIT can land after we took the lock and read the checkpoint, and then our batch
         // fails on its rows (a unique violation) before it reaches the fence. Retrying from our stale
         // checkpoint would fail the same way for ever.
-        restartFrom(await target.readCheckpoint().catch(() => stored));
+        restartFrom(await target.readCheckpoint(this.abort.signal).catch(() => stored));
       }
     }
     // Stopping: write what was held back, so the next holder does not re-read it.

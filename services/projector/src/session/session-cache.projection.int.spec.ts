@@ -729,6 +729,39 @@ describeOnRedisDeployments('session-cache projection', (deployment) => {
     expect(await cached(session.token)).not.toBeNull();
   });
 
+  it('sweeps what a generation that lost its checkpoint left behind, and no generation that has one', async () => {
+    await catchUp(db.store, target);
+    const served = keys.generation;
+    // Written by a projector that had not yet noticed Redis lose the checkpoint and pointer around them.
+    const abandoned = layout.generation('abandoned');
+    await Promise.all(Array.from({ length: 1200 }, (_, n) => reader.set(abandoned.session(`hash-${n}`), '{}', 'PX', DAY_MS)));
+    await reader.set(abandoned.user('someone'), '{}', 'PX', DAY_MS);
+    // A rebuild's shadow, being filled beside the served generation.
+    const shadow = layout.generation('shadow');
+    await reader.set(shadow.checkpoint, '0');
+    await reader.set(shadow.session('hash-0'), '{}', 'PX', DAY_MS);
+    const keysOf = async (generation: string): Promise<string[]> => {
+      const found: string[] = [];
+      await scanKeys(reader, layout.everyGeneration, async (batch) => {
+        found.push(...batch.filter((key) => layout.generationOf(key) === generation));
+      });
+      return found;
+    };
+    const servedBefore = (await keysOf(served)).length;
+
+    // A process taking the projection over sweeps at its first catch-up on the served generation.
+    const successor = new RedisProjectionTarget(redis, projection, layout, db.store);
+    await successor.readCheckpoint();
+    await successor.caughtUp();
+    await successor.swept();
+
+    expect(await keysOf('abandoned')).toEqual([]);
+    expect((await keysOf('shadow')).sort()).toEqual([shadow.checkpoint, shadow.session('hash-0')].sort());
+    expect((await keysOf(served)).length).toBe(servedBefore);
+    await reader.del(shadow.session('hash-0'));
+    await reader.del(shadow.checkpoint);
+  });
+
   it('does not take a generation built from another history (a restored database) as its own', async () => {
     await catchUp(db.store, target);
     const served = keys.generation;
