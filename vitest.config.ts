@@ -1,8 +1,14 @@
+import { defaultClientConditions, defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+/** Workspace packages that publish built files are tested from their sources (see client/package.json). */
+const sourceCondition = 'portcullis-source';
+
 export default defineConfig({
+  resolve: { conditions: [sourceCondition, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [sourceCondition, ...defaultServerConditions] } },
   test: {
-    include: ['contracts/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts', 'console/src/**/*.spec.tsx'],
+    include: ['contracts/**/*.spec.ts', 'client/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts', 'console/src/**/*.spec.tsx'],
     exclude: ['**/node_modules/**'],
     globalSetup: ['tests/support/global-setup.ts'],
     // Forks rather than threads: system tests spawn and signal child processes, and native modules
