@@ -1,12 +1,18 @@
-import { defaultClientConditions, defaultServerConditions } from 'vite';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-/** Workspace packages that publish built files are tested from their sources (see client/package.json). */
-const sourceCondition = 'portcullis-source';
+const source = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
 export default defineConfig({
-  resolve: { conditions: [sourceCondition, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [sourceCondition, ...defaultServerConditions] } },
+  // @portcullis/client publishes built files; specs run its sources (what its `portcullis-source` export
+  // condition names for the other tools). An alias rather than the condition: vitest's module resolution
+  // with conditions of its own would change how every dependency resolves.
+  resolve: {
+    alias: [
+      { find: /^@portcullis\/client$/, replacement: source('./client/src/index.ts') },
+      { find: /^@portcullis\/client\/react$/, replacement: source('./client/src/react.ts') },
+    ],
+  },
   test: {
     include: ['contracts/**/*.spec.ts', 'client/**/*.spec.ts', 'services/**/*.spec.ts', 'tests/**/*.spec.ts', 'console/src/**/*.spec.tsx'],
     exclude: ['**/node_modules/**'],

@@ -1,15 +1,19 @@
 import { adminClient, organizationClient, usernameClient } from 'better-auth/client/plugins';
 
+type OrganizationClientPlugin = ReturnType<typeof organizationClient<{ teams: { enabled: true } }>>;
+type UsernameClientPlugin = ReturnType<typeof usernameClient>;
+type AdminClientPlugin = ReturnType<typeof adminClient>;
+
+/**
+ * The plugins, as a tuple so the client's type has each plugin's methods (an array would merge them away),
+ * and named by better-auth's own types so the published declarations refer to them rather than spell them out.
+ */
+export type PortcullisPlugins = [OrganizationClientPlugin, UsernameClientPlugin, AdminClientPlugin];
+
 /**
  * The better-auth client plugins for what Portcullis serves besides email and password: organizations
  * with teams, usernames, and the admin plugin. better-auth's own client needs nothing else to talk to it.
  */
-export function portcullisPlugins() {
-  const organization = organizationClient({ teams: { enabled: true } });
-  const username = usernameClient();
-  const admin = adminClient();
-  // A tuple, so the client's type has each plugin's methods (an array would merge them away).
-  return [organization, username, admin] as [typeof organization, typeof username, typeof admin];
+export function portcullisPlugins(): PortcullisPlugins {
+  return [organizationClient({ teams: { enabled: true } }), usernameClient(), adminClient()];
 }
-
-export type PortcullisPlugins = ReturnType<typeof portcullisPlugins>;

@@ -38,6 +38,6 @@ export type PortcullisAuthClientOptions = Omit<BetterAuthClientOptions, 'plugins
  * better-auth's client (`better-auth/client`) with the plugins of what Portcullis serves already in
  * place: `client.organization.*`, `client.signIn.username`, `client.admin.*` beside email and password.
  */
-export function createAuthClient<const O extends PortcullisAuthClientOptions>(options?: O) {
+export function createAuthClient<const O extends PortcullisAuthClientOptions>(options?: O): ReturnType<typeof createBetterAuthClient<O & { plugins: PortcullisPlugins }>> {
   return createBetterAuthClient({ ...options, plugins: portcullisPlugins() } as O & { plugins: PortcullisPlugins });
 }
