@@ -1,8 +1,9 @@
-import { adminClient, organizationClient, usernameClient } from 'better-auth/client/plugins';
+import { adminClient, organizationClient, usernameClient, type AdminClientOptions, type UsernameClientOptions } from 'better-auth/client/plugins';
 
+// Each instantiated with the options it is called with: a generic factory's bare ReturnType loses its methods.
 type OrganizationClientPlugin = ReturnType<typeof organizationClient<{ teams: { enabled: true } }>>;
-type UsernameClientPlugin = ReturnType<typeof usernameClient>;
-type AdminClientPlugin = ReturnType<typeof adminClient>;
+type UsernameClientPlugin = ReturnType<typeof usernameClient<UsernameClientOptions>>;
+type AdminClientPlugin = ReturnType<typeof adminClient<AdminClientOptions>>;
 
 /**
  * The plugins, as a tuple so the client's type has each plugin's methods (an array would merge them away),

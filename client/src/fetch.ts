@@ -104,7 +104,7 @@ async function resolve<T>(value: Resolvable<T>): Promise<T> {
 /** What an aborted call rejects with: the signal's reason (an AbortError unless the caller gave another). */
 export function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new DOMException(reason === undefined ? 'This operation was aborted' : String(reason), 'AbortError');
+  return reason instanceof Error ? reason : new DOMException(typeof reason === 'string' ? reason : 'This operation was aborted', 'AbortError');
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
