@@ -77,7 +77,13 @@ async function answerOf(response: Response): Promise<unknown> {
   const text = await response.text();
   if (text === '') return null;
   const type = response.headers.get('content-type') ?? '';
-  return type === '' || /[/+]json\b/i.test(type) ? JSON.parse(text) : text;
+  if (/[/+]json\b/i.test(type)) return JSON.parse(text);
+  if (type !== '') return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /**
