@@ -67,7 +67,12 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.tsx'] })] },
+    settings: {
+      'import-x/resolver-next': [
+        // A workspace package that publishes built files is read from its sources (client/package.json).
+        importX.createNodeResolver({ extensions: ['.ts', '.tsx'], conditionNames: ['portcullis-source', 'types', 'import', 'module', 'default', 'node'] }),
+      ],
+    },
     rules: {
       // Every workspace lists what it imports (in its own package.json): nothing works only because npm hoists.
       // Development dependencies are for specs, test support, benchmarks and build scripts alone.
@@ -82,8 +87,29 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
-    // The console is a browser app: it knows the server only through the declarations in contracts (the one
-    // typed client derives paths, requests and answers from them), never through the server's own code.
+    // The client package is published: contracts are compiled into its build (so they are a development
+    // dependency of it), and it imports nothing else of the workspaces, nor packages its users do not get.
+    files: ['client/src/**/*.ts'],
+    ignores: ['client/src/**/*.spec.ts'],
+    rules: {
+      'import-x/no-extraneous-dependencies': ['error', { devDependencies: true }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\.{1,2}/|@portcullis/contracts/|better-auth/|zod$)',
+              message: 'the client imports only its own modules, @portcullis/contracts (compiled in), better-auth (its peer) and zod',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The console is a browser app: it knows the server only through the declarations in contracts and the
+    // client package that calls them (@portcullis/client derives paths, requests and answers from them), never
+    // through the server's own code.
     files: ['console/**/*.ts', 'console/**/*.tsx'],
     plugins: { 'react-hooks': reactHooks },
     rules: {
@@ -95,15 +121,15 @@ export default tseslint.config(
             {
               target: './console',
               from: './',
-              except: ['./console', './contracts', './node_modules'],
-              message: 'the console imports only contracts, its own code and npm packages',
+              except: ['./console', './contracts', './client', './node_modules'],
+              message: 'the console imports only contracts, the client package, its own code and npm packages',
             },
           ],
         },
       ],
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^@portcullis/(?!contracts(/|$))', message: 'the console imports only @portcullis/contracts of the workspaces' }] },
+        { patterns: [{ regex: '^@portcullis/(?!(contracts|client)(/|$))', message: 'the console imports only @portcullis/contracts and @portcullis/client of the workspaces' }] },
       ],
     },
   },

@@ -1,10 +1,12 @@
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 
 /** Served by the api under /console; `npm start` and CI build it (scripts/build-console.ts). */
 export default defineConfig({
   base: '/console/',
   plugins: [react()],
+  // @portcullis/client is built from its sources here, not from the dist it publishes (see its package.json).
+  resolve: { conditions: ['portcullis-source', ...defaultClientConditions] },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -1,7 +1,7 @@
 /**
  * Builds the ops console (`console/` → `console/dist/`, served by the api at /console) when its sources
  * changed since the last build: `npm start` and the tests call it, and a start with nothing changed pays
- * nothing. The console compiles the contracts in, so they count as its sources.
+ * nothing. The console compiles the contracts and @portcullis/client in, so they count as its sources.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -15,7 +15,7 @@ export const consoleRoot = path.join(root, 'console');
 export const consoleDist = path.join(consoleRoot, 'dist');
 const stamp = path.join(consoleDist, '.sources');
 
-const SOURCES = ['console/src', 'console/index.html', 'console/vite.config.ts', 'console/package.json', 'contracts/src', 'package-lock.json'];
+const SOURCES = ['console/src', 'console/index.html', 'console/vite.config.ts', 'console/package.json', 'contracts/src', 'client/src', 'client/package.json', 'package-lock.json'];
 
 async function filesUnder(entry: string): Promise<string[]> {
   const full = path.join(root, entry);

@@ -1,15 +1,14 @@
-import { createAuthClient } from 'better-auth/client';
-import { usernameClient } from 'better-auth/client/plugins';
+import { createAuthClient } from '@portcullis/client';
 import { authBasePath } from './client.ts';
 
 /**
  * Signing in and out goes through better-auth's own client against the auth API, as any app of ours
- * does: the console is one more better-auth client, with no back door.
+ * does (@portcullis/client's, with the plugins of what Portcullis serves): the console is one more
+ * better-auth client, with no back door.
  */
 export const authClient = createAuthClient({
   baseURL: typeof window === 'undefined' ? 'http://localhost' : window.location.origin,
   basePath: authBasePath(),
-  plugins: [usernameClient()],
 });
 
 /** Email, or a username when the name given has no `@`. */
