@@ -1,5 +1,6 @@
 import os from 'node:os';
 import argon2 from 'argon2';
+import { parseBetterAuthScryptHash, verifyBetterAuthScrypt } from './better-auth-scrypt.ts';
 
 /** OWASP's argon2id minimum (m=19 MiB, t=2, p=1), as DESIGN.md fixes it. */
 export const ARGON2ID_PARAMETERS = {
@@ -82,7 +83,8 @@ async function matches(hash: string, password: string): Promise<boolean> {
 }
 
 /**
- * Whether `password` is the one `hash` was made from. Hashes made before passwords were normalized hold the
+ * Whether `password` is the one `hash` was made from: an argon2 hash of ours, or a better-auth scrypt hash
+ * (`<salt>:<key>`, see better-auth-scrypt.ts); a malformed hash matches nothing and throws nothing. Hashes made before passwords were normalized hold the
  * password as it was typed, so when normalizing changes it, and the normalized form does not match, the form
  * as typed is tried too: those accounts keep signing in with what they always typed. That second try can
  * only ever match such a hash: NFKC is idempotent, so a form it changes is never a normalized password.
@@ -91,6 +93,13 @@ async function matches(hash: string, password: string): Promise<boolean> {
  */
 export async function verifyPassword(hash: string, password: string): Promise<boolean> {
   const normalized = normalizePassword(password);
+  if (!hash.startsWith('$argon2')) {
+    // A better-auth scrypt hash (an account brought over from better-auth): made from the normalized form
+    // only, so one try. Anything else that is no argon2 hash either matches no password.
+    const scrypt = parseBetterAuthScryptHash(hash);
+    // A well-formed hash that scrypt fails on is a fault of ours (memory), not a wrong password: it throws.
+    return scrypt !== null && lanes.run(() => verifyBetterAuthScrypt(scrypt, normalized));
+  }
   if (await matches(hash, normalized)) return true;
   return normalized !== password && matches(hash, password);
 }
