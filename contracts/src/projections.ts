@@ -57,7 +57,7 @@ const activeSelectionEnders = [
 export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEventType>> = {
   identity: new Set([
     'user.registered.v1',
-    'user.credential_account_created.v1',
+    'user.credential_account_created.v2',
     'user.provider_account_linked.v1',
     'user.provider_tokens_updated.v1',
     'user.account_unlinked.v1',

@@ -4,6 +4,7 @@ import {
   AccountUnlinked,
   CredentialAccountCreated,
   EmailReserved,
+  identityEventHistory,
   ProviderAccountClaimed,
   ProviderAccountLinked,
   ProviderAccountReleased,
@@ -168,7 +169,7 @@ export interface TimedEvent {
 }
 
 /** Every version a newer one replaced, each with the step that takes its data one version up. */
-export const supersededEvents: readonly SupersededEvent[] = [...sessionEventHistory];
+export const supersededEvents: readonly SupersededEvent[] = [...sessionEventHistory, ...identityEventHistory];
 
 const schemaByType = new Map<string, z.ZodType>(eventDefinitions.map((d) => [d.type, d.schema]));
 const supersededByType = new Map(supersededEvents.map((s) => [s.type, s]));

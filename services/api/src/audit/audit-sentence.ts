@@ -31,7 +31,7 @@ export function auditSentence(input: SentenceInput, labels: UserLabels): string 
     switch (input.type) {
       case 'user.registered.v1':
         return `${text(data.email)} signed up${from}`;
-      case 'user.credential_account_created.v1':
+      case 'user.credential_account_created.v2':
         return `${subject} got a password${from}`;
       case 'user.provider_account_linked.v1':
         return `${subject} linked a ${text(data.providerId)} account${from}`;

@@ -77,7 +77,7 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
         accounts: [],
         ban: null,
       };
-    case 'user.credential_account_created.v1': {
+    case 'user.credential_account_created.v2': {
       const { accountId, userId, passwordHash } = event.data;
       return withAccounts(state, (accounts) => [...accounts, { accountId, providerId: CREDENTIAL_PROVIDER, providerAccountId: userId, passwordHash, scope: null }]);
     }

@@ -64,7 +64,7 @@ export const identityProjection: PostgresProjection = {
           VALUES (${u.userId}, ${u.name}, ${u.email}, ${u.emailVerified}, ${u.image}, ${at}, ${at})`);
         return;
       }
-      case 'user.credential_account_created.v1':
+      case 'user.credential_account_created.v2':
       case 'user.provider_account_linked.v1': {
         const row = newAccountRow(event, instant(recorded.metadata.occurredAt));
         if (row === null) return;
