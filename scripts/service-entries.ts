@@ -27,6 +27,7 @@ export const serviceEntries = {
   mailer: launched('mailer'),
   audit: entry('audit', 'cli'),
   keys: entry('audit', 'keys'),
+  import: entry('audit', 'import'),
   migrate: entry('platform', 'migrate-cli'),
   // What the entries above import once tracing is set up (see services/platform/src/telemetry/launch.ts).
   apiProgram: entry('api', 'server'),
@@ -47,4 +48,5 @@ export const portcullisCommands: Readonly<Record<string, { readonly entry: strin
   audit: { entry: serviceEntries.audit.built, does: 'the audit trail: verify, head, export, replay, rebuild' },
   'rebuild-projection': { entry: serviceEntries.rebuildProjection.built, does: 'rebuild a read model beside the served one' },
   keys: { entry: serviceEntries.keys.built, does: 'the secret ring: rotate (re-wrap data keys under the newest), status' },
+  import: { entry: serviceEntries.import.built, does: 'read a better-auth database in: import better-auth <postgres url> [--keep-sessions]' },
 };

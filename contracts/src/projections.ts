@@ -57,7 +57,7 @@ const activeSelectionEnders = [
 export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEventType>> = {
   identity: new Set([
     'user.registered.v1',
-    'user.credential_account_created.v1',
+    'user.credential_account_created.v2',
     'user.provider_account_linked.v1',
     'user.provider_tokens_updated.v1',
     'user.account_unlinked.v1',
@@ -66,6 +66,7 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.email_verified.v1',
     'user.email_changed.v1',
     'user.password_changed.v1',
+    'user.password_rehashed.v1',
     'user.deleted.v1',
     'user.role_changed.v1',
     'user.banned.v1',

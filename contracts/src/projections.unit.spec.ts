@@ -10,7 +10,7 @@ describe('projectionsToAwait: what an append must wait for', () => {
   });
 
   it('a sign-up: the user table and the cache, not the session table', () => {
-    expect(projectionsToAwait(['user.registered.v1', 'user.credential_account_created.v1', 'session.created.v2'], all).sort()).toEqual(['identity', 'session-cache']);
+    expect(projectionsToAwait(['user.registered.v1', 'user.credential_account_created.v2', 'session.created.v2'], all).sort()).toEqual(['identity', 'session-cache']);
   });
 
   it('a new session without Redis: the session table, which get-session then reads', () => {

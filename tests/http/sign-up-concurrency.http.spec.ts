@@ -53,7 +53,7 @@ describe('parallel sign-ups with one email', () => {
     // One reservation, on the address's keyed stream (its email encrypted there).
     expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'email.reserved.v1' AND stream_id = $1`, [system.storedStreamId(`email-${email}`)])).toBe(1);
     expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'user.registered.v1'`, [])).toBe(1);
-    expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'user.credential_account_created.v1'`, [])).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM events WHERE type = 'user.credential_account_created.v2'`, [])).toBe(1);
     // No orphan: the only session (in the read model and in the log) is the winner's.
     const sessions = await system.query<{ userId: string }>(`SELECT "userId" FROM session`);
     expect(sessions).toEqual([{ userId: winner.user.id }]);

@@ -91,7 +91,7 @@ describeWithRedis('several replicas behind a proxy (Redis)', () => {
       SELECT (SELECT count(*)::int FROM "user") AS users,
              (SELECT count(*)::int FROM events WHERE type = 'user.registered.v1') AS registered,
              (SELECT count(*)::int FROM account) AS accounts,
-             (SELECT count(*)::int FROM events WHERE type = 'user.credential_account_created.v1') AS accounts_created,
+             (SELECT count(*)::int FROM events WHERE type = 'user.credential_account_created.v2') AS accounts_created,
              (SELECT count(*)::int FROM session) AS sessions,
              (SELECT count(*)::int FROM events WHERE type LIKE 'session.created.%') AS sessions_created,
              (SELECT count(DISTINCT data->>'sessionId')::int FROM events WHERE type LIKE 'session.revoked.%') AS sessions_revoked,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEvent } from './define-event.ts';
+import { defineEvent, superseded } from './define-event.ts';
 
 /** Stream `user-<userId>`. */
 export const UserRegistered = defineEvent(
@@ -13,8 +13,8 @@ export const UserRegistered = defineEvent(
   }),
 );
 
-/** The password account (better-auth's `credential` provider). Carries the argon2id hash, never the password. */
-export const CredentialAccountCreated = defineEvent(
+/** The first version: an argon2id hash only. */
+const CredentialAccountCreatedV1 = defineEvent(
   'user.credential_account_created.v1',
   z.object({
     userId: z.string(),
@@ -22,6 +22,22 @@ export const CredentialAccountCreated = defineEvent(
     passwordHash: z.string().startsWith('$argon2id$'),
   }),
 );
+
+/**
+ * The password account (better-auth's `credential` provider). Carries the hash, never the password: argon2id,
+ * or better-auth's scrypt `<salt>:<key>` (hex) on an account imported from a better-auth database, which its
+ * first sign-in replaces with an argon2id one.
+ */
+export const CredentialAccountCreated = defineEvent(
+  'user.credential_account_created.v2',
+  z.object({
+    userId: z.string(),
+    accountId: z.string(),
+    passwordHash: z.string().regex(/^(?:\$argon2id\$[^]*|[0-9a-fA-F]{16,128}:[0-9a-f]{128})$/),
+  }),
+);
+
+export const identityEventHistory = [superseded(CredentialAccountCreatedV1, CredentialAccountCreated, (data) => data)];
 
 export const UserUpdated = defineEvent(
   'user.updated.v1',

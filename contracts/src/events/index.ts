@@ -4,6 +4,7 @@ import {
   AccountUnlinked,
   CredentialAccountCreated,
   EmailReserved,
+  identityEventHistory,
   ProviderAccountClaimed,
   ProviderAccountLinked,
   ProviderAccountReleased,
@@ -36,6 +37,7 @@ import {
   EmailReleased,
   EmailVerified,
   PasswordChanged,
+  PasswordRehashed,
   UserDeleted,
   PasswordResetLinkIssued,
   VerificationTokenConsumed,
@@ -109,6 +111,7 @@ export const eventDefinitions = [
   EmailVerified,
   EmailChanged,
   PasswordChanged,
+  PasswordRehashed,
   UserDeleted,
   EmailReleased,
   VerificationTokenIssued,
@@ -166,7 +169,7 @@ export interface TimedEvent {
 }
 
 /** Every version a newer one replaced, each with the step that takes its data one version up. */
-export const supersededEvents: readonly SupersededEvent[] = [...sessionEventHistory];
+export const supersededEvents: readonly SupersededEvent[] = [...sessionEventHistory, ...identityEventHistory];
 
 const schemaByType = new Map<string, z.ZodType>(eventDefinitions.map((d) => [d.type, d.schema]));
 const supersededByType = new Map(supersededEvents.map((s) => [s.type, s]));

@@ -101,7 +101,7 @@ describe('audit routes', () => {
     expect(signIn.metadata.requestId).toBeTruthy();
     expect(signIn.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(events.find((e) => e.type === 'user.registered.v1')!.sentence).toBe(`alice@example.com signed up from ${ALICE_IP}`);
-    const credential = events.find((e) => e.type === 'user.credential_account_created.v1')!;
+    const credential = events.find((e) => e.type === 'user.credential_account_created.v2')!;
     expect(credential.data.passwordHash).toBe('[redacted]');
     expect(JSON.stringify(events)).not.toContain('$argon2id$');
     expect(JSON.stringify(events)).not.toContain(PASSWORD);

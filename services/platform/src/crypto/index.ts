@@ -6,3 +6,4 @@ export * from './sealed-token.ts';
 export * from './jose.ts';
 export * from './ed25519.ts';
 export * from './personal-data-cipher.ts';
+export * from './better-auth-scrypt.ts';

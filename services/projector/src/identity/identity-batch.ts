@@ -103,10 +103,10 @@ export function verificationIdentifier(purpose: string, tokenHash: string): stri
  * Null for a link whose user was erased further on.
  */
 export function newAccountRow(
-  event: Extract<ProjectedEvent['event'], { type: 'user.credential_account_created.v1' | 'user.provider_account_linked.v1' }>,
+  event: Extract<ProjectedEvent['event'], { type: 'user.credential_account_created.v2' | 'user.provider_account_linked.v1' }>,
   at: string,
 ): AccountRow | null {
-  if (event.type === 'user.credential_account_created.v1') {
+  if (event.type === 'user.credential_account_created.v2') {
     const c = event.data;
     return { id: c.accountId, accountId: c.userId, providerId: 'credential', userId: c.userId, password: c.passwordHash, accessTokenExpiresAt: null, refreshTokenExpiresAt: null, scope: null, createdAt: at, updatedAt: at };
   }
@@ -151,7 +151,7 @@ export function heldInMemory(pending: Pending, { event, recorded }: ProjectedEve
         banExpires: null,
       });
     }
-    case 'user.credential_account_created.v1':
+    case 'user.credential_account_created.v2':
     case 'user.provider_account_linked.v1': {
       const row = newAccountRow(event, at);
       // An erased link (its user deleted further on) has no row, as an erased registration has none.
@@ -175,7 +175,8 @@ export function heldInMemory(pending: Pending, { event, recorded }: ProjectedEve
       return pending.verifications.delete(event.data.tokenHash);
     case 'social.flow_finished.v1':
       return pending.verifications.get(event.data.stateHash) ? pending.verifications.delete(event.data.stateHash) : false;
-    case 'user.password_changed.v1': {
+    case 'user.password_changed.v1':
+    case 'user.password_rehashed.v1': {
       const account = pending.accounts.get(event.data.accountId);
       if (!account) return false;
       account.password = event.data.passwordHash;
