@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { hashPassword, parseCacheCheckpoint, parsePointer, PostgresEventStore, sessionCacheLayout, type SessionCacheLayout } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, parseCacheCheckpoint, parsePointer, PostgresEventStore, sessionCacheLayout, type SessionCacheLayout } from '@portcullis/platform';
 import { percentiles, runClosedLoop, type Operation, type Percentiles } from '../lib/closed-loop.ts';
 import { createBenchDatabase } from '../lib/database.ts';
 import { expectOk, HttpTarget } from '../lib/http-session.ts';
@@ -65,7 +65,7 @@ export async function runCacheFlush(teardown: Teardown): Promise<string> {
 
   const password = `bench-password-${runId}`;
   log(`cache-flush: writing ${settings.cacheFlushUsers} users with a session each to the log`);
-  await appendSignedUpUsers(store, { count: settings.cacheFlushUsers, label: `${runId}-held`, passwordHash: await hashPassword(password), withSessions: true });
+  await appendSignedUpUsers(store, { count: settings.cacheFlushUsers, label: `${runId}-held`, passwordHash: await hashPassword(password, DEFAULT_ARGON2ID_COST), withSessions: true });
   await waitForProjections(deployment, 5 * 60_000);
 
   const target = new HttpTarget('api', deployment.authUrl);
