@@ -10,6 +10,7 @@ import pg from 'pg';
 import { hashPassword, migrate, PostgresEventStore } from '@portcullis/platform';
 import { startPrivateRedis } from '../../../tests/support/redis-server.ts';
 import { TestSmtpServer } from '../../../tests/support/smtp.ts';
+import { AuthClient } from '../lib/auth-client.ts';
 import { waitUntil } from '../lib/children.ts';
 import { percentiles } from '../lib/closed-loop.ts';
 import { CostMeter, type Cost, type CostSources } from '../lib/cost-meter.ts';
@@ -150,6 +151,8 @@ export async function runCosts(teardown: Teardown): Promise<string> {
   const signed = await signedTokenOf(deployment, actors[0]!.email, actors[0]!.password);
 
   const getSession = (headers: Record<string, string>) => async (durationS: number) => {
+    // get-session answers 200 with null for a token it does not know: a 2xx alone proves no session was read.
+    await new AuthClient(deployment.authUrl).expectSession(headers, actors[0]!.email);
     const figures = await runLoad({ url: `${deployment.authUrl}/get-session`, headers, connections: settings.connections, durationS });
     return { ok: figures.ok, failed: figures.failed, latencies: [figures.p50Ms] };
   };
