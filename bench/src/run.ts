@@ -13,6 +13,7 @@ import { runTelemetry } from './telemetry/telemetry-bench.ts';
 import { runGrowth } from './growth/growth-bench.ts';
 import { runReplicas } from './replicas/replicas-bench.ts';
 import { runCacheFlush } from './cache-flush/cache-flush-bench.ts';
+import { runCosts } from './costs/costs-bench.ts';
 
 /**
  * `npm run bench`: each group asked for in BENCH_ONLY (all by default), its tables printed on stdout as soon
@@ -63,6 +64,9 @@ async function main(teardown: Teardown): Promise<void> {
   if (settings.groups.has('revocation')) await inGroup(runRevocation);
   if (settings.groups.has('replicas')) await inGroup(runReplicas);
   if (settings.groups.has('cache-flush')) await inGroup(runCacheFlush);
+  // Only when asked: it rewrites bench/results/costs.json, which docs/capacity.md is written from.
+  // Its Redis is a private redis-server, not BENCH_REDIS_URL.
+  if (settings.groups.has('costs')) await inGroup(runCosts);
   log('done');
   console.log('');
   console.log('Goals are informational: a MISS never fails the run.');

@@ -8,7 +8,7 @@ function numberFromEnv(name: string, fallback: number): number {
   return value;
 }
 
-const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas', 'cache-flush'] as const;
+const benchGroups = ['reads', 'sign-in', 'writes', 'streams', 'revocation', 'admin', 'audit', 'telemetry', 'growth', 'replicas', 'cache-flush', 'costs'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 /**

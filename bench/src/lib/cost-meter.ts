@@ -15,6 +15,13 @@ export interface Cost {
   readonly pgTransactionsPerOp: number | null;
   /** CPU ms per operation by part (each named process's main thread and other threads, Postgres, Redis). */
   readonly parts: readonly { readonly part: string; readonly cpuMsPerOp: number }[];
+  /** With `wal`: WAL bytes per operation of this database's records (their transactions' commits included). */
+  readonly walBytesPerOp?: number;
+  /** With `wal`: WAL bytes per operation the whole server wrote (other databases' work included). */
+  readonly serverWalBytesPerOp?: number;
+  /** With `redisCommands`: commands Redis ran per operation, in all and by command (the meter's INFO left out). */
+  readonly redisCommandsPerOp?: number;
+  readonly redisCommandsByName?: Readonly<Record<string, number>>;
 }
 
 /** What a scenario charges: server processes, and whether the database's backends and Redis take part. */
@@ -23,6 +30,13 @@ export interface CostSources {
   readonly backends: boolean;
   readonly redis: boolean;
   readonly named?: readonly NamedProcess[];
+  /**
+   * WAL written: the server's LSN moves, and this database's share read back with pg_walinspect (the meter
+   * needs `databaseUrl` for it). The server is shared, so only the share says what the operations cost.
+   */
+  readonly wal?: boolean;
+  /** Redis's command counts (INFO commandstats): server-wide, so meant for a Redis of the bench's own. */
+  readonly redisCommands?: boolean;
 }
 
 /** An open window of measurement (see `CostMeter.open`). */
@@ -43,6 +57,16 @@ interface Snapshot {
   readonly mainThreadTicks: ReadonlyMap<number, number>;
   readonly redisCpuS: number;
   readonly pgTransactions: number | null;
+  /** The server's WAL insert position, with `wal`. */
+  readonly walLsn: string | null;
+  readonly redisCalls: ReadonlyMap<string, number> | null;
+}
+
+/** Calls per command from INFO commandstats (`cmdstat_get:calls=12,usec=…`). */
+export function commandCalls(info: string): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
+  return calls;
 }
 
 let ticksPerSecond: number | undefined;
@@ -92,26 +116,40 @@ function tickDelta(before: ReadonlyMap<number, number>, after: ReadonlyMap<numbe
 export class CostMeter {
   private readonly admin: pg.Client;
   private readonly redis: Redis | null;
+  /** A connection to the measured database, for pg_walinspect (created there: it reads the server's WAL). */
+  private readonly database: pg.Client | null;
+  private databaseOid: number | null = null;
 
   private constructor(
     admin: pg.Client,
     redis: Redis | null,
     private readonly databaseName: string,
+    database: pg.Client | null,
   ) {
     this.admin = admin;
     this.redis = redis;
+    this.database = database;
   }
 
-  static async open(options: { adminUrl: string; databaseName: string; redisUrl: string | null }): Promise<CostMeter> {
+  static async open(options: { adminUrl: string; databaseName: string; redisUrl: string | null; databaseUrl?: string }): Promise<CostMeter> {
     const admin = new pg.Client({ connectionString: options.adminUrl });
     await admin.connect();
+    let database: pg.Client | null = null;
+    if (options.databaseUrl) {
+      database = new pg.Client({ connectionString: options.databaseUrl });
+      await database.connect();
+      await database.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+      // Others' work on a shared server can recycle a window's WAL before it is read: a slot of this
+      // connection's own (temporary: gone with it) keeps it, and is moved up at each window's start.
+      await database.query('SELECT pg_create_physical_replication_slot($1, true, true)', [`portcullis_bench_${process.pid}_${Date.now()}`]);
+    }
     let redis: Redis | null = null;
     if (options.redisUrl) {
       redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
       redis.on('error', () => {});
       await redis.connect();
     }
-    return new CostMeter(admin, redis, options.databaseName);
+    return new CostMeter(admin, redis, options.databaseName, database);
   }
 
   /**
@@ -134,6 +172,12 @@ export class CostMeter {
     const backendPids = sources.backends ? await this.backendPids() : [];
     const pids = [...sources.pids, ...backendPids];
     const named = sources.named ?? [];
+    if (sources.wal && this.database) {
+      // The slot keeps what this window writes from here on, and no longer what earlier windows wrote.
+      await this.database.query(
+        `SELECT pg_replication_slot_advance(slot_name, pg_current_wal_flush_lsn()) FROM pg_replication_slots WHERE temporary AND active_pid = pg_backend_pid()`,
+      );
+    }
     const before = await this.snapshot(pids, sources, named);
     return {
       close: async () => {
@@ -141,7 +185,8 @@ export class CostMeter {
         // CPU of a backend that started in the run is the run's. One that ended in it takes its last ticks along.
         const lateBackendPids = sources.backends ? (await this.backendPids()).filter((pid) => !backendPids.includes(pid)) : [];
         const after = await this.snapshot([...pids, ...lateBackendPids], sources, named);
-        return (ops) => this.cost(before, after, { sources, named, backendPids, lateBackendPids, ops });
+        const wal = before.walLsn && after.walLsn ? await this.walBetween(before.walLsn, after.walLsn) : null;
+        return (ops) => this.cost(before, after, { sources, named, backendPids, lateBackendPids, ops, wal });
       },
     };
   }
@@ -149,10 +194,19 @@ export class CostMeter {
   private cost(
     before: Snapshot,
     after: Snapshot,
-    r: { sources: CostSources; named: readonly NamedProcess[]; backendPids: readonly number[]; lateBackendPids: readonly number[]; ops: number },
+    r: {
+      sources: CostSources;
+      named: readonly NamedProcess[];
+      backendPids: readonly number[];
+      lateBackendPids: readonly number[];
+      ops: number;
+      wal: { all: number; ours: number } | null;
+    },
   ): Cost {
     const { ops } = r;
     if (ops === 0) return { cpuMsPerOp: null, pgTransactionsPerOp: null, parts: [] };
+    const wal = r.wal;
+    const calls = before.redisCalls && after.redisCalls ? this.callsPerOp(before.redisCalls, after.redisCalls, ops) : null;
     const lateTicks = r.lateBackendPids.reduce((sum, pid) => sum + (after.procTicks?.get(pid) ?? 0), 0);
     const cpuS =
       before.procTicks === null || after.procTicks === null
@@ -165,7 +219,51 @@ export class CostMeter {
         before.pgTransactions === null || after.pgTransactions === null ? null : (after.pgTransactions - before.pgTransactions) / ops,
       parts:
         before.procTicks && after.procTicks ? this.parts(before, after, r.named, r.backendPids, lateTicks, r.sources.redis, ops) : [],
+      ...(wal ? { walBytesPerOp: wal.ours / ops, serverWalBytesPerOp: wal.all / ops } : {}),
+      ...(calls ? { redisCommandsPerOp: calls.total, redisCommandsByName: calls.byName } : {}),
     };
+  }
+
+  private callsPerOp(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, ops: number): { total: number; byName: Record<string, number> } {
+    const byName: Record<string, number> = {};
+    let total = 0;
+    for (const [name, calls] of after) {
+      // The meter's own INFO calls are not the operations'.
+      if (name === 'info') continue;
+      const delta = calls - (before.get(name) ?? 0);
+      if (delta <= 0) continue;
+      byName[name] = delta / ops;
+      total += delta;
+    }
+    return { total: total / ops, byName };
+  }
+
+  /**
+   * WAL between two flush positions: all of it, and the records of this database (a block of one of its
+   * relations) with the commit records of the same transactions, which name no block.
+   */
+  private async walBetween(start: string, end: string): Promise<{ all: number; ours: number }> {
+    const database = this.database!;
+    if (this.databaseOid === null) {
+      const { rows } = await database.query<{ oid: number }>('SELECT oid FROM pg_database WHERE datname = current_database()');
+      this.databaseOid = rows[0]!.oid;
+    }
+    // pg_walinspect reads only flushed WAL; the WAL writer flushes an asynchronous commit within a few 200 ms rounds.
+    for (let tries = 0; ; tries += 1) {
+      const { rows } = await database.query<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed', [end]);
+      if (rows[0]!.flushed) break;
+      if (tries >= 100) throw new Error(`WAL up to ${end} was not flushed within 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const { rows } = await database.query<{ all: string; ours: string }>(
+      `WITH r AS (SELECT xid::text AS xid, record_length, block_ref FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
+            ours AS (SELECT DISTINCT xid FROM r WHERE xid <> '0' AND block_ref LIKE $3)
+       SELECT (pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn))::text AS all,
+              coalesce(sum(record_length) FILTER (WHERE block_ref LIKE $3 OR xid IN (SELECT xid FROM ours)), 0)::text AS ours
+       FROM r`,
+      [start, end, `%/${this.databaseOid}/%`],
+    );
+    return { all: Number(rows[0]!.all), ours: Number(rows[0]!.ours) };
   }
 
   private parts(
@@ -197,6 +295,7 @@ export class CostMeter {
 
   async close(): Promise<void> {
     await this.admin.end().catch(() => {});
+    await this.database?.end().catch(() => {});
     this.redis?.disconnect();
   }
 
@@ -207,7 +306,7 @@ export class CostMeter {
 
   private async snapshot(
     pids: readonly number[],
-    sources: { pids: readonly number[]; backends: boolean; redis: boolean },
+    sources: CostSources,
     named: readonly NamedProcess[],
   ): Promise<Snapshot> {
     const mainThreadTicks = new Map<number, number>();
@@ -238,6 +337,13 @@ export class CostMeter {
       );
       pgTransactions = rows[0] ? Number(rows[0].n) : null;
     }
-    return { procTicks, mainThreadTicks, redisCpuS, pgTransactions };
+    let walLsn: string | null = null;
+    if (sources.wal && this.database) {
+      // Where inserts have reached: the projector commits asynchronously, so its last records may not be flushed yet.
+      const { rows } = await this.database.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+      walLsn = rows[0]!.lsn;
+    }
+    const redisCalls = sources.redisCommands && this.redis ? commandCalls(await this.redis.info('commandstats')) : null;
+    return { procTicks, mainThreadTicks, redisCpuS, pgTransactions, walLsn, redisCalls };
   }
 }

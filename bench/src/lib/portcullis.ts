@@ -47,6 +47,10 @@ export interface DeploymentOptions {
    * through it is trusted), and the apis believe the X-Forwarded-For of `trustedProxies`.
    */
   readonly proxy?: { readonly publicUrl: string; readonly trustedProxies: string };
+  /** A mail server the mailers deliver to (the costs group's sink); unset, one no mailer can reach. */
+  readonly smtpUrl?: string;
+  /** Sign-up queues a verification mail (AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP), as the costs group measures it. */
+  readonly signUpMail?: boolean;
 }
 
 const UNREACHABLE = 1_000_000_000;
@@ -71,6 +75,8 @@ const OWNED = [
   'AUTH_TRUSTED_PROXIES',
   'PROJECTOR_METRICS_PORT',
   'MAILER_METRICS_PORT',
+  'SMTP_URL',
+  'AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP',
 ];
 
 /** Starts api + projector the way production runs them and returns once the api reports ready. */
@@ -83,8 +89,9 @@ export async function startDeployment(options: DeploymentOptions): Promise<Deplo
   const baseUrl = `http://127.0.0.1:${port}`;
   Object.assign(env, {
     NODE_ENV: 'production',
-    // Production wants a mail server named; no mailer runs in a bench deployment, so nothing connects to it.
-    SMTP_URL: 'smtp://mail.invalid:25',
+    // Production wants a mail server named; unless the group gives one, no mailer is meant to reach it.
+    SMTP_URL: options.smtpUrl ?? 'smtp://mail.invalid:25',
+    ...(options.signUpMail ? { AUTH_EMAIL_VERIFICATION_SEND_ON_SIGN_UP: 'true' } : {}),
     DATABASE_URL: options.databaseUrl,
     AUTH_SECRET: options.secret,
     HOST: '127.0.0.1',
