@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { hashPassword, migrate, PostgresEventStore } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, migrate, PostgresEventStore } from '@portcullis/platform';
 import { startPrivateRedis } from '../../../tests/support/redis-server.ts';
 import { TestSmtpServer } from '../../../tests/support/smtp.ts';
 import { AuthClient } from '../lib/auth-client.ts';
@@ -134,7 +134,7 @@ export async function runCosts(teardown: Teardown): Promise<string> {
   const store = new PostgresEventStore({ databaseUrl: database.url, maximumPoolSize: 2 });
   teardown.add('close the costs event store', () => store.close());
   const memoryBefore = await usedMemory(redis.url);
-  const prefilled = await appendSignedUpUsers(store, { count: PREFILLED_SESSIONS, label: `${runId}-prefilled`, passwordHash: await hashPassword(password), withSessions: true });
+  const prefilled = await appendSignedUpUsers(store, { count: PREFILLED_SESSIONS, label: `${runId}-prefilled`, passwordHash: await hashPassword(password, DEFAULT_ARGON2ID_COST), withSessions: true });
   await waitForProjections(deployment, 5 * 60_000);
   const sessionMemory = await measureSessionMemory(redis.url, memoryBefore, db, PREFILLED_SESSIONS);
 
