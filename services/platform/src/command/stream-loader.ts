@@ -115,9 +115,10 @@ export async function loadStream<State>(store: SnapshotStore, streamId: string, 
  */
 export async function snapshotToHead<State>(store: SnapshotStore, streamId: string, model: StreamModel<State>, chunk: number = LOAD_CHUNK): Promise<boolean> {
   if (model.snapshots === false) return false;
-  let failed: unknown = null;
-  const stream = (await loadStreams(store, [[streamId, model]], (error) => (failed ??= error), chunk)).get(streamId)!;
-  if (failed !== null) throw failed;
+  const failures: Error[] = [];
+  const noteFailure = (error: unknown): void => void failures.push(error instanceof Error ? error : new Error(String(error)));
+  const stream = (await loadStreams(store, [[streamId, model]], noteFailure, chunk)).get(streamId)!;
+  if (failures[0]) throw failures[0];
   if (stream.version > stream.snapshotVersion) await store.saveSnapshot(streamId, snapshotKind(model), stream.version, snapshotState(model, stream.state));
   return true;
 }
