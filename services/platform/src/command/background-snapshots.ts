@@ -95,11 +95,24 @@ export class BackgroundSnapshotter {
     return row ? { streamId: row.stream_id, markedVersion: Number(row.marked_version) } : null;
   }
 
+  /**
+   * The store, refusing reads once the snapshotter is stopping: a long fold ends at its next chunk rather
+   * than hold up the process's shutdown, and whoever claims the stream next starts from that chunk's snapshot.
+   */
+  private readonly stoppable: SnapshotStore = {
+    readStreamsFromSnapshots: (requests) => {
+      if (this.stopping.signal.aborted) return Promise.reject(new Error('the background snapshotter is stopping'));
+      return this.options.store.readStreamsFromSnapshots(requests);
+    },
+    saveSnapshot: (streamId, model, version, state) => this.options.store.saveSnapshot(streamId, model, version, state),
+  };
+
   private async snapshot({ streamId, markedVersion }: Claimed): Promise<void> {
     await inSpan('snapshot stream', { 'portcullis.stream': streamId }, async () => {
       try {
-        for (const model of this.options.modelsOf(streamId)) await snapshotToHead(this.options.store, streamId, model, this.chunk);
+        for (const model of this.options.modelsOf(streamId)) await snapshotToHead(this.stoppable, streamId, model, this.chunk);
       } catch (error) {
+        if (this.stopping.signal.aborted) return;
         // Left claimed: it is tried again once the lease runs out, not at once in a loop.
         snapshotMetrics().streams.add(1, { outcome: 'error' });
         this.options.onError(error, streamId);
