@@ -74,6 +74,8 @@ export const settings = {
   growthQueries: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_QUERIES', 30))),
   // The audit group's log: ten times it (10M) takes most of an hour to write and chain twice here.
   growthEvents: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_EVENTS', 1_000_000))),
+  // Ten times the streams group's long session stream: the first command on it without a snapshot.
+  growthStream: Math.max(1, Math.round(numberFromEnv('BENCH_GROWTH_STREAM', 1_000_000))),
   adminUrl: process.env.BENCH_DATABASE_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   // The refresh-free variant isolates what the refresh check costs a plain get-session.

@@ -88,6 +88,26 @@ export function eventStoreContract(
         expect(reads.get(missing)).toEqual({ version: 0, events: [] });
       });
 
+      it('reads from a snapshot on at most `limit` events, and the rest after the next snapshot', async () => {
+        const streamId = newStreamId('chunked');
+        await store.append([{ streamId, expectedVersion: 'no_stream', events: Array.from({ length: 10 }, (_, n) => testEvent({ n })) }]);
+        const ofKind = (limit?: number) => store.readStreamsFromSnapshots([{ streamId, model: 'spec-chunks@1', ...(limit ? { limit } : {}) }]);
+
+        const first = (await ofKind(4)).get(streamId)!;
+        expect(first.snapshot).toBeNull();
+        expect(first.read.events.map((e) => (e.data as { n: number }).n)).toEqual([0, 1, 2, 3]);
+        expect(first.read.version).toBe(4);
+
+        await store.saveSnapshot(streamId, 'spec-chunks@1', 4, { upTo: 3 });
+        const second = (await ofKind(4)).get(streamId)!;
+        expect(second.snapshot).toEqual({ version: 4, state: { upTo: 3 } });
+        expect(second.read.events.map((e) => e.streamVersion)).toEqual([5, 6, 7, 8]);
+        expect(second.read.version).toBe(8);
+        const rest = (await ofKind()).get(streamId)!;
+        expect(rest.read.events.map((e) => e.streamVersion)).toEqual([5, 6, 7, 8, 9, 10]);
+        expect(rest.read.version).toBe(10);
+      });
+
       it('keeps streams apart when their appends interleave', async () => {
         const [a, b] = [newStreamId('a'), newStreamId('b')];
         const appended = { [a]: [] as string[], [b]: [] as string[] };

@@ -9,6 +9,7 @@ import { log } from '../lib/progress.ts';
 import { formatMs, markdownTable } from '../lib/report.ts';
 import type { Teardown } from '../lib/teardown.ts';
 import { settings } from '../settings.ts';
+import { firstFoldFigures } from './first-fold.ts';
 
 const SECRET = 'bench-growth-secret-0123456789abcdefghijkl';
 
@@ -66,10 +67,11 @@ async function scanOf(client: pg.Client, text: string, values: readonly unknown[
 }
 
 /**
- * What grows with the data (issue 46), at ten times the sizes the other groups use: a user's erasure beside
- * BENCH_GROWTH_SNAPSHOTS snapshots (the text scan it ran before, and what it runs now), and list-users'
- * contains search on BENCH_GROWTH_USERS users without and with the trigram indexes. Straight on Postgres
- * (the statements the api runs), no servers.
+ * What grows with the data (issue 46), at ten times the sizes the other groups use: the first command on a
+ * session stream of BENCH_GROWTH_STREAM events without a snapshot (before and after the background
+ * snapshotter), a user's erasure beside BENCH_GROWTH_SNAPSHOTS snapshots (the text scan it ran before, and
+ * what it runs now), and list-users' contains search on BENCH_GROWTH_USERS users without and with the
+ * trigram indexes. Straight on Postgres (the statements the api runs), no servers.
  */
 export async function runGrowth(teardown: Teardown): Promise<string> {
   const db = await createBenchDatabase(settings.adminUrl);
@@ -90,6 +92,10 @@ export async function runGrowth(teardown: Teardown): Promise<string> {
   await counter.connect();
   teardown.add('close the growth counter', () => counter.end());
   const out: string[] = ['## growth (issue 46)', ''];
+
+  // The first command on a long stream without a snapshot, on a log of its own (the chain's figure below
+  // is of a log of BENCH_GROWTH_EVENTS).
+  out.push(...(await firstFoldFigures(teardown, settings.growthStream)));
 
   // Erasure beside many snapshots.
   const snapshots = settings.growthSnapshots;

@@ -1,4 +1,5 @@
 import {
+  BackgroundSnapshotter,
   carryAddressStreamsForward,
   CommandHandler,
   createDatabasePool,
@@ -23,6 +24,7 @@ import { carrySlugReservationsForward } from './organization/slug-reservation.ts
 import { removeMembershipsOf } from './organization/user-deletion.ts';
 import { ReadModelProgress } from './read-models/read-model-progress.ts';
 import { LocalSessionCache } from './session/local-session-cache.ts';
+import { snapshotModelsOf } from './snapshot-models.ts';
 
 /** A backstop for a missed invalidation, which the tracking protocol is there to rule out. */
 const LOCAL_SESSION_CACHE_TTL_MS = 30_000;
@@ -36,10 +38,14 @@ export interface ApiContextOptions {
   readonly poolSize?: number;
   /** Attempts a conflicting command gets before its 409 (the handler's default unless given). */
   readonly commandAttempts?: number;
+  /** How long the background snapshotter waits when no stream is marked (its default unless given). */
+  readonly snapshotIdleMs?: number;
 }
 
 export interface RunningApiContext {
   readonly ctx: ApiContext;
+  /** Keeps snapshots of streams grown long without commands (see `BackgroundSnapshotter`). */
+  readonly snapshotter: BackgroundSnapshotter;
   close(): Promise<void>;
 }
 
@@ -122,6 +128,15 @@ export async function createApiContext(config: Config, options: ApiContextOption
     othersUnderWay: passwordWorkUnderWay,
     ...(options.commandAttempts !== undefined ? { maxAttempts: options.commandAttempts } : {}),
   });
+  // Through the store itself, not a spec's view of it: its reads are no command's.
+  const snapshotter = new BackgroundSnapshotter({
+    pool,
+    store: realStore,
+    modelsOf: snapshotModelsOf,
+    onError: (err, streamId) => log.warn({ err, streamId }, 'a stream could not be snapshotted in the background; its next load folds further'),
+    ...(options.snapshotIdleMs !== undefined ? { idleMs: options.snapshotIdleMs } : {}),
+  });
+  snapshotter.start();
   const ctx: ApiContext = {
     config,
     store,
@@ -141,7 +156,9 @@ export async function createApiContext(config: Config, options: ApiContextOption
   };
   return {
     ctx,
+    snapshotter,
     close: async () => {
+      await snapshotter.stop();
       await progress.close();
       await realStore.close();
       await protectedLog.close();

@@ -93,8 +93,18 @@ export interface StreamRead {
 /** A stream read from its latest snapshot on: the snapshot (if any), then only the events after it. */
 export interface SnapshotRead {
   readonly snapshot: { readonly version: number; readonly state: unknown } | null;
-  /** The events after the snapshot's version; `version` is the stream's. */
+  /**
+   * The events after the snapshot's version; `version` is the last one's (the snapshot's if none): the
+   * stream's, unless the request's `limit` cut the read short (as many events as the limit: read on).
+   */
   readonly read: StreamRead;
+}
+
+/** Which stream to read from its snapshot of which kind, and at most how many events after it (absent: all). */
+export interface SnapshotReadRequest {
+  readonly streamId: string;
+  readonly model: string;
+  readonly limit?: number;
 }
 
 export interface Subscription {
@@ -143,11 +153,13 @@ export interface EventStore {
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>>;
   /**
    * Several streams, each from its latest snapshot of a given kind (`model`) on, in one read: what a
-   * decision loads, at a cost bounded by the snapshot interval rather than the stream's length. Needs:
-   * somewhere beside the log to keep a state per stream and kind (the `snapshots` table, on KurrentDB too:
-   * see `SnapshotTable`), and a read of a stream from a version.
+   * decision loads, at a cost bounded by the snapshot interval rather than the stream's length. A request's
+   * `limit` caps the events read after the snapshot (a long stream without one is then folded a chunk at
+   * a time, never held whole). Needs: somewhere beside the log to keep a state per stream and kind (the
+   * `snapshots` table, on KurrentDB too: see `SnapshotTable`), and a read of a stream from a version, of
+   * at most a count.
    */
-  readStreamsFromSnapshots(requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>): Promise<ReadonlyMap<string, SnapshotRead>>;
+  readStreamsFromSnapshots(requests: ReadonlyArray<SnapshotReadRequest>): Promise<ReadonlyMap<string, SnapshotRead>>;
   /**
    * Keeps a folded state of a stream at a version; an older one than what is kept is ignored, one at the same
    * version replaces it (a fold from the start replacing a snapshot whose sealed values no longer open).

@@ -20,6 +20,7 @@ import type {
   ReadAllOptions,
   RecordedEvent,
   SnapshotRead,
+  SnapshotReadRequest,
   StreamRead,
   StreamWrite,
   SubscribeOptions,
@@ -197,9 +198,9 @@ export class KurrentEventStore implements EventStore {
     });
   }
 
-  private async readFromVersion(streamId: string, version: number): Promise<StreamRead> {
+  private async readFromVersion(streamId: string, version: number, limit?: number): Promise<StreamRead> {
     // Our version v is the stream's first v events, so the next one is revision v.
-    const records = await this.readRecords(this.names.streamName(streamId), version === 0 ? 'start' : BigInt(version), 'forwards');
+    const records = await this.readRecords(this.names.streamName(streamId), version === 0 ? 'start' : BigInt(version), 'forwards', limit);
     const events = records.map((record) => this.toEvent(record));
     return { version: events.at(-1)?.streamVersion ?? version, events };
   }
@@ -222,13 +223,13 @@ export class KurrentEventStore implements EventStore {
   }
 
   async readStreamsFromSnapshots(
-    requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
+    requests: ReadonlyArray<SnapshotReadRequest>,
   ): Promise<ReadonlyMap<string, SnapshotRead>> {
     const kept = await this.snapshots.latest(requests);
     const reads = await Promise.all(
-      requests.map(async ({ streamId }): Promise<SnapshotRead> => {
+      requests.map(async ({ streamId, limit }): Promise<SnapshotRead> => {
         const snapshot = kept.get(streamId) ?? null;
-        return { snapshot, read: await this.readFromVersion(streamId, snapshot?.version ?? 0) };
+        return { snapshot, read: await this.readFromVersion(streamId, snapshot?.version ?? 0, limit) };
       }),
     );
     return new Map(requests.map(({ streamId }, index) => [streamId, reads[index]!]));

@@ -14,6 +14,7 @@ import {
   type ReadAllOptions,
   type RecordedEvent,
   type SnapshotRead,
+  type SnapshotReadRequest,
   type StreamRead,
   type StreamWrite,
   type SubscribeOptions,
@@ -122,19 +123,22 @@ const STATEMENTS = {
   },
   headPosition: { name: 'portcullis_head_position', text: 'SELECT position FROM event_log_head' },
   // Each stream's snapshot of the kind asked for (kind 's'), then its events after that snapshot (kind 'e'):
-  // the snapshot travels once, however many events follow it.
+  // the snapshot travels once, however many events follow it. A limit is an upper bound on the version, so
+  // the index reads only the chunk asked for (bigint: a snapshot's version plus "no limit" passes int4's).
   readFromSnapshots: {
     name: 'portcullis_read_from_snapshots',
     text: `WITH wanted AS (
-             SELECT r.stream_id, r.model, s.version AS snapshot_version, s.state
-             FROM unnest($1::text[], $2::text[]) AS r(stream_id, model)
+             SELECT r.stream_id, r.model, s.version AS snapshot_version, s.state,
+                    coalesce(s.version, 0)::bigint + coalesce(r.lim, 2147483647) AS last_version
+             FROM unnest($1::text[], $2::text[], $3::integer[]) AS r(stream_id, model, lim)
              LEFT JOIN snapshots s ON s.stream_id = r.stream_id AND s.model = r.model)
            SELECT 's' AS kind, w.stream_id, w.snapshot_version AS stream_version, w.state AS data,
                   NULL::bigint AS position, NULL::uuid AS event_id, NULL::text AS type, NULL::jsonb AS metadata, NULL::timestamptz AS recorded_at
            FROM wanted w WHERE w.snapshot_version IS NOT NULL
            UNION ALL
            SELECT 'e', e.stream_id, e.stream_version, e.data, e.position, e.event_id, e.type, e.metadata, e.recorded_at
-           FROM wanted w JOIN events e ON e.stream_id = w.stream_id AND e.stream_version > coalesce(w.snapshot_version, 0)
+           FROM wanted w JOIN events e
+             ON e.stream_id = w.stream_id AND e.stream_version > coalesce(w.snapshot_version, 0) AND e.stream_version <= w.last_version
            ORDER BY stream_id, stream_version`,
   },
   saveSnapshot: {
@@ -264,11 +268,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStreamsFromSnapshots(
-    requests: ReadonlyArray<{ readonly streamId: string; readonly model: string }>,
+    requests: ReadonlyArray<SnapshotReadRequest>,
   ): Promise<ReadonlyMap<string, SnapshotRead>> {
     const rows = await this.rows<EventRow & { kind: 's' | 'e' }>(STATEMENTS.readFromSnapshots, [
       requests.map((r) => r.streamId),
       requests.map((r) => r.model),
+      requests.map((r) => r.limit ?? null),
     ]);
     const snapshots = new Map<string, { version: number; state: unknown }>();
     const events = new Map<string, RecordedEvent[]>();
