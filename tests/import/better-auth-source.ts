@@ -32,6 +32,8 @@ export interface BetterAuthSource {
     readonly carol: SourceUser;
     readonly dave: SourceUser;
     readonly root: SourceUser;
+    /** Whose address the spec gives a Portcullis user of its own before importing. */
+    readonly frank: SourceUser;
   };
   readonly organizations: { readonly acme: { id: string; slug: string }; readonly beta: { id: string; slug: string } };
   readonly teams: { readonly platform: string };
@@ -85,6 +87,8 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
     const created = await auth.api.createUser({ body: { email: 'root@example.com', password: SOURCE_PASSWORD, name: 'Root', role: 'admin' } });
     const root: SourceUser = { id: created.user.id, email: 'root@example.com', username: null };
 
+    const frank = await signUp('Frank', 'frank@example.com', null);
+
     const rootSession = await signIn(root.email);
     await auth.api.banUser({ headers: rootSession.headers, body: { userId: carol.id, banReason: 'spam' } });
 
@@ -106,10 +110,18 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
     if (!beta) throw new Error('better-auth created no organization');
     await auth.api.addMember({ body: { organizationId: beta.id, userId: dave.id, role: 'member' } });
 
+    // What better-auth's API cannot make on demand: time passing (dave's sessions expire) and an account of a
+    // provider this Portcullis has no credentials for (bob's GitHub link).
+    await pool.query(`update session set "expiresAt" = now() - interval '1 hour' where "userId" = $1`, [dave.id]);
+    await pool.query(
+      `insert into account (id, "accountId", "providerId", "userId", "accessToken", "createdAt", "updatedAt") values ($1, '4242', 'github', $2, 'gho_example', now(), now())`,
+      [randomBytes(16).toString('hex'), bob.id],
+    );
+
     return {
       database,
       secret,
-      users: { alice, bob, carol, dave, root },
+      users: { alice, bob, carol, dave, root, frank },
       organizations: { acme: { id: acme.id, slug: 'acme' }, beta: { id: beta.id, slug: 'beta' } },
       teams: { platform: platform.id },
       invitation: { id: invitation.id, email: 'erin@example.com' },
