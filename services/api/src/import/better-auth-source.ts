@@ -117,7 +117,8 @@ export class SourceSchemaError extends Error {}
 
 type Row = Record<string, unknown>;
 
-const text = (value: unknown): string | null => (typeof value === 'string' ? value : value === null || value === undefined ? null : String(value));
+/** A text column's value; anything else (a column of an unexpected type) as its JSON. */
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : value === null || value === undefined ? null : JSON.stringify(value));
 const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(value as string | number));
 
 export class BetterAuthSource {
