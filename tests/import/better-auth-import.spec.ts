@@ -8,6 +8,7 @@ import { nodeArgumentsFor, serviceEntries } from '../../scripts/build.ts';
 import { DEFAULT_PASSWORD } from '../support/auth.ts';
 import { cookieJarFetch } from '../support/better-auth-fetch.ts';
 import { inheritedEnv, waitFor } from '../support/processes.ts';
+import { createTestDatabase } from '../support/postgres.ts';
 import { startSystem, type System } from '../support/system.ts';
 import { createBetterAuthSource, SOURCE_PASSWORD, type BetterAuthSource } from './better-auth-source.ts';
 
@@ -38,17 +39,22 @@ afterAll(async () => {
 });
 
 function importCli(...args: string[]): Promise<CliResult> {
+  return importCliWith(system.env, ...args);
+}
+
+/** The built CLI with the environment an operator gives it (the services' own: DATABASE_URL, the ring). */
+function importCliWith(env: Readonly<Record<string, string>>, ...args: string[]): Promise<CliResult> {
   const entry = serviceEntries.import.built;
   return new Promise((resolve) => {
-    execFile(process.execPath, [...nodeArgumentsFor(entry), entry, ...args], { env: { ...inheritedEnv(), ...system.env } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeArgumentsFor(entry), entry, ...args], { env: { ...inheritedEnv(), ...env } }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
     });
   });
 }
 
-function client() {
-  const { fetchOptions } = cookieJarFetch(system);
-  return createAuthClient({ baseURL: system.baseUrl, fetchOptions, plugins: [usernameClient(), organizationClient({ teams: { enabled: true } })] });
+function client(into: System = system) {
+  const { fetchOptions } = cookieJarFetch(into);
+  return createAuthClient({ baseURL: into.baseUrl, fetchOptions, plugins: [usernameClient(), organizationClient({ teams: { enabled: true } })] });
 }
 
 /** The summary's line for a kind (`users: 5 imported, 0 already there, 1 skipped`) and its reasons. */
@@ -191,5 +197,32 @@ describe('import better-auth', () => {
     const usage = await importCli('clerk', source.database.url);
     expect(usage.code).toBe(64);
     expect(usage.stderr).toContain('usage: npm run import -- better-auth');
+  });
+});
+
+describe('import better-auth into a Portcullis that is not running', () => {
+  it('imports with no service up, and the services started afterwards serve what it wrote', async () => {
+    const database = await createTestDatabase('import_offline', { migrated: true });
+    const secrets = `${randomBytes(32).toString('base64url')},${source.secret}`;
+    const run = await importCliWith(
+      { NODE_ENV: 'test', DATABASE_URL: database.url, AUTH_SECRET: '', AUTH_SECRETS: secrets, LOG_LEVEL: 'warn', REDIS_URL: '', KAFKA_BROKERS: '' },
+      'better-auth',
+      source.database.url,
+      '--keep-sessions',
+    );
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(summaryOf(run.stdout, 'users')).toBe('users: 6 imported, 0 already there, 0 skipped');
+
+    const later = await startSystem({ database, env: { AUTH_SECRET: '', AUTH_SECRETS: secrets } });
+    try {
+      const alice = client(later);
+      const signedIn = await alice.signIn.email({ email: source.users.alice.email, password: SOURCE_PASSWORD });
+      expect(signedIn.error).toBeNull();
+      expect(signedIn.data?.user.id).toBe(source.users.alice.id);
+      const kept = await fetch(`${later.authUrl}/get-session`, { headers: { authorization: `Bearer ${source.aliceSession.token}` } });
+      expect(((await kept.json()) as { user: { id: string } } | null)?.user.id).toBe(source.users.alice.id);
+    } finally {
+      await later.stop();
+    }
   });
 });
