@@ -66,6 +66,7 @@ export const projectionEventTypes: Record<ProjectionName, ReadonlySet<DomainEven
     'user.email_verified.v1',
     'user.email_changed.v1',
     'user.password_changed.v1',
+    'user.password_rehashed.v1',
     'user.deleted.v1',
     'user.role_changed.v1',
     'user.banned.v1',

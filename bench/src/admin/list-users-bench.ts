@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { streams, UserRoleChanged } from '@portcullis/contracts';
-import { hashPassword, PostgresEventStore } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, PostgresEventStore } from '@portcullis/platform';
 import { waitUntil } from '../lib/children.ts';
 import { runClosedLoop, describeFailures, type LoopFigures, type Operation } from '../lib/closed-loop.ts';
 import { createBenchDatabase } from '../lib/database.ts';
@@ -73,7 +73,7 @@ export async function runAdminListUsers(teardown: Teardown): Promise<string> {
   const store = new PostgresEventStore({ databaseUrl: database.url, maximumPoolSize: 2 });
   teardown.add('close the bench event store (admin)', () => store.close());
   log(`admin: writing ${count} signed-up users to the log`);
-  const passwordHash = await hashPassword(PASSWORD);
+  const passwordHash = await hashPassword(PASSWORD, DEFAULT_ARGON2ID_COST);
   await appendSignedUpUsers(store, { count, label, passwordHash, withSessions: false });
   const [admin] = await appendSignedUpUsers(store, { count: 1, label: `${runId}-admin`, passwordHash, withSessions: true });
   const role = UserRoleChanged({ userId: admin!.userId, role: 'admin' });

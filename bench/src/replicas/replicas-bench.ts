@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sessionReadModelNames } from '@portcullis/contracts';
-import { hashPassword, PostgresEventStore } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, PostgresEventStore } from '@portcullis/platform';
 import { pickFreePort } from '@portcullis/platform/free-port';
 import { answersOk, spawnEntry, waitUntil, type Child } from '../lib/children.ts';
 import { percentiles, runClosedLoop, type Operation } from '../lib/closed-loop.ts';
@@ -75,7 +75,7 @@ export async function runReplicas(teardown: Teardown): Promise<string> {
   teardown.add('close the bench event store (replicas)', () => store.close());
   const password = `bench-password-${runId}`;
   log(`replicas: writing ${settings.replicaEndings} users with a session each to the log, and signing up ${settings.signInUsers} to sign in`);
-  const ended = await appendSignedUpUsers(store, { count: settings.replicaEndings, label: `${runId}-ended`, passwordHash: await hashPassword(password), withSessions: true });
+  const ended = await appendSignedUpUsers(store, { count: settings.replicaEndings, label: `${runId}-ended`, passwordHash: await hashPassword(password, DEFAULT_ARGON2ID_COST), withSessions: true });
   await waitForProjections(deployment, 5 * 60_000);
 
   const proxied = new HttpTarget('proxy', `${publicUrl}/api/auth`);

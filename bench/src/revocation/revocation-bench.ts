@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { hashPassword, PostgresEventStore } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, PostgresEventStore } from '@portcullis/platform';
 import { waitUntil } from '../lib/children.ts';
 import { createBenchDatabase } from '../lib/database.ts';
 import { HttpTarget, type HttpSession } from '../lib/http-session.ts';
@@ -75,7 +75,7 @@ export async function runRevocation(teardown: Teardown): Promise<string> {
   const users = await appendSignedUpUsers(store, {
     count: settings.revocations,
     label: `${runId}-revoked`,
-    passwordHash: await hashPassword(`bench-password-${runId}`),
+    passwordHash: await hashPassword(`bench-password-${runId}`, DEFAULT_ARGON2ID_COST),
     withSessions: true,
   });
   await waitForProjections(deployment, 5 * 60_000);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { streams } from '@portcullis/contracts';
-import { hashPassword, PostgresEventStore } from '@portcullis/platform';
+import { DEFAULT_ARGON2ID_COST, hashPassword, PostgresEventStore } from '@portcullis/platform';
 import { runClosedLoop, type LoopFigures, type Operation, type Outcome, type StepTiming } from '../lib/closed-loop.ts';
 import { createBenchDatabase } from '../lib/database.ts';
 import { expectOk, HttpTarget, type HttpAnswer, type HttpSession } from '../lib/http-session.ts';
@@ -101,7 +101,7 @@ export async function runStreams(teardown: Teardown): Promise<string> {
   }
 
   log(`streams: writing ${settings.largeOrganizationMembers} users and their memberships of one organization to the log`);
-  const passwordHash = await hashPassword(`bench-password-${runId}`);
+  const passwordHash = await hashPassword(`bench-password-${runId}`, DEFAULT_ARGON2ID_COST);
   const members = await appendSignedUpUsers(store, { count: settings.largeOrganizationMembers, label: `${runId}-member`, passwordHash, withSessions: false });
   await appendMembers(store, { organizationId: largeOrganizationId, userIds: members.map((m) => m.userId) });
   const invitees = await appendSignedUpUsers(store, { count: settings.invitePairs, label: `${runId}-invitee`, passwordHash, withSessions: true });

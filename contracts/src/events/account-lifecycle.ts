@@ -30,6 +30,26 @@ export const PasswordChanged = defineEvent(
   }),
 );
 
+/** An argon2id cost: memory in KiB, passes, lanes (as `AUTH_PASSWORD_ARGON2_*` set them). */
+const argon2idCost = z.object({ memoryKiB: z.number().int(), iterations: z.number().int(), parallelism: z.number().int() });
+
+/**
+ * Stream `user-<userId>`: a sign-in that proved the password replaced the credential account's hash with an
+ * argon2id one at today's cost (`cost`): the same password, stored as hashes are made now. `previous` says what
+ * was replaced: a better-auth scrypt hash brought over with the account, or an argon2 hash at another cost.
+ * Not a password change: it lifts no sign-in lock and ends no session. The new hash, never the password.
+ */
+export const PasswordRehashed = defineEvent(
+  'user.password_rehashed.v1',
+  z.object({
+    userId: z.string(),
+    accountId: z.string(),
+    passwordHash: z.string().startsWith('$argon2id$'),
+    previous: z.enum(['better-auth-scrypt', 'argon2']),
+    cost: argon2idCost,
+  }),
+);
+
 /**
  * Stream `user-<userId>`: the user is gone, with its sessions, accounts, verifications and (later)
  * memberships; every read model and the session cache drop them on this one event.

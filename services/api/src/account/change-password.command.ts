@@ -18,9 +18,9 @@ export async function changePassword(
   command: { readonly userId: string; readonly currentPassword: string; readonly newPassword: string; readonly revokeOtherSessions: boolean },
 ): Promise<{ readonly token: string; readonly session: NewSession } | null> {
   const { userId } = command;
-  const currentPassword = passwordCheck(command.currentPassword);
+  const currentPassword = passwordCheck(command.currentPassword, ports.config.password.argon2);
   // Hashed while the current password is verified: both argon2 runs at once, on two of the lanes.
-  const hashing = hashPassword(command.newPassword);
+  const hashing = hashPassword(command.newPassword, ports.config.password.argon2);
   hashing.catch(() => {});
   const { result } = await ports.commands.handle(
     { name: 'change-password', request, actorId: userId, serialize: [streams.user(userId)], settle: command.revokeOtherSessions ? 'revocation' : 'write' },

@@ -19,12 +19,12 @@ export interface DeletionAuthority {
  * authorised it, so a link works once.
  */
 export async function deleteUser(
-  ports: Pick<AccountPorts, 'commands' | 'identity'>,
+  ports: Pick<AccountPorts, 'commands' | 'identity' | 'config'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly authority: DeletionAuthority },
 ): Promise<void> {
   const { userId, authority } = command;
-  const password = authority.password === undefined ? null : passwordCheck(authority.password);
+  const password = authority.password === undefined ? null : passwordCheck(authority.password, ports.config.password.argon2);
   await ports.commands.handle({ name: 'delete-user', request, actorId: userId, serialize: [streams.user(userId)], settle: 'revocation' }, async (unit) => {
     if (authority.token !== undefined) {
       const tokenStream = await unit.load(streams.verification(hashToken(authority.token)), verificationTokenModel);

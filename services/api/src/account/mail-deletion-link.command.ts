@@ -23,7 +23,7 @@ export async function mailDeletionLink(
   const { userId } = command;
   const token = randomString(DELETE_TOKEN_LENGTH, DELETE_TOKEN_ALPHABET);
   const tokenHash = hashToken(token);
-  const check = command.password ? passwordCheck(command.password) : null;
+  const check = command.password ? passwordCheck(command.password, ports.config.password.argon2) : null;
   await ports.commands.handle({ name: 'delete-user.mail', request, actorId: userId }, async (unit) => {
     const account = await activeAccountIn(unit, userId);
     if (check) {

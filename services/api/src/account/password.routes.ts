@@ -96,7 +96,7 @@ export function passwordRoutes(ctx: AccountPorts) {
       checkPresentedPassword(ctx.config, body.password);
       const state = await readAccount(ctx, current.user.id);
       const hash = state.status === 'active' ? credentialOf(state)?.passwordHash : undefined;
-      if (!hash || !(await passwordCheck(body.password).matches(hash))) throw new DomainError('INVALID_PASSWORD');
+      if (!hash || !(await passwordCheck(body.password, ctx.config.password.argon2).matches(hash))) throw new DomainError('INVALID_PASSWORD');
       return { status: true };
     });
 

@@ -18,7 +18,7 @@ export async function resetPassword(
   command: { readonly token: string; readonly newPassword: string },
 ): Promise<void> {
   const tokenHash = hashToken(command.token);
-  const passwordHash = await hashPassword(command.newPassword);
+  const passwordHash = await hashPassword(command.newPassword, ports.config.password.argon2);
   const revokeSessions = ports.config.resetPassword.revokeSessions;
   await ports.commands.handle({ name: 'reset-password', request, actorId: null, settle: 'revocation' }, async (unit) => {
     const tokenStream = await unit.load(streams.verification(tokenHash), verificationTokenModel);

@@ -9,7 +9,7 @@ import { credentialOf, decideAccount } from '../identity/account.decider.ts';
  * imported). Refused for a user who has one, before any hashing. The length is the caller's check.
  */
 export async function setPassword(
-  ports: Pick<AccountPorts, 'commands' | 'store'>,
+  ports: Pick<AccountPorts, 'commands' | 'store' | 'config'>,
   request: RequestMetadata,
   command: { readonly userId: string; readonly newPassword: string },
 ): Promise<void> {
@@ -17,7 +17,7 @@ export async function setPassword(
   const before = await readAccount(ports, userId);
   if (before.status !== 'active') throw new DomainError('USER_NOT_FOUND');
   if (credentialOf(before)) throw new DomainError('PASSWORD_ALREADY_SET');
-  const passwordHash = await hashPassword(command.newPassword);
+  const passwordHash = await hashPassword(command.newPassword, ports.config.password.argon2);
   await ports.commands.handle({ name: 'set-password', request, actorId: null, serialize: [streams.user(userId)] }, async (unit) => {
     const account = await activeAccountIn(unit, userId);
     unit.append(account.streamId, decideAccount({ type: 'set-password', passwordHash, newAccountId: generateId() }, account.state));

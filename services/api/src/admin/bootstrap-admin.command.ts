@@ -25,7 +25,7 @@ export async function bootstrapAdmin(ports: Pick<AdminPorts, 'commands' | 'confi
         name: 'Admin',
         image: null,
         emailVerified: true,
-        passwordHash: await hashPassword(wanted.password),
+        passwordHash: await hashPassword(wanted.password, ports.config.password.argon2),
         refusal: 'USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL',
       },
       username: initialUsernameFields({}),

@@ -21,7 +21,7 @@ export interface CreateUser {
 
 /** create-user: a registration like a sign-up's (identity's `registerUser`), with the role and ban the admin gives. */
 export async function createUser(ports: Pick<AdminPorts, 'commands' | 'config'>, request: RequestMetadata, command: CreateUser): Promise<User> {
-  const passwordHash = command.password ? await hashPassword(command.password) : null;
+  const passwordHash = command.password ? await hashPassword(command.password, ports.config.password.argon2) : null;
   const { by, role, ban } = command;
   const registered = await registerUser(ports, request, {
     via: 'admin.create-user',

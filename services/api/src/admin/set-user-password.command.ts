@@ -13,12 +13,12 @@ import { decideOnTarget } from './admin-guard.ts';
  * password could have opened them. The new password's length is the caller's check.
  */
 export async function setUserPassword(
-  ports: Pick<AdminPorts, 'commands'>,
+  ports: Pick<AdminPorts, 'commands' | 'config'>,
   request: RequestMetadata,
   command: { readonly by: AdminAuthority; readonly userId: string; readonly newPassword: string },
 ): Promise<void> {
   const { by, userId } = command;
-  const passwordHash = await hashPassword(command.newPassword);
+  const passwordHash = await hashPassword(command.newPassword, ports.config.password.argon2);
   await ports.commands.handle(
     { name: 'admin.set-user-password', request, actorId: by.userId, actorKind: 'admin', serialize: [streams.user(userId)], settle: 'revocation' },
     async (unit) => {

@@ -49,6 +49,11 @@ export function auditSentence(input: SentenceInput, labels: UserLabels): string 
         return `${subject}'s email changed from ${text(data.previousEmail)} to ${text(data.email)}${from}`;
       case 'user.password_changed.v1':
         return `${subject}'s password was changed (${text(data.via)})${from}`;
+      case 'user.password_rehashed.v1': {
+        const cost = (data.cost ?? {}) as Record<string, unknown>;
+        const was = data.previous === 'better-auth-scrypt' ? 'better-auth scrypt' : 'argon2 at another cost';
+        return `${subject}'s password hash was upgraded at sign-in, from ${was} to argon2id (m=${text(cost.memoryKiB)} KiB, t=${text(cost.iterations)}, p=${text(cost.parallelism)})${from}`;
+      }
       case 'user.deleted.v1':
         return `${who}${by} deleted ${subject}${from}`;
       case 'user.role_changed.v1':

@@ -54,7 +54,7 @@ export async function signUpWithEmail(ports: CredentialsPorts, request: RequestM
   // A taken address is answered before any hashing, unless that would tell it is taken.
   const taken = (await loadStream(ports.store, streams.email(signUp.email), emailReservationModel)).state.status === 'reserved';
   if (taken && !undisclosed) throw new DomainError('USER_ALREADY_EXISTS');
-  const passwordHash = await hashPassword(signUp.password);
+  const passwordHash = await hashPassword(signUp.password, ports.config.password.argon2);
   const now = ports.clock();
   if (taken) return undisclosedSignUp(signUp, now);
 

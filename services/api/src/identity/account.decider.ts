@@ -7,9 +7,11 @@ import {
   EmailReserved,
   EmailVerified,
   PasswordChanged,
+  PasswordRehashed,
   UserDeleted,
   UserUnbanned,
   type DomainEvent,
+  type EventData,
 } from '@portcullis/contracts';
 import { streamModel } from '@portcullis/contracts';
 import type { EmailReservationState } from '@portcullis/contracts';
@@ -23,7 +25,7 @@ export interface HeldAccount {
   readonly accountId: string;
   readonly providerId: string;
   readonly providerAccountId: string;
-  /** The argon2id hash, for the password account only. */
+  /** The password account's hash: argon2id, or a better-auth scrypt hash until its next sign-in; null for others. */
   readonly passwordHash: string | null;
   /** Granted scopes, comma-separated; null for the password account. */
   readonly scope: string | null;
@@ -97,6 +99,7 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
     case 'user.email_changed.v1':
       return state.status === 'active' ? { ...state, email: event.data.email, emailVerified: event.data.emailVerified } : state;
     case 'user.password_changed.v1':
+    case 'user.password_rehashed.v1':
       return withAccounts(state, (accounts) =>
         accounts.map((held) => (held.accountId === event.data.accountId ? { ...held, passwordHash: event.data.passwordHash } : held)),
       );
@@ -114,6 +117,17 @@ export function evolveAccount(state: AccountState, event: DomainEvent): AccountS
 export type AccountCommand =
   | { readonly type: 'verify-email'; readonly email: string }
   | { readonly type: 'change-password'; readonly passwordHash: string }
+  /**
+   * A sign-in proved the password against `replacing`, which is not how hashes are made now: `passwordHash`
+   * (of the same password) replaces it, unless the hash changed meanwhile.
+   */
+  | {
+      readonly type: 'rehash-password';
+      readonly replacing: string;
+      readonly passwordHash: string;
+      readonly previous: EventData<'user.password_rehashed.v1'>['previous'];
+      readonly cost: EventData<'user.password_rehashed.v1'>['cost'];
+    }
   /** A reset gives a user without a password account one (better-auth's resetCredentialPassword). */
   | { readonly type: 'reset-password'; readonly passwordHash: string; readonly newAccountId: string }
   | { readonly type: 'set-password'; readonly passwordHash: string; readonly newAccountId: string }
@@ -151,6 +165,14 @@ export function decideAccount(command: AccountCommand, state: AccountState): Dom
           via: 'change-password',
         }),
       ];
+    }
+    case 'rehash-password': {
+      const account = active(state);
+      const credential = credentialOf(account);
+      // Proved against a hash the account no longer holds: the new one is not this rehash's to replace.
+      if (!credential || credential.passwordHash !== command.replacing) return [];
+      const { passwordHash, previous, cost } = command;
+      return [PasswordRehashed({ userId: account.userId, accountId: credential.accountId, passwordHash, previous, cost })];
     }
     case 'reset-password': {
       const account = active(state);
@@ -247,4 +269,5 @@ export function decideEmailRelease(command: { userId: string; email: string }, r
 }
 
 /** The user stream `user-<userId>` as the account's commands fold it. */
-export const accountModel = streamModel('account', 2, initialAccountState, evolveAccount);
+/** Revision 3: folds `user.password_rehashed.v1`, which a snapshot of an older build may have passed over. */
+export const accountModel = streamModel('account', 3, initialAccountState, evolveAccount);

@@ -9,6 +9,7 @@ import {
   EmailReserved,
   EmailVerified,
   PasswordChanged,
+  PasswordRehashed,
   UserDeleted,
   UserBanned,
   UserRegistered,
@@ -42,6 +43,24 @@ describe('account decider', () => {
       .when({ type: 'change-password', passwordHash: hash(2) })
       .then([PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), via: 'change-password' })]);
     given([registered]).when({ type: 'change-password', passwordHash: hash(2) }).thenFails('CREDENTIAL_ACCOUNT_NOT_FOUND');
+  });
+
+  it('replaces a dated hash with the one a sign-in made, unless the hash changed since the sign-in proved it', () => {
+    const scrypt = `${'ab'.repeat(16)}:${'cd'.repeat(64)}`;
+    const imported = CredentialAccountCreated({ userId: 'u1', accountId: 'a1', passwordHash: hash(1) });
+    const cost = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
+    const rehash = { type: 'rehash-password', replacing: hash(1), passwordHash: hash(2), previous: 'argon2', cost } as const;
+    given([registered, imported]).when(rehash).then([PasswordRehashed({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), previous: 'argon2', cost })]);
+    // A change of password between the sign-in's check and its append: the rehash of the old one is void.
+    const changed = PasswordChanged({ userId: 'u1', accountId: 'a1', passwordHash: hash(3), via: 'change-password' });
+    given([registered, imported, changed]).when(rehash).then([]);
+    given([registered]).when({ ...rehash, replacing: scrypt, previous: 'better-auth-scrypt' }).then([]);
+  });
+
+  it('folds a rehash as the credential account\'s hash', () => {
+    const rehashed = PasswordRehashed({ userId: 'u1', accountId: 'a1', passwordHash: hash(2), previous: 'better-auth-scrypt', cost: { memoryKiB: 19_456, iterations: 2, parallelism: 1 } });
+    const state = [registered, credential, rehashed].reduce(evolveAccount, initialAccountState());
+    expect(state.status === 'active' && state.accounts).toEqual([{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: hash(2), scope: null }]);
   });
 
   it('resets a password, creating the credential account for a user without one', () => {

@@ -1,5 +1,5 @@
 import { DomainError, isValidEmail } from '@portcullis/contracts';
-import { passwordLength, verifyAgainstDecoy, verifyPassword, type Config } from '@portcullis/platform';
+import { hashPassword, passwordHashIsCurrent, passwordLength, verifyAgainstDecoy, verifyPassword, type Argon2idCost, type Config } from '@portcullis/platform';
 
 /** Emails are compared and stored lower-cased (spec section 3). */
 export function normalizeEmail(raw: string): string {
@@ -32,15 +32,27 @@ export interface PasswordCheck {
   matches(hash: string): Promise<boolean>;
   /** The same work against a hash no account has, so an unknown account takes as long as a wrong password. */
   againstDecoy(): Promise<void>;
+  /**
+   * For a hash this password matched: null when it is current (argon2id at today's cost: no work at all),
+   * else a new argon2id hash of the password to replace it (a better-auth scrypt hash, an older cost). Made
+   * once per hash, like `matches`.
+   */
+  rehash(hash: string): Promise<string | null>;
 }
 
-export function passwordCheck(password: string): PasswordCheck {
+export function passwordCheck(password: string, cost: Argon2idCost): PasswordCheck {
   let last: { hash: string; matches: Promise<boolean> } | null = null;
+  let rehashed: { hash: string; replacement: Promise<string> } | null = null;
   return {
     matches: (hash) => {
       if (last?.hash !== hash) last = { hash, matches: verifyPassword(hash, password) };
       return last.matches;
     },
-    againstDecoy: () => verifyAgainstDecoy(password),
+    againstDecoy: () => verifyAgainstDecoy(password, cost),
+    rehash: async (hash) => {
+      if (passwordHashIsCurrent(hash, cost)) return null;
+      if (rehashed?.hash !== hash) rehashed = { hash, replacement: hashPassword(password, cost) };
+      return rehashed.replacement;
+    },
   };
 }

@@ -22,9 +22,10 @@ export function evolveSignInAccount(state: SignInAccount, event: DomainEvent, ti
   return { account, passwordChange, user };
 }
 
+/** Revision 3: the account's fold reads `user.password_rehashed.v1` (see `accountModel`). */
 export const signInAccountModel: StreamModel<SignInAccount> = {
   name: 'sign-in-account',
-  revision: 2,
+  revision: 3,
   initial: initialSignInAccount,
   evolve: evolveSignInAccount,
 };

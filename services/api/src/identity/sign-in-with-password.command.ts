@@ -8,13 +8,13 @@ import {
   type StreamModel,
   type User,
 } from '@portcullis/contracts';
-import type { RequestMetadata, UnitOfWork } from '@portcullis/platform';
+import { isBetterAuthScryptHash, type RequestMetadata, type UnitOfWork } from '@portcullis/platform';
 import type { IdentityPorts } from './ports.ts';
 import { redirectLocation } from '../http/redirect.ts';
 import type { OpenedSignIn } from '../http/sign-in-answer.ts';
 import { newSession } from '../session/new-session.ts';
 import { openSession } from '../session/session-lifecycle.ts';
-import { credentialOf, type ActiveAccount } from './account.decider.ts';
+import { credentialOf, decideAccount, type ActiveAccount } from './account.decider.ts';
 import { passSignInGates } from './sign-in-gates.ts';
 import { passwordCheck, type PasswordCheck } from './password-policy.ts';
 import { decideSignInGuard, signInGuardModel, type SignInAttempt, type SignInGuardState } from './sign-in-guard.decider.ts';
@@ -80,7 +80,7 @@ export async function signInWithPassword<T>(
   callbackURL: string | undefined,
   open: (signIn: VerifiedSignIn) => SignInOutcome<T>,
 ): Promise<T> {
-  const check = passwordCheck(password);
+  const check = passwordCheck(password, ctx.config.password.argon2);
   const command = (storm: boolean) =>
     ctx.commands.handle({ name: `sign-in.${identity.via}`, request, actorId: null, attempts: SIGN_IN_ATTEMPTS }, (unit) =>
       decidePasswordSignIn(ctx, unit, request, identity, check, storm, callbackURL, open),
@@ -173,8 +173,22 @@ async function decidePasswordSignIn<T>(
     { lock: 'checked', callbackURL, unverified: identity.unverified },
   );
   if (!gates.passed) return { refusal: gates.refusal };
+  await rehashIfDated(ctx, unit, found!.streamId, gates.account, credential.passwordHash, password);
   const signedIn = gates.userEvents.reduce<User | null>((u, event) => evolveUserAnswer(u, event, unit.now.toISOString()), user);
   return open({ unit, request, account: gates.account, user: signedIn ?? user });
+}
+
+/**
+ * A hash that is not how hashes are made now (a better-auth scrypt hash, argon2 at another cost) is replaced
+ * in the sign-in's own append, now that the password is known right: one argon2 run more, once per account.
+ * A current hash is known by its header, with no work at all.
+ */
+async function rehashIfDated(ctx: IdentityPorts, unit: UnitOfWork, userStream: string, account: ActiveAccount, hash: string, password: PasswordCheck): Promise<void> {
+  const passwordHash = await password.rehash(hash);
+  if (passwordHash === null) return;
+  const cost = ctx.config.password.argon2;
+  const previous = isBetterAuthScryptHash(hash) ? 'better-auth-scrypt' : 'argon2';
+  unit.append(userStream, decideAccount({ type: 'rehash-password', replacing: hash, passwordHash, previous, cost }, account));
 }
 
 /**

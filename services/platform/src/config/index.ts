@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { auditSettings } from './audit.ts';
 import { adminSettings } from './admin.ts';
 import { coreSettings } from './core.ts';
-import { credentialsSettings } from './credentials.ts';
+import { ARGON2_FLOOR_KIB_PASSES, credentialsSettings } from './credentials.ts';
 import { databasePoolSettings } from './database-pools.ts';
 import { mailSettings } from './mail.ts';
 import { organizationSettings } from './organization.ts';
@@ -60,6 +60,10 @@ const environmentSchema = z
   .refine((c) => c.AUTH_PASSWORD_MIN_LENGTH <= c.AUTH_PASSWORD_MAX_LENGTH, {
     path: ['AUTH_PASSWORD_MIN_LENGTH'],
     message: 'must not exceed AUTH_PASSWORD_MAX_LENGTH',
+  })
+  .refine((c) => c.AUTH_PASSWORD_ARGON2_MEMORY_KIB * c.AUTH_PASSWORD_ARGON2_ITERATIONS >= ARGON2_FLOOR_KIB_PASSES, {
+    path: ['AUTH_PASSWORD_ARGON2_ITERATIONS'],
+    message: `times AUTH_PASSWORD_ARGON2_MEMORY_KIB must be at least ${ARGON2_FLOOR_KIB_PASSES}, OWASP's argon2id floor (47104 × 1, 19456 × 2, 12288 × 3, 9216 × 4, 7168 × 5)`,
   })
   .refine((c) => c.AUTH_USERNAME_MIN_LENGTH <= c.AUTH_USERNAME_MAX_LENGTH, {
     path: ['AUTH_USERNAME_MIN_LENGTH'],

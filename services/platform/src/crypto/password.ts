@@ -2,13 +2,36 @@ import os from 'node:os';
 import argon2 from 'argon2';
 import { parseBetterAuthScryptHash, verifyBetterAuthScrypt } from './better-auth-scrypt.ts';
 
-/** OWASP's argon2id minimum (m=19 MiB, t=2, p=1), as DESIGN.md fixes it. */
-export const ARGON2ID_PARAMETERS = {
-  type: argon2.argon2id,
-  memoryCost: 19_456,
-  timeCost: 2,
-  parallelism: 1,
-} as const;
+/** What one argon2id hash costs: what an app's owners set (`AUTH_PASSWORD_ARGON2_*`), every new hash made with it. */
+export interface Argon2idCost {
+  readonly memoryKiB: number;
+  readonly iterations: number;
+  readonly parallelism: number;
+}
+
+/** OWASP's argon2id minimum (m=19 MiB, t=2, p=1), as DESIGN.md fixes it: the cost unless the owners set another. */
+export const DEFAULT_ARGON2ID_COST: Argon2idCost = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
+
+/** The default cost as the argon2 package's options. */
+export const ARGON2ID_PARAMETERS = argon2Options(DEFAULT_ARGON2ID_COST);
+
+function argon2Options(cost: Argon2idCost): argon2.HashOptions {
+  return { type: argon2.argon2id, memoryCost: cost.memoryKiB, timeCost: cost.iterations, parallelism: cost.parallelism };
+}
+
+/**
+ * Whether a stored hash is what `hashPassword` would make today: argon2id, version 0x13, at `cost`. Anything
+ * else (a better-auth scrypt hash, an argon2 hash at another cost) is replaced at the next sign-in that proves
+ * the password. Reads only the hash's PHC header (`$argon2id$v=19$m=19456,p=1,t=2$<salt>$<hash>`; the
+ * argon2 package writes the parameters in name order, older writers m, t, p), so a current hash costs nothing.
+ */
+export function passwordHashIsCurrent(hash: string, cost: Argon2idCost): boolean {
+  const [empty, algorithm, version, parameters] = hash.split('$', 4);
+  if (empty !== '' || algorithm !== 'argon2id' || version !== `v=${0x13}` || parameters === undefined) return false;
+  const given = new Map(parameters.split(',').map((pair) => pair.split('=', 2) as [string, string | undefined]));
+  const wanted: Record<string, number> = { m: cost.memoryKiB, t: cost.iterations, p: cost.parallelism };
+  return given.size === 3 && Object.entries(wanted).every(([name, value]) => given.get(name) === String(value));
+}
 
 /**
  * Admits at most `limit` argon2 computations at once, first come first served. Each one is 19 MiB of
@@ -57,7 +80,7 @@ export function passwordWorkUnderWay(): number {
 /**
  * A password as it is hashed and compared: Unicode NFKC, as NIST SP 800-63B (5.1.1.2) advises, so that one
  * password typed on two keyboards (a precomposed `é` or `e` and a combining accent, a full-width `Ａ` from an
- * IME, a `ﬁ` ligature) is one password. better-auth hashes the string as sent; this is a deviation from it.
+ * IME, a `ﬁ` ligature) is one password. better-auth 1.x normalizes the same way (@better-auth/utils/password).
  */
 function normalizePassword(password: string): string {
   return password.normalize('NFKC');
@@ -70,8 +93,8 @@ export function passwordLength(password: string): number {
   return length;
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return lanes.run(() => argon2.hash(normalizePassword(password), ARGON2ID_PARAMETERS));
+export function hashPassword(password: string, cost: Argon2idCost): Promise<string> {
+  return lanes.run(() => argon2.hash(normalizePassword(password), argon2Options(cost)));
 }
 
 async function matches(hash: string, password: string): Promise<boolean> {
@@ -104,13 +127,17 @@ export async function verifyPassword(hash: string, password: string): Promise<bo
   return normalized !== password && matches(hash, password);
 }
 
-let decoyHash: Promise<string> | null = null;
+/** One decoy per cost (a process has one cost; tests may try several). */
+const decoyHashes = new Map<string, Promise<string>>();
 
 /**
- * Spends the same work as a real verification, for sign-ins of unknown users, so that response time does
- * not tell which emails have accounts.
+ * Spends the same work as a real verification at today's cost, for sign-ins of unknown users, so that
+ * response time does not tell which emails have accounts. (Accounts still holding a better-auth scrypt hash or
+ * an argon2 hash at an older cost take their own hash's time until their next sign-in replaces it.)
  */
-export async function verifyAgainstDecoy(password: string): Promise<void> {
-  decoyHash ??= hashPassword('decoy password that no account has');
-  await verifyPassword(await decoyHash, password);
+export async function verifyAgainstDecoy(password: string, cost: Argon2idCost): Promise<void> {
+  const key = `${cost.memoryKiB},${cost.iterations},${cost.parallelism}`;
+  let decoy = decoyHashes.get(key);
+  if (!decoy) decoyHashes.set(key, (decoy = hashPassword('decoy password that no account has', cost)));
+  await verifyPassword(await decoy, password);
 }

@@ -175,7 +175,8 @@ export function heldInMemory(pending: Pending, { event, recorded }: ProjectedEve
       return pending.verifications.delete(event.data.tokenHash);
     case 'social.flow_finished.v1':
       return pending.verifications.get(event.data.stateHash) ? pending.verifications.delete(event.data.stateHash) : false;
-    case 'user.password_changed.v1': {
+    case 'user.password_changed.v1':
+    case 'user.password_rehashed.v1': {
       const account = pending.accounts.get(event.data.accountId);
       if (!account) return false;
       account.password = event.data.passwordHash;

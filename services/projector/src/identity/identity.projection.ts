@@ -12,6 +12,7 @@ const BY_KEY = new Set<string>([
   'user.email_verified.v1',
   'user.email_changed.v1',
   'user.password_changed.v1',
+  'user.password_rehashed.v1',
   'user.provider_tokens_updated.v1',
   'user.account_unlinked.v1',
   'user.role_changed.v1',
@@ -117,6 +118,7 @@ export const identityProjection: PostgresProjection = {
         return;
       }
       case 'user.password_changed.v1':
+      case 'user.password_rehashed.v1':
         await tx.query(sql.unsafe`
           UPDATE account SET password = ${event.data.passwordHash}, "updatedAt" = ${at} WHERE id = ${event.data.accountId}`);
         return;
