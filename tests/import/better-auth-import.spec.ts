@@ -109,6 +109,14 @@ describe('import better-auth', () => {
     expect(byUsername.data?.user.id).toBe(source.users.bob.id);
     const wrong = await client().signIn.email({ email: source.users.alice.email, password: 'not-the-password' });
     expect(wrong.error?.status).toBe(401);
+
+    // Each sign-in replaced better-auth's scrypt hash with an argon2id one; the old one is no longer used.
+    const rehashed = await system.query<{ user_id: string }>(
+      `select data->>'userId' as user_id from events where type = 'user.password_rehashed.v1' and data->>'previous' = 'better-auth-scrypt'`,
+    );
+    expect(rehashed.map((r) => r.user_id).sort()).toEqual([source.users.alice.id, source.users.bob.id, source.users.dave.id, source.users.root.id].sort());
+    const again = await client().signIn.email({ email: source.users.alice.email, password: SOURCE_PASSWORD });
+    expect(again.error).toBeNull();
   });
 
   it('refuses the banned user with the ban answer', async () => {
