@@ -15,6 +15,8 @@ import { deleteRedisKeys, testRedisUrl, uniqueRedisPrefix } from '../support/red
 const at = new Date();
 const expiresAt = new Date(at.getTime() + 7 * 24 * 3600 * 1000).toISOString();
 const HASH = '$argon2id$v=19$m=19456,t=2,p=1$aGlzdG9yeXNhbHQ$aGlzdG9yeWhhc2hoaXN0b3J5';
+const SCRYPT = `${'5a'.repeat(16)}:${'c3'.repeat(64)}`;
+const REHASHED = '$argon2id$v=19$m=24576,p=1,t=3$cmVoYXNoZWRzYWx0$cmVoYXNoZWRoYXNocmVoYXNoZWQ';
 
 /**
  * A log that holds every version of every event this code reads, old ones as they were written then, in an
@@ -35,12 +37,28 @@ describe('replaying every historical version of every event', () => {
   const tokenHash = (sessionId: string): string => hashToken(`token-of-${sessionId}`);
   const githubAccountId = randomUUID();
   const STATE_HASH = hashToken(`state-of-${userId}`);
+  const credentialAccountId = randomUUID();
+  const importedUserId = randomUUID();
+  const importedAccountId = randomUUID();
 
   /** One example of each type and version, as written when it was current, on the stream it belongs to. */
   const history: Array<{ stream: string; type: string; data: Record<string, unknown> }> = [
     { stream: streams.email(email), type: 'email.reserved.v1', data: { email, userId } },
     { stream: streams.user(userId), type: 'user.registered.v1', data: { userId, email, name: 'History', image: null, emailVerified: false } },
-    { stream: streams.user(userId), type: 'user.credential_account_created.v1', data: { userId, accountId: randomUUID(), passwordHash: HASH } },
+    { stream: streams.user(userId), type: 'user.credential_account_created.v1', data: { userId, accountId: credentialAccountId, passwordHash: HASH } },
+    // An account imported from better-auth with its scrypt hash, replaced at its first sign-in.
+    { stream: streams.user(importedUserId), type: 'user.registered.v1', data: { userId: importedUserId, email: `imported-${email}`, name: 'Imported', image: null, emailVerified: true } },
+    { stream: streams.user(importedUserId), type: 'user.credential_account_created.v2', data: { userId: importedUserId, accountId: importedAccountId, passwordHash: SCRYPT } },
+    {
+      stream: streams.user(importedUserId),
+      type: 'user.password_rehashed.v1',
+      data: { userId: importedUserId, accountId: importedAccountId, passwordHash: HASH, previous: 'better-auth-scrypt', cost: { memoryKiB: 19_456, iterations: 2, parallelism: 1 } },
+    },
+    {
+      stream: streams.user(userId),
+      type: 'user.password_rehashed.v1',
+      data: { userId, accountId: credentialAccountId, passwordHash: REHASHED, previous: 'argon2', cost: { memoryKiB: 24_576, iterations: 3, parallelism: 1 } },
+    },
     { stream: streams.user(userId), type: 'user.updated.v1', data: { userId, name: 'History Renamed' } },
     { stream: streams.username('historic'), type: 'username.reserved.v1', data: { username: 'historic', userId } },
     { stream: streams.user(userId), type: 'user.username_changed.v1', data: { userId, username: 'historic', displayUsername: 'Historic' } },
@@ -252,6 +270,9 @@ describe('replaying every historical version of every event', () => {
     expect(await db.pool.anyFirst(sql.unsafe`SELECT id FROM "user" WHERE id = ${deletedUserId}`)).toEqual([]);
     // The provider's account came and went; the password account stays.
     expect(await db.pool.anyFirst(sql.unsafe`SELECT "providerId" FROM account WHERE "userId" = ${userId}`)).toEqual(['credential']);
+    // ...with the hash its sign-in rehashed it to.
+    expect(await db.pool.anyFirst(sql.unsafe`SELECT password FROM account WHERE id = ${credentialAccountId}`)).toEqual([REHASHED]);
+    expect(await db.pool.anyFirst(sql.unsafe`SELECT password FROM account WHERE id = ${importedAccountId}`)).toEqual([HASH]);
     // The v1 revocation (no token hash) and the v2 one both ended their sessions; the third one lives on,
     // its organization and team cleared by the organization's own events.
     expect(

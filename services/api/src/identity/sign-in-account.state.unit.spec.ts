@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { CredentialAccountCreated, PasswordChanged, UserRegistered, type TimedEvent } from '@portcullis/contracts';
+import { CredentialAccountCreated, PasswordChanged, PasswordRehashed, UserRegistered, type TimedEvent } from '@portcullis/contracts';
 import { foldSpec } from '../decider-spec.test-support.ts';
 import { evolveSignInAccount, initialSignInAccount } from './sign-in-account.state.ts';
 
@@ -38,6 +38,16 @@ describe('the user stream as a password sign-in folds it', () => {
     folded([registered, credential, reset]).then({
       account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, accounts: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: NEW_HASH, scope: null }], ban: null },
       passwordChange: { at: '2026-01-02T00:00:00.000Z', via: 'reset-password' },
+      user,
+    });
+  });
+
+  it('takes a rehash as the account\'s hash, but not as a change of password: it lifts no lock', () => {
+    const cost = { memoryKiB: 19_456, iterations: 2, parallelism: 1 };
+    const rehash = at('2026-01-02T00:00:00.000Z', PasswordRehashed({ userId: 'u1', accountId: 'a1', passwordHash: NEW_HASH, previous: 'better-auth-scrypt', cost }));
+    folded([registered, credential, rehash]).then({
+      account: { status: 'active', userId: 'u1', email: 'ada@example.com', name: 'Ada', emailVerified: true, accounts: [{ accountId: 'a1', providerId: 'credential', providerAccountId: 'u1', passwordHash: NEW_HASH, scope: null }], ban: null },
+      passwordChange: null,
       user,
     });
   });
