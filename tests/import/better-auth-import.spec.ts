@@ -94,7 +94,7 @@ describe('import better-auth', () => {
     expect(summaryOf(first.stdout, 'team members')).toBe('team members: 3 imported, 0 already there, 0 skipped');
     expect(summaryOf(first.stdout, 'invitations')).toBe('invitations: 1 imported, 0 already there, 0 skipped');
     expect(summaryOf(first.stdout, 'sessions').split('\n').sort()).toEqual(
-      ['sessions: 5 imported, 0 already there, 2 skipped', 'skipped 1: expired', 'skipped 1: its user was not imported'].sort(),
+      ['sessions: 6 imported, 0 already there, 2 skipped', 'skipped 1: expired', 'skipped 1: its user was not imported'].sort(),
     );
   });
 
@@ -173,6 +173,14 @@ describe('import better-auth', () => {
     }
   });
 
+  it('keeps an impersonation as one: a session of bob’s, opened by root', async () => {
+    const response = await fetch(`${system.authUrl}/get-session`, { headers: { authorization: `Bearer ${source.impersonation.token}` } });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { user: { id: string }; session: { impersonatedBy?: string | null } } | null;
+    expect(answer?.user.id).toBe(source.users.bob.id);
+    expect(answer?.session.impersonatedBy).toBe(source.users.root.id);
+  });
+
   it('seals personal data as the api does, and names the run in every event it appended', async () => {
     const [raw] = await system.query<{ email: string; request_id: string }>(
       `select data->>'email' as email, metadata->>'requestId' as request_id from events where type = 'user.registered.v1' and data->>'userId' = $1`,
@@ -195,7 +203,7 @@ describe('import better-auth', () => {
     }
     expect(summaryOf(again.stdout, 'users')).toMatch(/^users: 0 imported, 5 already there, 1 skipped/);
     expect(summaryOf(again.stdout, 'members')).toBe('members: 0 imported, 5 already there, 0 skipped');
-    expect(summaryOf(again.stdout, 'sessions')).toMatch(/^sessions: 0 imported, 5 already there, 2 skipped/);
+    expect(summaryOf(again.stdout, 'sessions')).toMatch(/^sessions: 0 imported, 6 already there, 2 skipped/);
   });
 
   it('refuses a database that is not better-auth’s, and a command line it cannot read', async () => {

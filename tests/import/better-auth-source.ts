@@ -40,6 +40,8 @@ export interface BetterAuthSource {
   readonly invitation: { readonly id: string; readonly email: string };
   /** A live session of alice's, as better-auth handed it out: the bare token and the signed cookie value. */
   readonly aliceSession: { readonly token: string; readonly signedCookie: string };
+  /** The session root opened by impersonating bob: its bare token. */
+  readonly impersonation: { readonly token: string };
   /** Closes the source's pool (the database is dropped by `database.drop`). */
   close(): Promise<void>;
 }
@@ -91,6 +93,7 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
 
     const rootSession = await signIn(root.email);
     await auth.api.banUser({ headers: rootSession.headers, body: { userId: carol.id, banReason: 'spam' } });
+    const impersonating = await auth.api.impersonateUser({ headers: rootSession.headers, body: { userId: bob.id } });
 
     const aliceSession = await signIn(alice.email);
     const acme = await auth.api.createOrganization({ headers: aliceSession.headers, body: { name: 'Acme', slug: 'acme' } });
@@ -126,6 +129,7 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
       teams: { platform: platform.id },
       invitation: { id: invitation.id, email: 'erin@example.com' },
       aliceSession: { token: aliceSession.token, signedCookie: aliceSession.signedCookie },
+      impersonation: { token: impersonating.session.token },
       close: () => pool.end(),
     };
   } catch (error) {
