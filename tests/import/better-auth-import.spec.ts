@@ -195,7 +195,12 @@ describe('import better-auth', () => {
     expect(opened!.data.email).toBe(source.users.alice.email);
   });
 
-  it('imports nothing new when run again', async () => {
+  it('imports nothing new when run again, nor brings back what was removed in Portcullis since', async () => {
+    const alice = client();
+    expect((await alice.signIn.email({ email: source.users.alice.email, password: SOURCE_PASSWORD })).error).toBeNull();
+    const removed = await alice.organization.removeMember({ memberIdOrEmail: source.users.dave.email, organizationId: source.organizations.acme.id });
+    expect(removed.error).toBeNull();
+
     const again = await importCli('better-auth', source.database.url, '--keep-sessions');
     expect(again.code, again.stderr + again.stdout).toBe(0);
     for (const kind of ['users', 'accounts', 'organizations', 'members', 'teams', 'team members', 'invitations', 'sessions']) {
@@ -204,6 +209,8 @@ describe('import better-auth', () => {
     expect(summaryOf(again.stdout, 'users')).toMatch(/^users: 0 imported, 5 already there, 1 skipped/);
     expect(summaryOf(again.stdout, 'members')).toBe('members: 0 imported, 5 already there, 0 skipped');
     expect(summaryOf(again.stdout, 'sessions')).toMatch(/^sessions: 0 imported, 6 already there, 2 skipped/);
+    const members = await alice.organization.getFullOrganization({ query: { organizationId: source.organizations.acme.id } });
+    expect(members.data?.members.map((m) => m.userId).sort()).toEqual([source.users.alice.id, source.users.bob.id].sort());
   });
 
   it('refuses a database that is not better-auth’s, and a command line it cannot read', async () => {
