@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The Portcullis image: the built services and nothing to build them with. One entry point,
 # `portcullis <command>`: api (the default), projector, mailer, migrate (run once per deployment, before the
-# services: they refuse a schema other than their build's), audit …, rebuild-projection …, keys ….
+# services: they refuse a schema other than their build's), audit …, rebuild-projection …, keys …, import ….
 # docs/operations.md, "The image and migrations". tests/start/runtime-image.spec.ts runs these stages' own
 # commands on a machine without Docker.
 

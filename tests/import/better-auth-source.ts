@@ -32,12 +32,16 @@ export interface BetterAuthSource {
     readonly carol: SourceUser;
     readonly dave: SourceUser;
     readonly root: SourceUser;
+    /** Whose address the spec gives a Portcullis user of its own before importing. */
+    readonly frank: SourceUser;
   };
   readonly organizations: { readonly acme: { id: string; slug: string }; readonly beta: { id: string; slug: string } };
   readonly teams: { readonly platform: string };
   readonly invitation: { readonly id: string; readonly email: string };
   /** A live session of alice's, as better-auth handed it out: the bare token and the signed cookie value. */
   readonly aliceSession: { readonly token: string; readonly signedCookie: string };
+  /** The session root opened by impersonating bob: its bare token. */
+  readonly impersonation: { readonly token: string };
   /** Closes the source's pool (the database is dropped by `database.drop`). */
   close(): Promise<void>;
 }
@@ -85,8 +89,11 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
     const created = await auth.api.createUser({ body: { email: 'root@example.com', password: SOURCE_PASSWORD, name: 'Root', role: 'admin' } });
     const root: SourceUser = { id: created.user.id, email: 'root@example.com', username: null };
 
+    const frank = await signUp('Frank', 'frank@example.com', null);
+
     const rootSession = await signIn(root.email);
     await auth.api.banUser({ headers: rootSession.headers, body: { userId: carol.id, banReason: 'spam' } });
+    const impersonating = await auth.api.impersonateUser({ headers: rootSession.headers, body: { userId: bob.id } });
 
     const aliceSession = await signIn(alice.email);
     const acme = await auth.api.createOrganization({ headers: aliceSession.headers, body: { name: 'Acme', slug: 'acme' } });
@@ -106,14 +113,23 @@ export async function createBetterAuthSource(): Promise<BetterAuthSource> {
     if (!beta) throw new Error('better-auth created no organization');
     await auth.api.addMember({ body: { organizationId: beta.id, userId: dave.id, role: 'member' } });
 
+    // What better-auth's API cannot make on demand: time passing (dave's sessions expire) and an account of a
+    // provider this Portcullis has no credentials for (bob's GitHub link).
+    await pool.query(`update session set "expiresAt" = now() - interval '1 hour' where "userId" = $1`, [dave.id]);
+    await pool.query(
+      `insert into account (id, "accountId", "providerId", "userId", "accessToken", "createdAt", "updatedAt") values ($1, '4242', 'github', $2, 'gho_example', now(), now())`,
+      [randomBytes(16).toString('hex'), bob.id],
+    );
+
     return {
       database,
       secret,
-      users: { alice, bob, carol, dave, root },
+      users: { alice, bob, carol, dave, root, frank },
       organizations: { acme: { id: acme.id, slug: 'acme' }, beta: { id: beta.id, slug: 'beta' } },
       teams: { platform: platform.id },
       invitation: { id: invitation.id, email: 'erin@example.com' },
       aliceSession: { token: aliceSession.token, signedCookie: aliceSession.signedCookie },
+      impersonation: { token: impersonating.session.token },
       close: () => pool.end(),
     };
   } catch (error) {

@@ -7,8 +7,10 @@ import {
   parseRoleList,
   creatorRole,
   SessionActiveOrganizationChanged,
+  streamModel,
   streams,
   UserBanned,
+  type StreamModel,
   UserRoleChanged,
   usernameProblem,
   type DomainEvent,
@@ -183,12 +185,13 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
       return await run('import.user', [streams.email(email)], async (unit) => {
         const outcomes: Outcome[] = [];
         const [user, reservation] = await Promise.all([unit.load(streams.user(row.id), userModel), emailReservationIn(unit, email)]);
-        if (reservation.state.status === 'reserved') {
-          if (reservation.state.userId !== row.id) return [skipped('users', 'email already present under another id'), ...accountsSkipped('its user was not imported')];
+        // Imported before (its address may have changed since), or deleted since: either way not again.
+        if (user.version > 0) {
+          if (user.state.status !== 'registered') return [skipped('users', 'deleted in Portcullis since it was imported'), ...accountsSkipped('its user was not imported')];
           users.add(row.id);
           return [present('users'), ...accounts.map(() => present('accounts'))];
         }
-        if (user.version > 0) return [skipped('users', 'id already used in Portcullis (by a deleted user)'), ...accountsSkipped('its user was not imported')];
+        if (reservation.state.status === 'reserved') return [skipped('users', 'email already present under another id'), ...accountsSkipped('its user was not imported')];
         let fields: UsernameFields = initialUsernameFields({});
         if (username.fields) {
           const claim = await unit.load(streams.username(username.fields.username!), usernameReservationModel);
@@ -275,7 +278,9 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
     const streamId = streams.organization(row.id);
     try {
       return await run('import.organization', [streamId], async (unit) => {
-        const loaded = await unit.load(streamId, organizationModel);
+        const [loaded, held] = await Promise.all([unit.load(streamId, organizationModel), unit.load(streamId, everHeldModel)]);
+        // What the organization ever held: a member, team or invitation gone since (removed, accepted) stays gone.
+        const heldBefore = (id: string): boolean => held.state.ids.has(id);
         let state: OrganizationState = loaded.state;
         const outcomes: Outcome[] = [];
         const events: DomainEvent[] = [];
@@ -328,8 +333,9 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
           }
         };
         for (const member of rows.members) {
-          if (state.members.has(member.id)) {
-            if (!addedNow.has(member.id)) outcomes.push(present('members'));
+          if (addedNow.has(member.id)) continue;
+          if (heldBefore(member.id)) {
+            outcomes.push(present('members'));
             continue;
           }
           if (!users.has(member.userId)) outcomes.push(skipped('members', 'its user was not imported'));
@@ -353,13 +359,13 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
             );
         }
         for (const team of rows.teams) {
-          if (state.teams.has(team.id)) outcomes.push(present('teams'));
+          if (heldBefore(team.id)) outcomes.push(present('teams'));
           else attempt('teams', () => decideTeam({ type: 'create-team', actorUserId: owner.userId, teamId: team.id, name: team.name, maximumTeams: null }, state));
         }
         for (const teamMember of rows.teamMembers) {
           const team = state.teams.get(teamMember.teamId);
-          if (!team) outcomes.push(skipped('team members', 'its team was not imported'));
-          else if (team.members.has(teamMember.userId)) outcomes.push(present('team members'));
+          if (heldBefore(teamMember.id) || team?.members.has(teamMember.userId)) outcomes.push(present('team members'));
+          else if (!team) outcomes.push(skipped('team members', 'its team was not imported'));
           else if (!memberByUserId(state, teamMember.userId)) outcomes.push(skipped('team members', 'its user is not a member'));
           else
             attempt('team members', () =>
@@ -370,7 +376,7 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
             );
         }
         for (const invitation of rows.invitations) {
-          if (state.invitations.has(invitation.id)) outcomes.push(present('invitations'));
+          if (heldBefore(invitation.id)) outcomes.push(present('invitations'));
           else if (invitation.status !== 'pending') outcomes.push(skipped('invitations', `${invitation.status}, not pending`));
           else if (invitation.expiresAt <= unit.now) outcomes.push(skipped('invitations', 'expired'));
           else {
@@ -465,6 +471,22 @@ export async function importFromBetterAuth(ports: ImportPorts, source: BetterAut
 
   return tally.kinds;
 }
+
+/**
+ * The ids an organization's stream ever held (members, teams, team members, invitations), gone since or not:
+ * what a rerun must not bring back. Its set only grows, so a fold adds to it in place; never snapshotted.
+ */
+const everHeldModel: StreamModel<{ readonly ids: Set<string> }> = {
+  ...streamModel('import-organization-ids', 1, () => ({ ids: new Set<string>() }), (state, event) => {
+    const data = event.data as Record<string, unknown>;
+    for (const key of ['memberId', 'teamId', 'teamMemberId', 'invitationId']) {
+      const id = data[key];
+      if (typeof id === 'string') state.ids.add(id);
+    }
+    return state;
+  }),
+  snapshots: false,
+};
 
 function providerAccountOf(account: SourceAccount): NewProviderAccount {
   return {

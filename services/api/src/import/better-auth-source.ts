@@ -117,7 +117,8 @@ export class SourceSchemaError extends Error {}
 
 type Row = Record<string, unknown>;
 
-const text = (value: unknown): string | null => (typeof value === 'string' ? value : value === null || value === undefined ? null : String(value));
+/** A text column's value; anything else (a column of an unexpected type) as its JSON. */
+const text = (value: unknown): string | null => (typeof value === 'string' ? value : value === null || value === undefined ? null : JSON.stringify(value));
 const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(value as string | number));
 
 export class BetterAuthSource {
@@ -140,6 +141,9 @@ export class BetterAuthSource {
         if (!set) columns.set(row.table_name, (set = new Set()));
         set.add(row.column_name);
       }
+      // Portcullis' read models have better-auth's shape; its log is what tells it apart.
+      const portcullis = await pool.maybeOneFirst(sql.unsafe`select to_regclass('event_log_identity') is not null`);
+      if (portcullis === true) throw new SourceSchemaError('a Portcullis database (it has an event log), not a better-auth one');
       const problems: string[] = [];
       for (const table of coreTables) if (!columns.has(table)) problems.push(`table "${table}" is missing`);
       for (const [table, required] of Object.entries(requiredColumns)) {
