@@ -132,12 +132,16 @@ describe('@portcullis/client against the real system', () => {
     expect(now.state).toMatchObject({ profile: { name: 'After' } });
     expect(now.diff?.changes).toContainEqual(expect.objectContaining({ before: 'Before', after: 'After' }));
 
-    const search = await ops.auditEvents({ query: { user: userId, order: 'oldest' } });
-    expect(search.events.length).toBeGreaterThanOrEqual(2);
-    expect(search.people[userId]).toMatchObject({ name: 'After' });
+    // The search reads the audit index, a projection of its own, which may still trail the history above.
+    let search: Awaited<ReturnType<OpsClient['auditEvents']>> | undefined;
+    await waitFor(async () => ((search = await ops.auditEvents({ query: { user: userId, order: 'oldest' } })).events.length >= 2), {
+      timeoutMs: 20_000,
+      message: 'the audit search to find the user\'s sign-up and rename',
+    });
+    expect(search!.people[userId]).toMatchObject({ name: 'After' });
     const exported = await ops.auditExportEvents({ query: { user: userId, order: 'oldest' } });
-    expect(exported.map((event) => event.eventId)).toEqual(search.events.map((event) => event.eventId));
-    expect(await ops.auditExport({ query: { user: userId, order: 'oldest' } })).toContain(search.events[0]!.eventId);
+    expect(exported.map((event) => event.eventId)).toEqual(search!.events.map((event) => event.eventId));
+    expect(await ops.auditExport({ query: { user: userId, order: 'oldest' } })).toContain(search!.events[0]!.eventId);
     expect(ops.urlOf(opsClientEndpoints.auditExport, { query: { user: [userId, 'other'] } })).toBe(`${system.baseUrl}/ops/audit/export?user=${userId}%2Cother`);
   });
 
