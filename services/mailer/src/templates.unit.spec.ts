@@ -3,25 +3,14 @@ import type { MailJob } from '@portcullis/contracts';
 import { mailLink } from './links.ts';
 import { english } from './templates/locales/en.ts';
 import { loadMailTemplates } from './templates/mail-templates.ts';
+import { mailJob } from './templates/mail-job.test-support.ts';
 
 const shipped = loadMailTemplates({ locale: 'en', directory: null });
 const renderMail = (mail: MailJob, link: string, settings: { productName: string }) => shipped.render(mail, link, settings.productName);
 const describeLifetime = (seconds: number): string => english.describeLifetime(seconds);
 
-const job = (overrides: Partial<MailJob>): MailJob => ({
-  jobId: '00000000-0000-4000-8000-000000000001',
-  kind: 'verification',
-  userId: 'u1',
-  to: 'ada@example.com',
-  name: 'Ada <script>',
-  sealedToken: 'v1.x',
-  callbackURL: null,
-  expiresAt: '2026-01-01T01:00:00.000Z',
-  newEmail: null,
-  requestedAt: '2026-01-01T00:00:00.000Z',
-  traceparent: null,
-  ...overrides,
-});
+// A hostile name: every part must escape it.
+const job = (overrides: Partial<MailJob>): MailJob => mailJob({ name: 'Ada <script>', ...overrides });
 const base = 'https://auth.example.com/api/auth';
 const links = { authBase: base, invitationUrl: 'https://app.example.com/accept-invitation/{id}' };
 const invitation = (overrides: Partial<MailJob> = {}): MailJob =>

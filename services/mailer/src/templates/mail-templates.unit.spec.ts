@@ -2,24 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mailKinds, mailLocales, type MailJob } from '@portcullis/contracts';
+import { mailKinds, mailLocales } from '@portcullis/contracts';
 import { loadMailTemplates, MailTemplateError, templateFileName } from './mail-templates.ts';
+import { mailJob } from './mail-job.test-support.ts';
 import { compileTemplate, escapeHtml, renderTemplate, TemplateSyntaxError } from './template-language.ts';
 
-const job = (overrides: Partial<MailJob> = {}): MailJob => ({
-  jobId: '00000000-0000-4000-8000-000000000001',
-  kind: 'verification',
-  userId: 'u1',
-  to: 'ada@example.com',
-  name: 'Ada',
-  sealedToken: 'v1.x',
-  callbackURL: null,
-  expiresAt: '2026-01-01T01:00:00.000Z',
-  newEmail: null,
-  requestedAt: '2026-01-01T00:00:00.000Z',
-  traceparent: null,
-  ...overrides,
-});
+const job = mailJob;
 
 const directories: string[] = [];
 function templatesDirectory(files: Record<string, string>): string {

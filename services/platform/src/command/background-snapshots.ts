@@ -2,6 +2,7 @@ import type { StreamModel } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { inSpan, instruments } from '../telemetry/telemetry.ts';
 import { LOAD_CHUNK, snapshotToHead, type SnapshotStore } from './stream-loader.ts';
+import { pauseUnlessAborted } from '../abortable-pause.ts';
 
 /**
  * A stream is marked for the snapshotter each time it grows by this many events (the trigger of migration
@@ -83,7 +84,7 @@ export class BackgroundSnapshotter {
       } catch (error) {
         this.options.onError(error, null);
       }
-      await idle(this.idleMs, this.stopping.signal);
+      await pauseUnlessAborted(this.idleMs, this.stopping.signal);
     }
   }
 
@@ -124,17 +125,4 @@ export class BackgroundSnapshotter {
       await this.options.pool.query(sql.unsafe`UPDATE snapshot_due SET claimed_until = '-infinity' WHERE stream_id = ${streamId}`);
     });
   }
-}
-
-function idle(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
 }

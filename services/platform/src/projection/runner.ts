@@ -5,6 +5,7 @@ import { gatherAppendsUnderWay } from './linger.ts';
 import { projectedEvents } from './projected-events.ts';
 import { inBatchSpan } from '../telemetry/batch-span.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
+import { pauseUnlessAborted } from '../abortable-pause.ts';
 
 export interface RunnerLogger {
   info(obj: object, message: string): void;
@@ -150,7 +151,7 @@ export class ProjectionRunner {
       try {
         if (!this.holding) {
           if (!(await this.tryAcquire())) {
-            await sleep(this.options.standbyIntervalMs ?? 500, this.abort.signal);
+            await pauseUnlessAborted(this.options.standbyIntervalMs ?? 500, this.abort.signal);
             continue;
           }
           restartFrom(await target.readCheckpoint(this.abort.signal));
@@ -167,7 +168,7 @@ export class ProjectionRunner {
         if (wokenByAppend && gatherMs > 0) {
           wokenByAppend = false;
           const wait = lastReadAt + gatherMs - Date.now();
-          if (wait > 0) await sleep(wait, this.abort.signal);
+          if (wait > 0) await pauseUnlessAborted(wait, this.abort.signal);
         } else if (wokenByAppend) {
           wokenByAppend = false;
           // A hurry or a stop ends the wait: both abort `wake`.
@@ -214,7 +215,7 @@ export class ProjectionRunner {
           continue;
         }
         log.error({ projection: this.name, err: error }, 'projection batch failed; retrying');
-        await sleep(1000, this.abort.signal);
+        await pauseUnlessAborted(1000, this.abort.signal);
         // A failed batch moved nothing, so the stored checkpoint is the truth. It may be past ours: a dead
         // holder's last COMMIT can land after we took the lock and read the checkpoint, and then our batch
         // fails on its rows (a unique violation) before it reaches the fence. Retrying from our stale
@@ -295,17 +296,4 @@ export class ProjectionRunner {
     this.unwatchControl = null;
     await client?.end().catch(() => {});
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
