@@ -1,4 +1,4 @@
-import { PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 
 const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
 
@@ -14,17 +14,40 @@ async function otlpMetricExporter(env: NodeJS.ProcessEnv): Promise<PushMetricExp
   return new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter();
 }
 
+export interface MetricsPush {
+  /** Sends the figures once more, then stops. */
+  shutdown(): Promise<void>;
+}
+
 /**
- * A reader pushing metrics over OTLP, when the variables ask for it: OTEL_METRICS_EXPORTER naming `otlp`, or
- * (unset) an OTLP endpoint. `prometheus` needs nothing more: every process serves `/metrics` anyway.
+ * Pushes metrics over OTLP, when the variables ask for it (OTEL_METRICS_EXPORTER naming `otlp`, or, unset, an
+ * OTLP endpoint), every OTEL_METRIC_EXPORT_INTERVAL ms, of the figures `collect` reads: the Prometheus
+ * reader's. Not a second reader on the provider: each reader keeps storage of its own, so every measurement
+ * (a request's duration, its route's count) would be recorded twice, and the hot path paid for it (a third of
+ * what get-session lost with OTLP on in the telemetry bench). Both outlets are cumulative, so one collection
+ * serves both.
  */
-export async function otlpMetricReaderFromEnvironment(env: NodeJS.ProcessEnv): Promise<MetricReader | null> {
+export async function startMetricsPushFromEnvironment(env: NodeJS.ProcessEnv, collect: () => Promise<ResourceMetrics>): Promise<MetricsPush | null> {
   const exporters = (env.OTEL_METRICS_EXPORTER ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const pushed = exporters.length > 0 ? exporters.includes('otlp') : (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? '').trim() !== '';
   if (!pushed) return null;
+  const exporter = await otlpMetricExporter(env);
   const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
-  return new PeriodicExportingMetricReader({
-    exporter: await otlpMetricExporter(env),
-    exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS,
-  });
+  let sending: Promise<void> | null = null;
+  const send = (): Promise<void> =>
+    (sending ??= collect()
+      .then((figures) => new Promise<void>((resolve) => exporter.export(figures, () => resolve())))
+      // A collector that is down loses this round's push; the next carries the same cumulative figures.
+      .catch(() => {})
+      .finally(() => (sending = null)));
+  const timer = setInterval(() => void send(), Number.isFinite(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS);
+  timer.unref();
+  return {
+    shutdown: async () => {
+      clearInterval(timer);
+      await sending;
+      await send();
+      await exporter.shutdown();
+    },
+  };
 }

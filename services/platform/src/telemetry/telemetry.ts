@@ -1,8 +1,8 @@
 import { context, metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type SpanContext, type TracerProvider } from '@opentelemetry/api';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, type MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { otlpMetricReaderFromEnvironment } from './otlp-metrics.ts';
+import { MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { startMetricsPushFromEnvironment } from './otlp-metrics.ts';
 import { telemetryAsked } from './telemetry-asked.ts';
 
 export { DataPointType, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
@@ -56,12 +56,9 @@ export async function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv
   if (running) return running;
   // Serialised on our own routes: the exporter's server would be one more port to configure and guard.
   const prometheus = new PrometheusExporter({ preventServerStart: true });
-  const readers: MetricReader[] = [prometheus];
-  const pushed = telemetryAsked(env) ? await otlpMetricReaderFromEnvironment(env) : null;
-  if (pushed) readers.push(pushed);
   const provider = new MeterProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? serviceName, 'service.instance.id': `${process.pid}` }),
-    readers,
+    readers: [prometheus],
   });
   useMeterProvider(provider);
   const collect = async (): Promise<ResourceMetrics> => {
@@ -69,12 +66,14 @@ export async function startTelemetry(serviceName: string, env: NodeJS.ProcessEnv
     if (errors.length > 0) throw errors[0] instanceof Error ? errors[0] : new Error(String(errors[0]));
     return resourceMetrics;
   };
+  const pushed = telemetryAsked(env) ? await startMetricsPushFromEnvironment(env, collect) : null;
   running = {
     serviceName,
     collect,
     prometheusText: async () => serializer.serialize(await collect()),
     shutdown: async () => {
       running = null;
+      await pushed?.shutdown().catch(() => {});
       await provider.shutdown().catch(() => {});
       await flushTraces();
     },
