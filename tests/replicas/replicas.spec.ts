@@ -186,15 +186,20 @@ describeWithRedis('several replicas behind a proxy (Redis)', () => {
     expect([...sentAtKill].filter((jobId) => (deliveries.get(jobId) ?? []).some((seq) => seq > seqAtKill))).toEqual([]);
     // Twice only what the killed mailer was delivering: the server accepted it, and the mailer died before
     // writing that down (docs/operations.md, Mail: the delivery log). One per delivery it had under way.
-    // What the killed mailer was delivering: what reached the server over its connections, not recorded as sent.
+    // What the killed mailer was delivering, not recorded as sent: what reached the server over the connections
+    // it had open at the kill (the server still answering), or before the kill over one already closed (the
+    // server had answered, and the mailer died before writing it down). A survivor's mail of the second kind
+    // is recorded by the survivor and never sent again, so it cannot show up twice.
     const inFlightAtKill = new Set(
-      system.smtp.mails.filter((mail) => victimPorts.has(mail.remotePort) && mail.jobId && !sentAtKill.has(mail.jobId)).map((mail) => mail.jobId!),
+      system.smtp.mails
+        .filter((mail) => mail.jobId && !sentAtKill.has(mail.jobId) && (victimPorts.has(mail.remotePort) || mail.seq <= seqAtKill))
+        .map((mail) => mail.jobId!),
     );
     const twice = jobs.filter((jobId) => (deliveries.get(jobId) ?? []).length > 1);
     expect(twice.filter((jobId) => !inFlightAtKill.has(jobId) || deliveries.get(jobId)!.length !== 2)).toEqual([]);
-    expect(inFlightAtKill.size).toBeLessThanOrEqual(MAILER_CONCURRENCY);
+    expect(twice.length).toBeLessThanOrEqual(MAILER_CONCURRENCY);
     console.info(
-      `[replicas] ${victim!.name} killed mid-delivery, ${inFlightAtKill.size} of its mails reached the server unrecorded; ${jobs.length} jobs delivered, ${twice.length} of them twice`,
+      `[replicas] ${victim!.name} killed mid-delivery; ${jobs.length} jobs delivered, ${twice.length} of them twice (each reached the server before it was recorded as sent)`,
     );
     system.smtp.acceptDelayMs = 0;
   });
