@@ -32,6 +32,28 @@ describe('traces: one password reset is one trace across api, projector and mail
     await receiver?.close();
   });
 
+  // First: the sampled trace after it is the barrier that shows this one's spans would have been exported.
+  let sampledOutTraceId = '';
+  it('keeps a trace the caller sampled out out of every process, and hands the decision on in its events', async () => {
+    const client = new HttpClient(system.authUrl);
+    const { user } = await signUp(client);
+    sampledOutTraceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const reset = await new HttpClient(system.authUrl).post('request-password-reset', { email: user.email }, { headers: { traceparent: `00-${sampledOutTraceId}-${callerSpanId}-00` } });
+    expect(reset.status, reset.text).toBe(200);
+    await system.smtp!.waitForMail(user.email, { timeoutMs: 30_000 });
+    const carried = await system.query<{ traceparent: string | null }>(
+      "select metadata->>'traceparent' as traceparent from events where metadata->>'traceparent' like $1",
+      [`00-${sampledOutTraceId}-%`],
+    );
+    expect(carried.length).toBeGreaterThan(0);
+    // Not the caller's span: the api's own sampled-out request, still flagged not sampled.
+    for (const { traceparent } of carried) {
+      expect(traceparent).toMatch(new RegExp(`^00-${sampledOutTraceId}-[0-9a-f]{16}-00$`));
+      expect(traceparent).not.toContain(callerSpanId);
+    }
+  });
+
   it('continues the caller\'s trace in the api, the projector and the mailer', async () => {
     const client = new HttpClient(system.authUrl);
     const { user } = await signUp(client);
@@ -60,5 +82,8 @@ describe('traces: one password reset is one trace across api, projector and mail
     // Every span hangs from another span of the trace, or from the caller's.
     const ids = new Set([callerSpanId, ...spans.map((span) => span.spanId)]);
     expect(spans.filter((span) => !ids.has(span.parentSpanId)).map((span) => `${span.service} ${span.name}`)).toEqual([]);
+    // Each process ended the sampled-out trace's work before this one's began, and exports spans in the order they end.
+    expect(sampledOutTraceId).not.toBe('');
+    expect(receiver.trace(sampledOutTraceId)).toEqual([]);
   });
 });

@@ -30,6 +30,7 @@ import { membershipIndexModel } from './organization/membership-index.decider.ts
 import { organizationModel } from './organization/organization.state.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
+import { traceRequests } from './http/request-trace.ts';
 import { sessionRoutes } from './session/session.routes.ts';
 import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
@@ -37,7 +38,12 @@ import { userRoutes } from './user/user.routes.ts';
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
-export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
+export interface BuildAppOptions {
+  /** Give every request a trace (the server sets it when the OTEL_* variables ask for traces). */
+  readonly traceRequests?: boolean;
+}
+
+export async function buildApp(ctx: ApiContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     // The api's own logger (format, redaction), with request URLs logged without the tokens some of them
     // carry (reset-password/:token, verify-email?token=).
@@ -58,6 +64,8 @@ export async function buildApp(ctx: ApiContext): Promise<FastifyInstance> {
     // request.ip: the socket's peer, or what a trusted proxy forwards in X-Forwarded-For (AUTH_TRUSTED_PROXIES).
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
+  // First of all hooks, so the perimeter's and every later hook's work is part of the request's trace.
+  if (options.traceRequests) traceRequests(app);
   installErrorHandling(app);
   // Root hooks, before any route: every route's answers are counted and timed.
   installHttpMetrics(app, ctx.config.basePath);

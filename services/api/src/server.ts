@@ -1,6 +1,7 @@
 import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurrent, exitUnlessEventStoreServes, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
+import { tracesAsked } from '@portcullis/platform/telemetry/telemetry-asked';
 import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
 import { advertisedHost, authorityOf } from '@portcullis/platform/telemetry/advertised-host';
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
@@ -21,7 +22,7 @@ const running = await createApiContext(config, { log }).catch((error: unknown) =
 });
 const bootstrapped = await bootstrapAdmin(running.ctx);
 if (bootstrapped) log.info({ userId: bootstrapped.id }, `bootstrap admin ${bootstrapped.email} registered (AUTH_BOOTSTRAP_ADMIN_EMAIL)`);
-const app = await buildApp(running.ctx);
+const app = await buildApp(running.ctx, { traceRequests: tracesAsked(process.env) });
 const address = await app.listen({ host: config.host, port: config.port }).catch((error: NodeJS.ErrnoException) => {
   // A taken or forbidden address is an operator's to fix; the stack trace would only bury the one line that says so.
   if (!['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].includes(error.code ?? '')) throw error;

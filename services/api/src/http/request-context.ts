@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { validTraceparent, type RequestMetadata } from '@portcullis/platform';
 import { clientAddress } from './client-address.ts';
+import { requestTraceparent } from './request-trace.ts';
 
 interface ClientInfo {
   readonly ipAddress: string;
@@ -43,7 +44,7 @@ export function requestMetadataOf(request: FastifyRequest): RequestMetadata {
     userAgent: client.userAgent || null,
     requestId: request.id,
     correlationId: headerValue(request, 'x-correlation-id') ?? request.id,
-    traceparent: validTraceparent(headerValue(request, 'traceparent')),
+    traceparent: requestTraceparent(request) ?? validTraceparent(headerValue(request, 'traceparent')),
     impersonatedBy: impersonators.get(request) ?? null,
   };
 }

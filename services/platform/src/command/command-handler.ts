@@ -5,7 +5,7 @@ import { KeyedQueue } from './keyed-queue.ts';
 import type { RequestMetadata } from './request-metadata.ts';
 import { StateCache } from './state-cache.ts';
 import { StreamMovedWithinAttempt, UnitOfWork } from './unit-of-work.ts';
-import { inSpan, instruments } from '../telemetry/telemetry.ts';
+import { inSpanOfRequest, instruments } from '../telemetry/telemetry.ts';
 
 const commandMetrics = instruments((meter) => ({
   runs: meter.createCounter('portcullis.commands', { description: 'Commands run, by name and outcome' }),
@@ -107,7 +107,7 @@ export class CommandHandler {
 
   handle<T>(options: CommandOptions, work: (unit: UnitOfWork) => Promise<T>): Promise<CommandOutcome<T>> {
     const command = options.name;
-    return inSpan(`command ${command}`, { 'portcullis.command': command }, async (span) => {
+    return inSpanOfRequest(options.request.traceparent, `command ${command}`, { 'portcullis.command': command }, async (span) => {
       const started = performance.now();
       let outcome = 'ok';
       try {

@@ -19,30 +19,20 @@ const notTracing: Tracing = { shutdown: async () => {} };
 export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   if (!tracesAsked(env)) return notTracing;
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const [{ NodeSDK }, { PgInstrumentation }, { IORedisInstrumentation }, fastifyOtel] = await Promise.all([
+  const [{ NodeSDK }, { PgInstrumentation }, { IORedisInstrumentation }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-ioredis'),
-    import('@fastify/otel'),
   ]);
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
     // An empty list: no meter provider of the SDK's (startTelemetry registers the one every process has).
     metricReaders: [],
     logRecordProcessors: [],
-    // The request's span is fastify's (@fastify/otel: the incoming traceparent is its parent, the route its
-    // name), not the http instrumentation's: that one cost get-session more than half its throughput in the
-    // bench (it parses and records every header and URL part), where fastify's costs a few percent. A span
-    // per hook would multiply what every request costs, so there is one per request. Probes and scrapes are
-    // not requests anyone wants traced.
+    // The request's span is the api's own (services/api/src/http/request-trace.ts), not an instrumentation's:
+    // the http instrumentation cost get-session more than half its throughput in the bench, and @fastify/otel
+    // a fifth even with its trace sampled out (it makes every request's span active and hooks every route).
     instrumentations: [
-      new fastifyOtel.FastifyOtelInstrumentation({
-        registerOnInitialization: true,
-        instrumentHooks: false,
-        instrumentHandler: false,
-        ignorePaths: (route) => /^\/(metrics|healthz|readyz)$/.test(route.url),
-        requestHook: (span, request) => span.updateName(`${request.method} ${request.routeOptions.url ?? 'unmatched'}`),
-      }),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
