@@ -38,5 +38,31 @@ export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv =
     ],
   });
   sdk.start();
+  const { trace, ProxyTracerProvider } = await import('@opentelemetry/api');
+  silenceLibraryTracers(trace.getTracerProvider() as InstanceType<typeof ProxyTracerProvider>, new ProxyTracerProvider());
   return { shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * Libraries that trace themselves through the global API, whose spans nobody asked for: slonik makes one per
+ * connection taken from its pool and several per query (one per interceptor phase) on top of pg's
+ * instrumentation's one, and, outside a request, each of its queries (every projector poll, every
+ * heartbeat) would start a trace of its own.
+ */
+const SILENCED_TRACERS = new Set(['slonik.interceptors', 'pg-slonik-connection-pool']);
+
+/**
+ * Hands the silenced libraries a tracer that records nothing. Their tracers are the API's proxies, which ask
+ * the registered provider for the real one on first use, after the SDK has started. `unregistered` is a
+ * proxy provider never given a delegate, whose tracers are no-ops.
+ */
+function silenceLibraryTracers(global: { getDelegate(): TracerProviderLike }, unregistered: TracerProviderLike): void {
+  const provider = global.getDelegate();
+  const getTracer = provider.getTracer.bind(provider);
+  const silent = unregistered.getTracer('silenced');
+  provider.getTracer = (name, ...rest) => (SILENCED_TRACERS.has(name) ? silent : getTracer(name, ...rest));
+}
+
+interface TracerProviderLike {
+  getTracer(name: string, ...rest: unknown[]): unknown;
 }
