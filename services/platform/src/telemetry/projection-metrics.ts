@@ -11,7 +11,7 @@ export interface ObservedProjection {
  * How many events of a projection's lag are counted at most where counting reads them (a KurrentDB log): a
  * projection further behind reports this many, and its lag in seconds tells how far.
  */
-export const COUNTED_LAG_EVENTS = 100_000;
+export const COUNTED_LAG_EVENTS = 10_000;
 
 /** What of the log the lag gauges read: nothing of an event but its position and instant. */
 const POSITION_AND_INSTANT = { data: [], metadata: [] } as const;
