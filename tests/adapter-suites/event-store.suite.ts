@@ -405,6 +405,20 @@ export function eventStoreContract(
         }
       });
 
+      it('countEvents counts the events in a stretch of the log, "at least atMost" where it reads them to count', async () => {
+        await store.append([{ streamId: newStreamId('count'), expectedVersion: 'any', events: Array.from({ length: 5 }, () => testEvent()) }]);
+        await store.append([{ streamId: newStreamId('count'), expectedVersion: 'any', events: [testEvent()] }]);
+        const all = await store.readAll({ after: 0, limit: 100 });
+        const head = await store.headPosition();
+        expect(await store.countEvents({ after: 0, until: head, atMost: 100 })).toBe(6);
+        expect(await store.countEvents({ after: all[1]!.position, until: all[3]!.position, atMost: 100 })).toBe(2);
+        expect(await store.countEvents({ after: all[4]!.position, until: head, atMost: 100 })).toBe(1);
+        expect(await store.countEvents({ after: head, until: head, atMost: 100 })).toBe(0);
+        const capped = await store.countEvents({ after: 0, until: head, atMost: 3 });
+        expect(capped).toBeGreaterThanOrEqual(3);
+        expect(capped).toBeLessThanOrEqual(6);
+      });
+
       it.runIf(gapFree)('leaves no gap in positions where appends rolled back', async () => {
         const streamId = newStreamId('gaps');
         await store.append([{ streamId, expectedVersion: 'no_stream', events: [testEvent()] }]);

@@ -1,19 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresLogReaders } from '@portcullis/platform';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { fatalLinesOf, spawnService, type ServiceProcess } from '../support/processes.ts';
 import { serviceEntries } from '../../scripts/build.ts';
 
 /**
  * EVENTSTORE_URL puts the log on KurrentDB; a service with parts that still read the Postgres log itself
  * must refuse it at start (EX_CONFIG, the parts named) rather than serve from an empty `events` table. The
- * refusal comes before anything is connected to, so no server need be there.
+ * refusal comes before anything is connected to, so no server need be there. A service that reads the log
+ * only through the port goes on past that check: to its database's schema, which here (an empty database)
+ * it refuses in turn, so it stops before it would need a KurrentDB server.
  */
 describe('a service started with EVENTSTORE_URL', () => {
   const started: ServiceProcess[] = [];
+  let empty: TestDatabase | undefined;
 
   afterAll(async () => {
     await Promise.all(started.map((service) => service.stop()));
+    await empty?.drop();
   });
 
   for (const [name, entry] of [
@@ -21,29 +26,41 @@ describe('a service started with EVENTSTORE_URL', () => {
     ['projector', serviceEntries.projector.built],
     ['mailer', serviceEntries.mailer.built],
   ] as const) {
-    it(`${name}: refuses to start, naming the setting and what still reads the Postgres log`, async () => {
-      const service = spawnService({
-        name,
-        entry,
-        env: {
-          NODE_ENV: 'test',
-          // Never reached: the refusal comes first.
-          DATABASE_URL: 'postgres://postgres@127.0.0.1:9/never',
-          EVENTSTORE_URL: 'kurrentdb://127.0.0.1:9?tls=false',
-          AUTH_SECRET: randomBytes(32).toString('base64url'),
-          HOST: '127.0.0.1',
-          PORT: '0',
-          LOG_FORMAT: 'json',
-          REDIS_URL: '',
-        },
-      });
-      started.push(service);
-      const exit = await service.exited;
-      const fatal = fatalLinesOf(service.output());
-      expect(exit.code).toBe(78);
-      expect(fatal).toHaveLength(1);
-      expect(fatal[0]).toContain('EVENTSTORE_URL');
-      for (const reader of postgresLogReaders[name]) expect(fatal[0]).toContain(reader);
-    });
+    const readers = postgresLogReaders[name];
+    it(
+      readers.length > 0
+        ? `${name}: refuses to start, naming the setting and what still reads the Postgres log`
+        : `${name}: takes the KurrentDB log, and goes on to check its database`,
+      async () => {
+        empty ??= await createTestDatabase('engine_start');
+        const service = spawnService({
+          name,
+          entry,
+          env: {
+            NODE_ENV: 'test',
+            // Never reached by a refusing service: its refusal comes first.
+            DATABASE_URL: empty.url,
+            EVENTSTORE_URL: 'kurrentdb://127.0.0.1:9?tls=false',
+            AUTH_SECRET: randomBytes(32).toString('base64url'),
+            HOST: '127.0.0.1',
+            PORT: '0',
+            LOG_FORMAT: 'json',
+            REDIS_URL: '',
+          },
+        });
+        started.push(service);
+        const exit = await service.exited;
+        const fatal = fatalLinesOf(service.output());
+        expect(exit.code).toBe(78);
+        expect(fatal).toHaveLength(1);
+        if (readers.length > 0) {
+          expect(fatal[0]).toContain('EVENTSTORE_URL');
+          for (const reader of readers) expect(fatal[0]).toContain(reader);
+        } else {
+          expect(fatal[0]).not.toContain('EVENTSTORE_URL');
+          expect(fatal[0]).toContain('no schema yet');
+        }
+      },
+    );
   }
 });

@@ -87,3 +87,60 @@ describe('retry requests', () => {
     expect(revived).toBe(1);
   });
 });
+
+describe('a new retry follower', () => {
+  let db: EventLogDatabase;
+  const followers: ProjectionRunner[] = [];
+
+  beforeAll(async () => {
+    db = await createEventLogDatabase('mail_retry_start');
+  });
+
+  afterAll(async () => {
+    await Promise.all(followers.map((f) => f.stop()));
+    await db?.close();
+  });
+
+  function follow(group: string): void {
+    followers.push(
+      followRetryRequests({
+        store: db.store,
+        pool: db.pool,
+        databaseUrl: db.url,
+        group,
+        control: db.control,
+        log: { info() {}, warn() {}, error() {} },
+        pollIntervalMs: 100,
+        revived: () => {},
+      }),
+    );
+  }
+
+  async function startedAt(group: string): Promise<number> {
+    let position: number | null = null;
+    await waitFor(async () => {
+      const kept = await db.pool.maybeOneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${retryFollowerName(group)}`);
+      position = kept === null ? null : Number(kept);
+      return position !== null;
+    }, { timeoutMs: 10_000, message: `the ${group} follower's checkpoint` });
+    return position!;
+  }
+
+  it('starts at the head of a log that holds no retry (one that does: see above), and reads the retries after it', async () => {
+    const userId = randomUUID();
+    await db.store.append([domainWrite(`user-${userId}`, 'no_stream', [UserRegistered({ userId, email: 'n@example.test', name: 'N', image: null, emailVerified: false })], metadataAt(new Date()))]);
+    const head = await db.store.headPosition();
+    follow('none-asked');
+    expect(await startedAt('none-asked')).toBe(head);
+
+    const jobId = randomUUID();
+    await db.pool.query(sql.unsafe`
+      INSERT INTO mail_delivery (job_id, kind, user_id, recipient, job, status, attempts, first_attempted_at, dead_at, last_error)
+      VALUES (${jobId}, 'verification', ${userId}, 'n@example.test', '{}'::jsonb, 'dead', 8, now() - interval '1 day', now() - interval '1 minute', '550 No such mailbox')`);
+    await db.store.append([domainWrite(`mail-${jobId}`, 'any', [MailRetryRequested({ jobId, kind: 'verification', userId })], metadataAt(new Date()))]);
+    await waitFor(async () => (await db.pool.oneFirst(sql.unsafe`SELECT status FROM mail_delivery WHERE job_id = ${jobId}`)) === 'pending', {
+      timeoutMs: 10_000,
+      message: 'the retry asked after the follower started to revive the job',
+    });
+  });
+});

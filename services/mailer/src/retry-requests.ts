@@ -29,16 +29,21 @@ class RetryRequestTarget implements ProjectionTarget {
 
   constructor(
     private readonly pool: DatabasePool,
+    private readonly store: Pick<EventStore, 'headPosition' | 'readAll'>,
     readonly name: string,
     private readonly revived: () => void,
   ) {}
 
   async readCheckpoint(): Promise<number> {
+    const kept = await this.pool.maybeOneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`);
+    if (kept !== null) return Number(kept);
     // A new follower starts before the first retry ever asked (none: at the head), not at the log's start:
-    // every event before that is none of its business.
+    // every event before that is none of its business. The head is read first, so a retry asked meanwhile
+    // lies past it and is read by the follower.
+    const head = await this.store.headPosition();
+    const [first] = await this.store.readAll({ after: 0, until: head, limit: 1, types: [MailRetryRequested.type], fields: { data: [], metadata: [] } });
     await this.pool.query(sql.unsafe`
-      INSERT INTO projection_checkpoints (name, position)
-      VALUES (${this.name}, coalesce((SELECT min(position) - 1 FROM events WHERE type = ${MailRetryRequested.type}), (SELECT position FROM event_log_head)))
+      INSERT INTO projection_checkpoints (name, position) VALUES (${this.name}, ${first ? first.position - 1 : head})
       ON CONFLICT (name) DO NOTHING`);
     return Number(await this.pool.oneFirst(sql.unsafe`SELECT position FROM projection_checkpoints WHERE name = ${this.name}`));
   }
@@ -78,7 +83,7 @@ export function followRetryRequests(options: {
 }): ProjectionRunner {
   const runner = new ProjectionRunner({
     store: options.store,
-    target: new RetryRequestTarget(options.pool, retryFollowerName(options.group), options.revived),
+    target: new RetryRequestTarget(options.pool, options.store, retryFollowerName(options.group), options.revived),
     databaseUrl: options.databaseUrl,
     batchSize: 500,
     pollIntervalMs: options.pollIntervalMs,

@@ -44,8 +44,9 @@ const notifications = new NotificationListener(config.databaseUrl);
 // Redis, on the channel the projections below announce on.
 let announceErasure: ((notice: string) => Promise<unknown>) | null = null;
 // It only reads the log, one batch at a time for all its projections (SharedLogReader).
+const storedLog = openEventStore(config, 'projector', { maximumPoolSize: pools.eventStore, notifications, follows: true, log: (message, err) => log.warn({ err }, message) });
 const protectedLog = await protectPersonalData(
-  openEventStore(config, 'projector', { maximumPoolSize: pools.eventStore, notifications, follows: true, log: (message, err) => log.warn({ err }, message) }),
+  storedLog,
   { databaseUrl: config.databaseUrl, secrets: config.secrets, pool, keysPoolSize: pools.dataKeys, announceErasure: (notice) => announceErasure?.(notice) ?? Promise.resolve() },
 );
 const store = protectedLog.store;
@@ -96,7 +97,9 @@ const rebuilds = new RebuildRequests({
 await rebuilds.start();
 observeDatabasePool(pool, 'projector');
 if (projections.redis) observeRedis(projections.redis, 'projector');
-observeProjections(pool, runners);
+// The stored log: the lag gauges read positions and instants only, and a read through the protected one
+// would also make this process forget the keys of a deletion no projection has applied yet.
+observeProjections(storedLog, runners);
 const metricsServer = await serveProcessMetrics({
   telemetry,
   host: config.host,

@@ -9,7 +9,7 @@ import {
   sessionCacheLayout,
   type MailBus,
 } from '@portcullis/platform';
-import { auditIndexProjection } from './audit/audit-index.projection.ts';
+import { auditIndexProjectionFor } from './audit/audit-index.projection.ts';
 import { erasureProjection } from './erasure/erasure.projection.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { MailRelayTarget } from './mail/mail-relay.ts';
@@ -60,7 +60,7 @@ export async function createProjectionTargets(
     new PostgresProjectionTarget(pool, sessionsProjection, { ...announce, ...sessionTableHoldBack(config, redis !== null) }),
     new PostgresProjectionTarget(pool, organizationsProjection, announce),
     // No api write waits for it (its name is none the api waits on): audit search may trail the log a batch.
-    new PostgresProjectionTarget(pool, auditIndexProjection, announce),
+    new PostgresProjectionTarget(pool, auditIndexProjectionFor(config), announce),
   ];
   if (eraser) targets.push(new PostgresProjectionTarget(pool, erasureProjection(eraser), announce));
   if (redis && layout) {

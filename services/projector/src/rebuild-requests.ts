@@ -95,9 +95,10 @@ export class RebuildRequests {
 
   /** Takes the oldest rebuild under way for `projection`: requested, or running with its lock free (its process gone). */
   private async claim(projection: string): Promise<string | null> {
+    const head = await this.options.store.headPosition();
     const id = await this.options.pool.maybeOneFirst(sql.unsafe`
       UPDATE projection_rebuilds SET status = 'running', worker = ${this.worker}, started_at = now(), progressed_at = now(),
-        position = 0, head = (SELECT position FROM event_log_head), error = NULL
+        position = 0, head = ${head}, error = NULL
       WHERE id = (SELECT id FROM projection_rebuilds WHERE projection = ${projection} AND status IN ('requested', 'running')
                   ORDER BY requested_at LIMIT 1 FOR UPDATE)
       RETURNING id`);
@@ -112,8 +113,9 @@ export class RebuildRequests {
     const writeProgress = async (): Promise<void> => {
       if (reached === written) return;
       const position = reached;
+      const head = await this.options.store.headPosition();
       await pool.query(sql.unsafe`
-        UPDATE projection_rebuilds SET position = ${position}, head = (SELECT position FROM event_log_head), progressed_at = now()
+        UPDATE projection_rebuilds SET position = ${position}, head = ${head}, progressed_at = now()
         WHERE id = ${id} AND worker = ${this.worker} AND status = 'running'`);
       written = position;
     };

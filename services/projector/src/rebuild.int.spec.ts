@@ -44,13 +44,20 @@ import {
 import { PostgresProjectionTarget, rebuildAside, sql, type PostgresProjection } from '@portcullis/platform';
 import { catchUp, createEventLogDatabase, type EventLogDatabase } from '../../../tests/support/event-log.ts';
 import { seededRandom, type SeededRandom } from '../../../tests/support/seeded-random.ts';
-import { auditIndexProjection } from './audit/audit-index.projection.ts';
+import { auditIndexProjection, auditIndexProjectionThroughPort } from './audit/audit-index.projection.ts';
 import { identityProjection } from './identity/identity.projection.ts';
 import { organizationsProjection } from './organization/organizations.projection.ts';
 import { sessionsProjection } from './session/sessions.projection.ts';
 
 const hash = (): string => randomBytes(32).toString('hex');
-const projections: readonly PostgresProjection[] = [identityProjection, sessionsProjection, organizationsProjection, auditIndexProjection];
+// The audit index twice: its replay from the log's table (a Postgres log), and through the port (any other).
+const projections: ReadonlyArray<readonly [string, PostgresProjection]> = [
+  [identityProjection.name, identityProjection],
+  [sessionsProjection.name, sessionsProjection],
+  [organizationsProjection.name, organizationsProjection],
+  [`${auditIndexProjection.name} (replayed from the log's table)`, auditIndexProjection],
+  [`${auditIndexProjection.name} (replayed through the port)`, auditIndexProjectionThroughPort],
+];
 const ORDER_BY: Record<string, readonly string[]> = { audit_event: ['position'], audit_event_subject: ['subject', 'position'] };
 
 interface User {
@@ -351,7 +358,7 @@ describe('a rebuild aside, against the live projection', () => {
       ORDER BY 1`));
   }
 
-  it.each(projections.map((p) => [p.name, p] as const))(
+  it.each(projections)(
     '%s: rebuilt aside in large batches equals projected live in small ones, and event by event, indexes included',
     async (_name, projection) => {
       // As the runner projects: whole events through `applyAll`. A replay's own way (`replay`) is what is held to it.

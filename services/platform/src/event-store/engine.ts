@@ -19,9 +19,9 @@ export const postgresLogReaders: Readonly<Record<LogProcess, readonly string[]>>
     'read-model progress against the log head (read-models/read-model-progress.ts)',
     'slug reservations and address streams carried forward at start (organization/slug-reservation.ts, personal-data/address-streams.ts)',
   ],
-  projector: ['the audit index projection (audit/audit-index.projection.ts)', 'rebuild requests and projection lag (rebuild-requests.ts, telemetry/projection-metrics.ts)'],
-  mailer: ["operators' retry requests, found in the log by type (retry-requests.ts)"],
-  rebuild: ['rebuild progress against the log head (rebuild-requests.ts)'],
+  projector: [],
+  mailer: [],
+  rebuild: [],
   audit: ['hash-chain verification and head export (event-store/hash-chain.ts)'],
 };
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventStoreRefusal, openEventStore, postgresLogReaders, type LogProcess } from './engine.ts';
+import { KurrentEventStore } from './kurrentdb.ts';
 import { PostgresEventStore } from './postgres.ts';
 
 const processes = Object.keys(postgresLogReaders) as LogProcess[];
@@ -15,12 +16,25 @@ describe('choosing the event log', () => {
   });
 
   it('refuses EVENTSTORE_URL in a process that still reads the Postgres log itself, naming the setting and each such part', () => {
-    for (const process of processes) {
+    for (const process of processes.filter((p) => postgresLogReaders[p].length > 0)) {
       const refusal = eventStoreRefusal(onKurrent, process);
       expect(refusal, process).toContain('EVENTSTORE_URL');
       for (const reader of postgresLogReaders[process]) expect(refusal).toContain(reader);
       // Refused before anything connects: no store half-built on a log the process would misread.
       expect(() => openEventStore(onKurrent, process)).toThrow(refusal!);
+    }
+  });
+
+  it('opens KurrentDB for a process that reads the log only through the port', async () => {
+    const onPort = processes.filter((p) => postgresLogReaders[p].length === 0);
+    // The workers: the projector (and its rebuilds) and the mailer read the log through the port alone.
+    expect(onPort).toEqual(expect.arrayContaining(['projector', 'rebuild', 'mailer']));
+    for (const process of onPort) {
+      expect(eventStoreRefusal(onKurrent, process), process).toBeNull();
+      // Nothing connects until the store is first asked something.
+      const store = openEventStore(onKurrent, process);
+      expect(store).toBeInstanceOf(KurrentEventStore);
+      await store.close();
     }
   });
 });

@@ -40,6 +40,13 @@ export interface ReadAllOptions {
   readonly fields?: EventFields;
 }
 
+/** A stretch of the log: the events after `after` up to and including `until`, counted up to `atMost`. */
+export interface EventRange {
+  readonly after: number;
+  readonly until: number;
+  readonly atMost: number;
+}
+
 /**
  * What a reader reads of each event, for one that reads little of it (a replay of the whole log into the
  * audit index): only these top-level fields of its data, of its metadata, or of both (a part left out is
@@ -172,6 +179,13 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<readonly RecordedEvent[]>;
   /** The position of the last event committed. */
   headPosition(): Promise<number>;
+  /**
+   * How many events lie in (after, until], counted no further than `atMost` where counting means reading
+   * them: an answer of `atMost` means "at least that many". What a lag in events is (a projection's
+   * checkpoint against a head read before), where positions are not counts. Needs: positions that count
+   * events (then it is `until - after`, exactly, whatever `atMost`), or a read of the whole log in a range.
+   */
+  countEvents(range: EventRange): Promise<number>;
   /**
    * The id every copy of this log shares, written once when the log was created (caches carry it). Needs:
    * somewhere to keep one value with the log (a table; on KurrentDB, the first event of a stream beside the log's).

@@ -102,7 +102,7 @@ export const COMMIT_LOOKBACK_BYTES = 64 * 1024 * 1024;
 /**
  * Where to read `$all` from to get every event after our position `after`: from the commit position of that
  * event's append when the reader knows it, else from far enough back to hold it. Events at or before `after`
- * come back too and are dropped by `isAfter`.
+ * come back too and are dropped (`isAfter`, `placeInRange`).
  */
 export function readFrom(after: number, knownCommit?: bigint): Position | 'start' {
   if (after <= 0) return 'start';
@@ -112,6 +112,16 @@ export function readFrom(after: number, knownCommit?: bigint): Position | 'start
 
 export function isAfter(position: Position, after: number): boolean {
   return positionOf(position) > after;
+}
+
+/**
+ * Where an event of `$all` lies against a stretch of our positions (after, until]: before it (read back from
+ * a commit position at or before `after`, dropped), in it, or past it (`$all` rises: the reader stops).
+ */
+export function placeInRange(position: Position, range: { readonly after: number; readonly until: number }): 'before' | 'in' | 'past' {
+  const ours = positionOf(position);
+  if (ours <= range.after) return 'before';
+  return ours > range.until ? 'past' : 'in';
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   encodeMetadata,
   expectedStateOf,
   isAfter,
+  placeInRange,
   positionOf,
   readFrom,
   toRecordedEvent,
@@ -163,6 +164,15 @@ describe('positions', () => {
     const after = 1210;
     const returned = [1000n, 1210n, 1433n, 1600n].map((prepare) => ({ commit: prepare === 1600n ? 1600n : 1000n, prepare }));
     expect(returned.filter((p) => isAfter(p, after)).map(positionOf)).toEqual([1433, 1600]);
+  });
+
+  it('places each event a resumed read returns before, in or past a stretch of positions (a lag counted, a range read)', () => {
+    // A checkpoint at the middle event of an append, a head read at the next append's first event.
+    const range = { after: 1210, until: 1600 };
+    const returned = [1000n, 1210n, 1433n, 1600n, 1790n].map((prepare) => ({ commit: prepare < 1600n ? 1000n : 1600n, prepare }));
+    expect(returned.map((p) => placeInRange(p, range))).toEqual(['before', 'before', 'in', 'in', 'past']);
+    // An empty stretch (a projection at the head): nothing is in it.
+    expect(returned.map((p) => placeInRange(p, { after: 1600, until: 1600 }))).not.toContain('in');
   });
 });
 

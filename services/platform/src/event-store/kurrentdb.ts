@@ -16,6 +16,7 @@ import type {
   AppendNotices,
   AppendOptions,
   AppendResult,
+  EventRange,
   EventStore,
   ReadAllOptions,
   RecordedEvent,
@@ -30,7 +31,7 @@ import {
   KurrentNames,
   appendRequestOf,
   classifyFailure,
-  isAfter,
+  placeInRange,
   positionOf,
   readFrom,
   toRecordedEvent,
@@ -249,8 +250,10 @@ export class KurrentEventStore implements EventStore {
       const fromPosition = readFrom(options.after, this.knownCommits.get(options.after));
       for await (const resolved of this.client.readAll({ fromPosition, filter: this.logFilter, requiresLeader: true })) {
         const record = resolved.event as KurrentRecord | undefined;
-        if (!record?.position || !isAfter(record.position, options.after)) continue;
-        if (positionOf(record.position) > until) break;
+        if (!record?.position) continue;
+        const place = placeInRange(record.position, { after: options.after, until });
+        if (place === 'before') continue;
+        if (place === 'past') break;
         const event = toRecordedEvent(this.names, record);
         if (!event) continue;
         this.remember(record.position);
@@ -268,6 +271,28 @@ export class KurrentEventStore implements EventStore {
         if (resolved.event?.position) return positionOf(resolved.event.position);
       }
       return 0;
+    });
+  }
+
+  /**
+   * Positions here are bytes, not counts: the events are read to be counted, and no further than `atMost`
+   * (a lag of millions is not read on every look at it). Nothing of them is decoded.
+   */
+  async countEvents(range: EventRange): Promise<number> {
+    if (range.until <= range.after || range.atMost <= 0) return 0;
+    return this.call(async () => {
+      let count = 0;
+      const fromPosition = readFrom(range.after, this.knownCommits.get(range.after));
+      for await (const resolved of this.client.readAll({ fromPosition, filter: this.logFilter, requiresLeader: true })) {
+        const record = resolved.event as KurrentRecord | undefined;
+        if (!record?.position || this.names.streamIdOf(record.streamId) === null) continue;
+        const place = placeInRange(record.position, range);
+        if (place === 'before') continue;
+        if (place === 'past') break;
+        count += 1;
+        if (count >= range.atMost) break;
+      }
+      return count;
     });
   }
 

@@ -6,6 +6,7 @@ import {
   type AppendOptions,
   type AppendResult,
   type ReadAllOptions,
+  type EventRange,
   type EventStore,
   type RecordedEvent,
   type SnapshotRead,
@@ -155,6 +156,10 @@ export class ProtectedEventStore implements EventStore {
 
   headPosition(): Promise<number> {
     return this.inner.headPosition();
+  }
+
+  countEvents(range: EventRange): Promise<number> {
+    return this.inner.countEvents(range);
   }
 
   logId(): Promise<string> {

@@ -1,5 +1,4 @@
-import type { DatabasePool } from 'slonik';
-import { sql } from '../database/pool.ts';
+import type { EventStore } from '../event-store/event-store.ts';
 import { instruments } from './telemetry.ts';
 
 export interface ObservedProjection {
@@ -8,18 +7,23 @@ export interface ObservedProjection {
   readonly checkpointPosition: number | null;
 }
 
-interface LagRow {
-  readonly name: string;
-  readonly head: number;
-  readonly oldest_unprojected_seconds: number | null;
-}
+/**
+ * How many events of a projection's lag are counted at most where counting reads them (a KurrentDB log): a
+ * projection further behind reports this many, and its lag in seconds tells how far.
+ */
+export const COUNTED_LAG_EVENTS = 10_000;
+
+/** What of the log the lag gauges read: nothing of an event but its position and instant. */
+const POSITION_AND_INSTANT = { data: [], metadata: [] } as const;
 
 /**
  * Each projection this process holds: its checkpoint, how many events of the log it trails, and how long
  * the oldest of them has waited (seconds), read from the log's head on each collection. A standby reports
- * nothing for a projection it does not hold, so a sum over processes counts each projection once.
+ * nothing for a projection it does not hold, so a sum over processes counts each projection once. The log
+ * is read through the port (the stored log: nothing is decrypted), once for the head and once for each
+ * checkpoint the projections held are at.
  */
-export function observeProjections(pool: DatabasePool, runners: readonly ObservedProjection[]): void {
+export function observeProjections(store: Pick<EventStore, 'headPosition' | 'readAll' | 'countEvents'>, runners: readonly ObservedProjection[]): void {
   instruments((meter) => {
     const checkpoint = meter.createObservableGauge('portcullis.projection.checkpoint', { description: 'The log position a projection has applied up to' });
     const lagEvents = meter.createObservableGauge('portcullis.projection.lag.events', { description: 'Events of the log a projection has not applied yet' });
@@ -27,23 +31,26 @@ export function observeProjections(pool: DatabasePool, runners: readonly Observe
       unit: 's',
       description: 'How long the oldest event a projection has not applied has been in the log',
     });
-    // One query per collection serves the three gauges.
+    // One read of the head per collection serves the three gauges.
     meter.addBatchObservableCallback(async (observer) => {
-      const held = runners.filter((runner) => runner.checkpointPosition !== null);
+      const held = runners.flatMap((runner) => (runner.checkpointPosition === null ? [] : [{ name: runner.name, position: runner.checkpointPosition }]));
       if (held.length === 0) return;
-      const rows = (await pool.any(sql.unsafe`
-        SELECT p.name, h.position AS head,
-               (SELECT extract(epoch FROM now() - e.recorded_at) FROM events e WHERE e.position > p.checkpoint ORDER BY e.position LIMIT 1)::float8
-                 AS oldest_unprojected_seconds
-        FROM unnest(${sql.array(held.map((r) => r.name), 'text')}::text[], ${sql.array(held.map((r) => r.checkpointPosition!), 'int8')}::bigint[]) AS p(name, checkpoint),
-             event_log_head h`)) as readonly LagRow[];
-      for (const row of rows) {
-        const position = held.find((runner) => runner.name === row.name)?.checkpointPosition ?? null;
-        if (position === null) continue;
-        const attributes = { projection: row.name };
+      const head = await store.headPosition();
+      // Projections mostly stand at one checkpoint (the head): each position is read once.
+      const lags = new Map<number, Promise<{ events: number; seconds: number }>>();
+      const lagAt = async (position: number): Promise<{ events: number; seconds: number }> => {
+        if (position >= head) return { events: 0, seconds: 0 };
+        const [oldest] = await store.readAll({ after: position, until: head, limit: 1, fields: POSITION_AND_INSTANT });
+        const events = await store.countEvents({ after: position, until: head, atMost: COUNTED_LAG_EVENTS });
+        return { events, seconds: oldest ? Math.max(0, (Date.now() - oldest.recordedAt.getTime()) / 1000) : 0 };
+      };
+      for (const { position } of held) if (!lags.has(position)) lags.set(position, lagAt(position));
+      for (const { name, position } of held) {
+        const lag = await lags.get(position)!;
+        const attributes = { projection: name };
         observer.observe(checkpoint, position, attributes);
-        observer.observe(lagEvents, Math.max(0, Number(row.head) - position), attributes);
-        observer.observe(lagSeconds, row.oldest_unprojected_seconds ?? 0, attributes);
+        observer.observe(lagEvents, lag.events, attributes);
+        observer.observe(lagSeconds, lag.seconds, attributes);
       }
     }, [checkpoint, lagEvents, lagSeconds]);
   })();

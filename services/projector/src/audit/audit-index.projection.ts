@@ -143,18 +143,22 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
   }
 }
 
+/** What the live projection reads of an event beyond its envelope: `auditSubjectsOf`'s ids and `actorOf`'s fields. */
+const PORT_READS = { data: [...USER_FIELDS, 'organizationId'], metadata: ['actor', 'actorId', 'impersonatedBy', 'requestId', 'ipAddress'] } as const;
+
 /**
  * The audit index (`audit_event`, `audit_event_subject`): every event of the log, keyed by what the audit
- * search filters on. Built from every event type: live, a batch is two multi-row INSERTs; a replay's batch
- * is one statement that makes the rows in Postgres (see `replayAll`).
+ * search filters on. Built from every event type: a batch is two multi-row INSERTs, live and in a replay,
+ * which reads through the port only the few fields the rows are made of. This is the index of a log in
+ * another store than the read models (KurrentDB); on a log in their database, `auditIndexProjection`.
  */
-export const auditIndexProjection: PostgresProjection = {
+export const auditIndexProjectionThroughPort: PostgresProjection = {
   name: auditIndexProjectionName,
   // Audit search may trail the log this long; in return a busy log costs it one transaction per interval,
   // not one per request (it indexes every event: each sign-in's would otherwise be a transaction of its own).
   gatherMs: 200,
-  // A replay reads here only each event's client address, the one value Postgres cannot open.
-  replay: { reads: { data: [], metadata: ['ipAddress'] }, applyAll: replayAll },
+  // A few ids of each event and who acted from where: a replay reads (and decrypts) nothing else.
+  reads: PORT_READS,
   tables: ['audit_event', 'audit_event_subject'],
   // It only ever inserts, so a rebuild loads bare tables and indexes them once.
   indexesAfterLoad: [
@@ -174,3 +178,20 @@ export const auditIndexProjection: PostgresProjection = {
     await insertAll(tx, events);
   },
 };
+
+/**
+ * The audit index of a log in the read models' own database (Postgres): live as above, but a replay's batch
+ * is one statement that makes the rows in Postgres from the log's table (see `replayAll`), a quarter faster
+ * on a million events than making them here. That table is the log only there: on any other store the
+ * replay reads through the port (`auditIndexProjectionFor`).
+ */
+export const auditIndexProjection: PostgresProjection = {
+  ...auditIndexProjectionThroughPort,
+  // A replay reads here only each event's client address, the one value Postgres cannot open.
+  replay: { reads: { data: [], metadata: ['ipAddress'] }, applyAll: replayAll },
+};
+
+/** The audit index for where the log is: in the read models' database (no EVENTSTORE_URL), or elsewhere. */
+export function auditIndexProjectionFor(log: { readonly eventStoreUrl: string | null }): PostgresProjection {
+  return log.eventStoreUrl === null ? auditIndexProjection : auditIndexProjectionThroughPort;
+}
