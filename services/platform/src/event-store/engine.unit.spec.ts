@@ -23,4 +23,10 @@ describe('choosing the event log', () => {
       expect(() => openEventStore(onKurrent, process)).toThrow(refusal!);
     }
   });
+
+  it("keeps the api on Postgres for its audit trail alone: progress, start-up upgrades, the console's views read through the port", () => {
+    const refusal = eventStoreRefusal(onKurrent, 'api')!;
+    expect(refusal).toContain('audit');
+    for (const moved of ['read-model-progress', 'slug-reservation', 'address-streams', 'ops/', 'console/']) expect(refusal).not.toContain(moved);
+  });
 });
