@@ -74,6 +74,20 @@ export function eventStoreContract(
         expect(await store.readStream(newStreamId('missing'))).toEqual({ version: 0, events: [] });
       });
 
+      it('reads only the first `limit` events of a stream when asked, its version then the last one read', async () => {
+        const streamId = newStreamId('opening');
+        const events = [testEvent({ n: 1 }), testEvent({ n: 2 }), testEvent({ n: 3 })];
+        await store.append([{ streamId, expectedVersion: 'no_stream', events }]);
+
+        const opening = await store.readStream(streamId, { limit: 1 });
+        expect(opening.version).toBe(1);
+        expect(opening.events.map(stored)).toEqual([{ ...events[0]!, streamId }]);
+        expect((await store.readStream(streamId, { limit: 2 })).events.map((e) => e.streamVersion)).toEqual([1, 2]);
+        expect(await store.readStream(streamId, { limit: 10 })).toEqual(await store.readStream(streamId));
+        expect(await store.readStream(streamId, { limit: 0 })).toEqual({ version: 0, events: [] });
+        expect(await store.readStream(newStreamId('missing'), { limit: 1 })).toEqual({ version: 0, events: [] });
+      });
+
       it('reads several streams in one call, each as it reads alone', async () => {
         const [a, b, missing] = [newStreamId('many-a'), newStreamId('many-b'), newStreamId('many-missing')];
         await store.append([{ streamId: a, expectedVersion: 'no_stream', events: [testEvent({ n: 1 }), testEvent({ n: 2 })] }]);
@@ -417,6 +431,21 @@ export function eventStoreContract(
         const capped = await store.countEvents({ after: 0, until: head, atMost: 3 });
         expect(capped).toBeGreaterThanOrEqual(3);
         expect(capped).toBeLessThanOrEqual(6);
+      });
+
+      it('finds an event by its id, in any case, as the log reads it; null for an id it does not hold or no uuid', async () => {
+        const streamId = newStreamId('by-id');
+        const events = [testEvent({ n: 1 }), testEvent({ n: 2 }), testEvent({ n: 3 })];
+        const ids = events.map((e) => e.eventId);
+        await store.append([{ streamId, expectedVersion: 'no_stream', events }]);
+        await store.append([{ streamId: newStreamId('later'), expectedVersion: 'no_stream', events: [testEvent()] }]);
+        const all = await readEverything(store);
+
+        for (const id of [ids[0]!, ids[1]!.toUpperCase()]) {
+          expect(await store.eventById(id)).toEqual(all.find((e) => e.eventId === id.toLowerCase()));
+        }
+        expect(await store.eventById(randomUUID())).toBeNull();
+        expect(await store.eventById('not-a-uuid')).toBeNull();
       });
 
       it.runIf(gapFree)('leaves no gap in positions where appends rolled back', async () => {

@@ -1,7 +1,6 @@
 import { DomainError, streams, type OpsLookupAnswer, type OpsLookupMatch } from '@portcullis/contracts';
-import { sql } from '@portcullis/platform';
+import { sql, type RecordedEvent } from '@portcullis/platform';
 import type { ConsolePorts } from './ports.ts';
-import { isoTime } from '../read-model.ts';
 import { refOf, userJoin, userRefColumns } from './user-ref.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,7 +12,8 @@ type Finder = (ctx: ConsolePorts, id: string) => Promise<OpsLookupMatch[]>;
 
 /** The first event of a stream, where the log has one: what names an object gone from the read models. */
 async function streamOpening(ctx: ConsolePorts, streamId: string): Promise<{ readonly data: Row } | null> {
-  return (await ctx.pool.maybeOne(sql.unsafe`SELECT data FROM events WHERE stream_id = ${streamId} AND stream_version = 1`)) as { data: Row } | null;
+  const [opening] = (await ctx.store.readStream(streamId, { limit: 1 })).events;
+  return opening ? { data: opening.data as Row } : null;
 }
 
 const findUser: Finder = async (ctx, id) => {
@@ -70,15 +70,18 @@ const findMailJob: Finder = async (ctx, id) => {
   return [{ kind: 'mail-job', id, mailKind: row.kind, status: row.status, user: row.user_id === null || row.user_id === '' ? null : refOf(row, 'u', row.user_id) }];
 };
 
+/** An event by its id or its position, through the port (the log may be on KurrentDB). */
 const findEvent: Finder = async (ctx, id) => {
-  const where = UUID.test(id) ? sql.fragment`event_id = ${id}::uuid` : POSITION.test(id) ? sql.fragment`position = ${id}::bigint` : null;
-  if (where === null) return [];
-  const row = (await ctx.pool.maybeOne(sql.unsafe`SELECT position, event_id, stream_id, type, recorded_at FROM events WHERE ${where}`)) as
-    | { position: number | string; event_id: string; stream_id: string; type: string; recorded_at: number }
-    | null;
-  if (!row) return [];
-  return [{ kind: 'event', id: row.event_id, position: Number(row.position), streamId: row.stream_id, type: row.type, recordedAt: isoTime(row.recorded_at) }];
+  const event = UUID.test(id) ? await ctx.store.eventById(id) : POSITION.test(id) ? await eventAt(ctx, Number(id)) : null;
+  if (!event) return [];
+  return [{ kind: 'event', id: event.eventId, position: event.position, streamId: event.streamId, type: event.type, recordedAt: event.recordedAt.toISOString() }];
 };
+
+async function eventAt(ctx: ConsolePorts, position: number): Promise<RecordedEvent | null> {
+  if (position < 1) return null;
+  const [event] = await ctx.store.readAll({ after: position - 1, limit: 1, fields: { data: [], metadata: [] } });
+  return event?.position === position ? event : null;
+}
 
 const finders: readonly Finder[] = [findUser, findSession, findOrganization, findInvitation, findTeam, findMailJob, findEvent];
 

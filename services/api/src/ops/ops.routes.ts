@@ -45,14 +45,15 @@ export function healthRoutes(ctx: OpsPorts) {
     route(app, endpoints.readyz, async (_request, reply) => {
       const checks: Record<string, { ok: boolean; degraded?: boolean; detail?: string }> = {};
       try {
-        const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));
-        checks.postgres = { ok: true };
         const readModels = ctx.progress.readModels;
+        // Side by side: the log's head (in Postgres or KurrentDB) and the read models' checkpoints (in Postgres).
+        const [head, known] = await Promise.all([
+          ctx.store.headPosition(),
+          ctx.pool.oneFirst(sql.unsafe`
+            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...readModels], 'text')})`).then(Number),
+        ]);
+        checks.postgres = { ok: true };
         const lag = head - ctx.progress.caughtUpTo;
-        const known = Number(
-          await ctx.pool.oneFirst(sql.unsafe`
-            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...readModels], 'text')})`),
-        );
         // The Redis cache keeps its checkpoint in Redis; the others have a row each.
         const started = known >= readModels.filter((name) => name !== projectionNames.sessionCache).length;
         checks.projections = { ok: started && lag <= READY_MAX_LAG, detail: started ? `lag ${lag}` : 'not started' };

@@ -6,6 +6,7 @@ import type { Telemetry } from '@portcullis/platform/telemetry/telemetry';
 import { registeredProcesses } from '@portcullis/platform/telemetry/process-registry';
 import type { OpsPorts } from './ports.ts';
 import type { OverviewSeries } from './overview-series.ts';
+import { secondsWaitingAfter } from './unapplied-age.ts';
 
 /** Another process' /metrics gets this long; a process that does not answer in time shows without figures. */
 const SCRAPE_TIMEOUT_MS = 1500;
@@ -62,14 +63,23 @@ export function overviewBuilder(ctx: OpsPorts, telemetry: Telemetry, series: Ove
     return count;
   }
 
+  /** Each stored checkpoint with how long the event after it has waited (from the log, through the port). */
+  async function storedCheckpoints(head: number): Promise<readonly ProjectionRow[]> {
+    const rows = (await ctx.pool.any(sql.unsafe`SELECT name, position FROM projection_checkpoints ORDER BY name`)) as readonly { name: string; position: number | string }[];
+    const waiting = await secondsWaitingAfter(ctx.store, rows.map((row) => Number(row.position)), head).catch(() => new Map<number, number>());
+    return rows.map((row) => ({ name: row.name, position: Number(row.position), oldest_unprojected_seconds: waiting.get(Number(row.position)) ?? null }));
+  }
+
   return async function overview(): Promise<OpsOverview> {
-    const [minuteSeries, postgres, redis, processes] = await Promise.all([
+    const [minuteSeries, postgres, logHead, redis, processes] = await Promise.all([
       series.series(),
-      timed(async () => Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`))),
+      timed(() => ctx.pool.oneFirst(sql.unsafe`SELECT 1`)),
+      // Where the log is away, every projection shows as caught up to nothing rather than the page failing.
+      ctx.store.headPosition().catch(() => 0),
       ctx.cache ? timed(() => ctx.cache!.redis.ping()) : Promise.resolve(null),
       registeredProcesses(ctx.pool).catch(() => []),
     ]);
-    const head = postgres.ok ? postgres.value : 0;
+    const head = postgres.ok ? logHead : 0;
     const self = instanceId();
     // This process reads its own figures; other api processes' /metrics want the server key, when there is one.
     const apiKey = ctx.config.serverApiKey;
@@ -84,11 +94,7 @@ export function overviewBuilder(ctx: OpsPorts, telemetry: Telemetry, series: Ove
 
     const [projectionRows, mail, mailMinutes, sessions] = postgres.ok
       ? await Promise.all([
-          ctx.pool.any(sql.unsafe`
-            SELECT c.name, c.position,
-                   (SELECT extract(epoch FROM now() - e.recorded_at) FROM events e WHERE e.position > c.position ORDER BY e.position LIMIT 1)::float8
-                     AS oldest_unprojected_seconds
-            FROM projection_checkpoints c ORDER BY c.name`) as Promise<readonly ProjectionRow[]>,
+          storedCheckpoints(head),
           ctx.pool.one(sql.unsafe`
             SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'sent')::int AS sent,
                    count(*) FILTER (WHERE status = 'dead')::int AS dead,

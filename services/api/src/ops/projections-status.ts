@@ -7,10 +7,11 @@ import {
   type ProjectionStatus,
 } from '@portcullis/contracts';
 import { parseCacheCheckpoint, parsePointer, projectionLockKey, sql } from '@portcullis/platform';
-import type { ConfigPort, PoolPort, SessionCachePort } from '../ports.ts';
+import type { ConfigPort, PoolPort, SessionCachePort, StorePort } from '../ports.ts';
 import { latestRebuilds } from './projections-rebuild.ts';
+import { secondsWaitingAfter } from './unapplied-age.ts';
 
-export type ProjectionStatusPorts = ConfigPort & PoolPort & SessionCachePort;
+export type ProjectionStatusPorts = ConfigPort & PoolPort & StorePort & SessionCachePort;
 
 /** A shadow's checkpoint row while a rebuild runs (see PostgresProjectionTarget): not a projection of its own. */
 const SHADOW_SUFFIX = '~shadow';
@@ -84,24 +85,19 @@ async function holders(ctx: ProjectionStatusPorts, names: readonly string[]): Pr
   );
 }
 
-/** Seconds since the oldest event a projection has not applied: the event right after its checkpoint. */
+/** Seconds since the oldest event each projection has not applied: the event right after its checkpoint. */
 async function lagSeconds(ctx: ProjectionStatusPorts, checkpoints: ReadonlyMap<string, number>, head: number): Promise<Map<string, number>> {
-  const behind = [...new Set([...checkpoints.values()].filter((position) => position < head))];
-  if (behind.length === 0) return new Map();
-  const rows = (await ctx.pool.any(sql.unsafe`
-    SELECT position::text AS position, extract(epoch FROM now() - recorded_at)::float8 AS age
-    FROM events WHERE position = ANY(${sql.array(behind.map((p) => p + 1), 'int8')})`)) as readonly { position: string; age: number }[];
-  const ageAt = new Map(rows.map((row) => [Number(row.position) - 1, Math.max(0, row.age)]));
+  const waiting = await secondsWaitingAfter(ctx.store, checkpoints.values(), head);
   const lag = new Map<string, number>();
   for (const [name, position] of checkpoints) {
-    const age = ageAt.get(position);
+    const age = waiting.get(position);
     if (age !== undefined) lag.set(name, Math.round(age * 1000) / 1000);
   }
   return lag;
 }
 
 export async function projectionStatuses(ctx: ProjectionStatusPorts): Promise<{ head: number; projections: ProjectionStatus[] }> {
-  const head = Number(await ctx.pool.oneFirst(sql.unsafe`SELECT position FROM event_log_head`));
+  const head = await ctx.store.headPosition();
   const rows = (await ctx.pool.any(sql.unsafe`
     SELECT name, position::text AS position, updated_at FROM projection_checkpoints`)) as readonly CheckpointRow[];
   const stored = new Map(rows.filter((row) => !row.name.endsWith(SHADOW_SUFFIX)).map((row) => [row.name, row]));

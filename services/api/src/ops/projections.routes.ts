@@ -30,7 +30,7 @@ export function projectionRoutes(ctx: OpsPorts & SessionPorts) {
       // The erasure projection and the mail followers own no read model: replaying them redoes side effects.
       if (!rebuildableProjectionNames.has(name)) throw new DomainError('PROJECTION_CANNOT_BE_REBUILT');
       reply.header('cache-control', 'no-store');
-      return requestRebuild(ctx.pool, name, await operatorIdOf(ctx, request, reply));
+      return requestRebuild(ctx, name, await operatorIdOf(ctx, request, reply));
     });
 
     route(app, endpoints.projectionRebuild, async (request, reply) => {

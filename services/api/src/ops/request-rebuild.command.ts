@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PROJECTION_REBUILD_CHANNEL, type ProjectionRebuild } from '@portcullis/contracts';
-import { sql, type DatabasePool } from '@portcullis/platform';
+import { sql, type DatabasePool, type EventStore } from '@portcullis/platform';
 import { REBUILD_COLUMNS, rebuildOf, type RebuildRow } from './projections-rebuild.ts';
 
 /**
@@ -9,7 +9,7 @@ import { REBUILD_COLUMNS, rebuildOf, type RebuildRow } from './projections-rebui
  * keeps even between two api processes: a second request answers the first.
  */
 export async function requestRebuild(
-  pool: DatabasePool,
+  { pool, store }: { readonly pool: DatabasePool; readonly store: Pick<EventStore, 'headPosition'> },
   projection: string,
   requestedBy: string | null,
 ): Promise<{ rebuild: ProjectionRebuild; started: boolean }> {
@@ -21,9 +21,11 @@ export async function requestRebuild(
   for (;;) {
     const existing = await underWay();
     if (existing) return { rebuild: existing, started: false };
+    // The head the request is shown against until a projector claims it (the projector sets its own).
+    const head = await store.headPosition();
     const row = (await pool.maybeOne(sql.unsafe`
       INSERT INTO projection_rebuilds (id, projection, requested_by, head)
-      VALUES (${randomUUID()}, ${projection}, ${requestedBy}, (SELECT position FROM event_log_head))
+      VALUES (${randomUUID()}, ${projection}, ${requestedBy}, ${head})
       ON CONFLICT (projection) WHERE status IN ('requested', 'running') DO NOTHING
       RETURNING ${REBUILD_COLUMNS}`)) as RebuildRow | null;
     // Another request got in between: answer that one (unless it already ended, then try again).

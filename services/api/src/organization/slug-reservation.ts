@@ -1,5 +1,15 @@
 import { normalizeSlug, OrganizationSlugReserved, streams } from '@portcullis/contracts';
-import { eventMetadataOf, loadStream, sql, systemRequest, WrongExpectedVersionError, type DatabasePool, type EventStore, type UnitOfWork } from '@portcullis/platform';
+import {
+  eventMetadataOf,
+  loadStream,
+  sql,
+  streamsWithEventsOf,
+  systemRequest,
+  WrongExpectedVersionError,
+  type DatabasePool,
+  type EventStore,
+  type UnitOfWork,
+} from '@portcullis/platform';
 import type { OrganizationPorts } from './ports.ts';
 import { decideSlugClaim, decideSlugRelease, slugReservationModel, type ClaimSlug } from './organization.decider.ts';
 
@@ -40,8 +50,8 @@ const SLUG_STREAM_PREFIX = streams.organizationSlug('');
  */
 export async function carrySlugReservationsForward(store: EventStore, pool: DatabasePool): Promise<number> {
   if (await pool.maybeOneFirst(sql.unsafe`SELECT 1 FROM log_upgrade WHERE name = ${UPGRADE}`)) return 0;
-  const ids = (await pool.anyFirst(sql.unsafe`
-    SELECT DISTINCT stream_id FROM events WHERE type = 'organization.slug_reserved.v1' ORDER BY stream_id`)) as readonly string[];
+  // Sorted by id, so every api process carries two look-alikes in the same order.
+  const ids = (await streamsWithEventsOf(store, [OrganizationSlugReserved.type])).sort();
   let carried = 0;
   for (const id of ids) {
     const slug = id.slice(SLUG_STREAM_PREFIX.length);

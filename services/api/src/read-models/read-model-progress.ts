@@ -256,15 +256,18 @@ export class ReadModelProgress {
     if (this.closed) return;
     // Taken before the read: everything acknowledged before this moment is at or below the head it returns.
     const at = this.now();
-    const row = (await this.options.pool.one(sql.unsafe`
-      SELECT (SELECT position FROM event_log_head) AS head,
-             (SELECT coalesce(json_object_agg(name, position), '{}'::json) FROM projection_checkpoints) AS checkpoints`)) as {
-      head: number | string;
-      checkpoints: Record<string, number | string>;
-    };
-    for (const [name, position] of Object.entries(row.checkpoints)) this.advance(name, Number(position));
+    // The head from the log, the checkpoints from the read models' database: side by side, so a poll waits
+    // for the slower of the two reads, not for both. Which of them is read first does not matter: a head
+    // counts from `at` on, and a checkpoint read later is only further on.
+    const [head, checkpoints] = await Promise.all([
+      this.options.store.headPosition(),
+      this.options.pool.oneFirst(sql.unsafe`SELECT coalesce(json_object_agg(name, position), '{}'::json) FROM projection_checkpoints`) as Promise<
+        Record<string, number | string>
+      >,
+    ]);
+    for (const [name, position] of Object.entries(checkpoints)) this.advance(name, Number(position));
     if (this.options.redis) await this.pollRedis(this.options.redis);
-    this.trust.sampleHead(at, Number(row.head));
+    this.trust.sampleHead(at, head);
     this.updateTrust();
   }
 

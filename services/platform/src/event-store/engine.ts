@@ -15,9 +15,6 @@ export const postgresLogReaders: Readonly<Record<LogProcess, readonly string[]>>
   api: [
     'the audit trail, its search, security view and time travel (audit/*)',
     'hash-chain verification and head export (audit/chain-verification.ts)',
-    'the console overview, id lookup and projection status (ops/, console/)',
-    'read-model progress against the log head (read-models/read-model-progress.ts)',
-    'slug reservations and address streams carried forward at start (organization/slug-reservation.ts, personal-data/address-streams.ts)',
   ],
   projector: [],
   mailer: [],

@@ -37,4 +37,10 @@ describe('choosing the event log', () => {
       await store.close();
     }
   });
+
+  it("keeps the api on Postgres for its audit trail alone: progress, start-up upgrades, the console's views read through the port", () => {
+    const refusal = eventStoreRefusal(onKurrent, 'api')!;
+    expect(refusal).toContain('audit');
+    for (const moved of ['read-model-progress', 'slug-reservation', 'address-streams', 'ops/', 'console/']) expect(refusal).not.toContain(moved);
+  });
 });

@@ -92,6 +92,11 @@ export interface AppendResult {
   readonly versions: Readonly<Record<string, number>>;
 }
 
+/** How much of a stream to read: its first `limit` events (absent: all of them). */
+export interface StreamReadOptions {
+  readonly limit?: number;
+}
+
 export interface StreamRead {
   readonly version: number;
   readonly events: readonly RecordedEvent[];
@@ -154,8 +159,12 @@ export interface EventStore {
    * one). Event ids are unique: an append repeating a stored id is refused, so a retry never doubles.
    */
   append(writes: readonly StreamWrite[], options?: AppendOptions): Promise<AppendResult>;
-  /** One stream, whole, in order, with its version. Needs: a read of a stream by name from its start. */
-  readStream(streamId: string): Promise<StreamRead>;
+  /**
+   * One stream, whole, in order, with its version; with a `limit`, only its first events, `version` then the
+   * last one's (what names an object: a stream's opening event). Needs: a read of a stream by name from its
+   * start, of at most a count.
+   */
+  readStream(streamId: string, options?: StreamReadOptions): Promise<StreamRead>;
   /** Several streams in one read, each as `readStream` would answer it (a missing one is version 0). */
   readStreams(streamIds: readonly string[]): Promise<ReadonlyMap<string, StreamRead>>;
   /**
@@ -196,6 +205,13 @@ export interface EventStore {
    * (a cache built from a later history than a restored backup). Needs: a read of one event by position.
    */
   eventIdAt(position: number): Promise<string | null>;
+  /**
+   * The event of this id, or null where the log has none (an id pasted from a log line into the console).
+   * Needs: a read of one event by its id. Postgres has an index on it; KurrentDB has none, so it reads `$all`
+   * backwards from the head until it meets the id: recent events, which log lines name, are found soon, but
+   * an id the log does not hold costs a read of the whole log.
+   */
+  eventById(eventId: string): Promise<RecordedEvent | null>;
   /**
    * A counter that moves on every append this process hears of. Read it before reading the log, then
    * `waitForAppend(generation, …)` returns at once if an append came in between, so no wake-up is missed.

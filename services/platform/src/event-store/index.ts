@@ -3,3 +3,4 @@ export { PostgresEventStore } from './postgres.ts';
 export * from './hash-chain.ts';
 export { KurrentEventStore, type KurrentEventStoreOptions } from './kurrentdb.ts';
 export * from './engine.ts';
+export { streamsWithEventsOf } from './streams-of-types.ts';

@@ -197,6 +197,17 @@ function parseJson(text: string): unknown {
   }
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * An event id as the ids KurrentDB hands back compare with it: event ids are uuids, which the server keeps as
+ * 128-bit values and spells in lower case, while one pasted by an operator may be in any case. Null for what
+ * is no uuid, which names no event.
+ */
+export function eventIdKey(id: string): string | null {
+  return UUID.test(id) ? id.toLowerCase() : null;
+}
+
 /** What the adapter reads of a KurrentDB event (the client's recorded event, narrowed to what we map). */
 export interface KurrentRecord {
   readonly streamId: string;

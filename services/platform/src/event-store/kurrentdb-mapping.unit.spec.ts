@@ -18,6 +18,7 @@ import {
   classifyFailure,
   decodeMetadata,
   encodeMetadata,
+  eventIdKey,
   expectedStateOf,
   isAfter,
   placeInRange,
@@ -243,6 +244,15 @@ describe('recorded events', () => {
     expect(toRecordedEvent(names, { ...record, streamId: '$scavenges' })).toBeNull();
     expect(() => toRecordedEvent(names, { ...record, isJson: false })).toThrow(/not JSON/);
     expect(() => toRecordedEvent(names, { ...record, position: undefined })).toThrow(/position/);
+  });
+});
+
+describe('event ids', () => {
+  it('compares a pasted id with the lower-case ids the server hands back, and names nothing by what is no uuid', () => {
+    const id = '0e2c63b4-0f1b-4e2f-9d0b-5ac1e5b1a001';
+    expect(eventIdKey(id)).toBe(id);
+    expect(eventIdKey(id.toUpperCase())).toBe(id);
+    for (const notAnId of ['', '42', 'user-42', `${id}0`, ` ${id}`]) expect(eventIdKey(notAnId)).toBeNull();
   });
 });
 

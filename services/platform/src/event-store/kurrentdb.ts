@@ -23,6 +23,7 @@ import type {
   SnapshotRead,
   SnapshotReadRequest,
   StreamRead,
+  StreamReadOptions,
   StreamWrite,
   SubscribeOptions,
   Subscription,
@@ -31,6 +32,7 @@ import {
   KurrentNames,
   appendRequestOf,
   classifyFailure,
+  eventIdKey,
   placeInRange,
   positionOf,
   readFrom,
@@ -213,8 +215,10 @@ export class KurrentEventStore implements EventStore {
     return event;
   }
 
-  async readStream(streamId: string): Promise<StreamRead> {
-    const read = await this.readFromVersion(streamId, 0);
+  async readStream(streamId: string, options: StreamReadOptions = {}): Promise<StreamRead> {
+    // A limit of 0 is no events (the client takes a missing count as all of them).
+    if (options.limit !== undefined && options.limit < 1) return { version: 0, events: [] };
+    const read = await this.readFromVersion(streamId, 0, options.limit === undefined ? undefined : Math.floor(options.limit));
     return read.events.length === 0 ? { version: 0, events: [] } : read;
   }
 
@@ -321,6 +325,20 @@ export class KurrentEventStore implements EventStore {
     if (position <= 0) return null;
     const [event] = await this.readAll({ after: position - 1, limit: 1 });
     return event?.position === position ? event.eventId : null;
+  }
+
+  /** KurrentDB keeps no index by event id: `$all` read backwards, newest first, until the id comes. */
+  async eventById(eventId: string): Promise<RecordedEvent | null> {
+    const wanted = eventIdKey(eventId);
+    if (wanted === null) return null;
+    return this.call(async () => {
+      for await (const resolved of this.client.readAll({ fromPosition: END, direction: BACKWARDS, filter: this.logFilter, requiresLeader: true })) {
+        const record = resolved.event as KurrentRecord | undefined;
+        if (!record || eventIdKey(record.id) !== wanted) continue;
+        return toRecordedEvent(this.names, record);
+      }
+      return null;
+    });
   }
 
   appendGeneration(): number {

@@ -17,6 +17,7 @@ import {
   type SnapshotRead,
   type SnapshotReadRequest,
   type StreamRead,
+  type StreamReadOptions,
   type StreamWrite,
   type SubscribeOptions,
   type Subscription,
@@ -35,6 +36,9 @@ function wrongVersionOf(error: unknown): { streamId: string; actual: number } | 
   }
   return null;
 }
+
+/** What `event_id` holds: anything else names no event (and would fail the cast to uuid). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const EVENT_COLUMNS = 'position, event_id, stream_id, stream_version, type, data, metadata, recorded_at';
 
@@ -118,6 +122,10 @@ const STATEMENTS = {
     name: 'portcullis_read_stream',
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version`,
   },
+  readStreamOpening: {
+    name: 'portcullis_read_stream_opening',
+    text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version LIMIT $2`,
+  },
   readStreams: {
     name: 'portcullis_read_streams',
     text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_version`,
@@ -149,6 +157,7 @@ const STATEMENTS = {
            WHERE snapshots.version <= excluded.version`,
   },
   eventIdAt: { name: 'portcullis_event_id_at', text: 'SELECT event_id FROM events WHERE position = $1' },
+  eventById: { name: 'portcullis_event_by_id', text: `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = $1::uuid` },
 } as const;
 
 export interface PostgresEventStoreOptions {
@@ -252,8 +261,12 @@ export class PostgresEventStore implements EventStore {
     return result;
   }
 
-  async readStream(streamId: string): Promise<StreamRead> {
-    const events = (await this.rows<EventRow>(STATEMENTS.readStream, [streamId])).map((row) => toRecordedEvent(row));
+  async readStream(streamId: string, options: StreamReadOptions = {}): Promise<StreamRead> {
+    // A statement of its own for a limited read, so the whole read's plan is never made for a limit.
+    const rows = options.limit === undefined
+      ? await this.rows<EventRow>(STATEMENTS.readStream, [streamId])
+      : await this.rows<EventRow>(STATEMENTS.readStreamOpening, [streamId, Math.max(0, Math.floor(options.limit))]);
+    const events = rows.map((row) => toRecordedEvent(row));
     return { version: events.at(-1)?.streamVersion ?? 0, events };
   }
 
@@ -339,6 +352,12 @@ export class PostgresEventStore implements EventStore {
   async eventIdAt(position: number): Promise<string | null> {
     const [row] = await this.rows<{ event_id: string }>(STATEMENTS.eventIdAt, [position]);
     return row?.event_id ?? null;
+  }
+
+  async eventById(eventId: string): Promise<RecordedEvent | null> {
+    if (!UUID.test(eventId)) return null;
+    const [row] = await this.rows<EventRow>(STATEMENTS.eventById, [eventId]);
+    return row ? toRecordedEvent(row) : null;
   }
 
   appendGeneration(): number {

@@ -12,6 +12,7 @@ import {
   type SnapshotRead,
   type SnapshotReadRequest,
   type StreamRead,
+  type StreamReadOptions,
   type StreamWrite,
   type SubscribeOptions,
   type Subscription,
@@ -84,8 +85,8 @@ export class ProtectedEventStore implements EventStore {
     return { position: result.position, versions: Object.fromEntries(Object.entries(result.versions).map(([id, v]) => [names.get(id) ?? id, v])) };
   }
 
-  async readStream(streamId: string): Promise<StreamRead> {
-    const [read] = await this.asAsked([[streamId, await this.inner.readStream(this.stored(streamId))]]);
+  async readStream(streamId: string, options?: StreamReadOptions): Promise<StreamRead> {
+    const [read] = await this.asAsked([[streamId, await this.inner.readStream(this.stored(streamId), options)]]);
     return read!;
   }
 
@@ -168,6 +169,14 @@ export class ProtectedEventStore implements EventStore {
 
   eventIdAt(position: number): Promise<string | null> {
     return this.inner.eventIdAt(position);
+  }
+
+  /** Decrypted as any read; its stream id is the stored one, as `readAll` gives it. */
+  async eventById(eventId: string): Promise<RecordedEvent | null> {
+    const event = await this.inner.eventById(eventId);
+    if (!event) return null;
+    const [decoded] = await this.personalData.decode([event]);
+    return decoded!;
   }
 
   appendGeneration(): number {

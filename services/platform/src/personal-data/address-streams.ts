@@ -1,6 +1,14 @@
 import { addressInStreamId } from '@portcullis/contracts';
 import { sql, type DatabasePool } from '../database/pool.ts';
 import { WrongExpectedVersionError, type EventStore } from '../event-store/event-store.ts';
+import { streamsWithEventsOf } from '../event-store/streams-of-types.ts';
+
+/**
+ * What opens every reservation stream: a stream of either is written only by claiming its address, so the
+ * streams holding one of these are all there are.
+ */
+const RESERVATIONS = ['email.reserved.v1', 'username.reserved.v1'] as const;
+const RESERVATION_PREFIXES = ['email-', 'username-'] as const;
 
 const UPGRADE = 'address-streams-keyed';
 
@@ -14,8 +22,7 @@ const UPGRADE = 'address-streams-keyed';
  */
 export async function carryAddressStreamsForward(stores: { readonly stored: EventStore; readonly protected: EventStore }, pool: DatabasePool): Promise<number> {
   if (await pool.maybeOneFirst(sql.unsafe`SELECT 1 FROM log_upgrade WHERE name = ${UPGRADE}`)) return 0;
-  const ids = (await pool.anyFirst(sql.unsafe`
-    SELECT DISTINCT stream_id FROM events WHERE stream_id LIKE 'email-%' OR stream_id LIKE 'username-%'`)) as readonly string[];
+  const ids = (await streamsWithEventsOf(stores.stored, RESERVATIONS)).filter((id) => RESERVATION_PREFIXES.some((prefix) => id.startsWith(prefix)));
   let carried = 0;
   for (const id of ids) {
     if (addressInStreamId(id) === null) continue;
