@@ -176,12 +176,14 @@ export class ReadModelProgress {
     if (settlement === 'revocation') {
       // Past `maxLagMs` after the append, no api process believes a read model that has not applied it.
       const bound = this.now() + this.options.maxLagMs + 1;
+      const held = projections.includes(projectionNames.sessionCache) ? this.held : null;
+      held?.announce(position);
       const applied = await this.waitFor(position, projections, this.options.maxLagMs + 1);
       if (!applied) {
         this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
         return;
       }
-      if (this.held && projections.includes(projectionNames.sessionCache) && !(await this.held.heardEverywhere(position, bound))) {
+      if (held && !(await held.heardEverywhere(position, bound))) {
         this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
       }
       return;
