@@ -178,14 +178,14 @@ export class ReadModelProgress {
       const bound = this.now() + this.options.maxLagMs + 1;
       const held = projections.includes(projectionNames.sessionCache) ? this.held : null;
       held?.announce(position);
-      const applied = await this.waitFor(position, projections, this.options.maxLagMs + 1);
-      if (!applied) {
-        this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
-        return;
-      }
-      if (held && !(await held.heardEverywhere(position, bound))) {
-        this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
-      }
+      // The processes holding sessions are asked once the session cache has it, while the other read models
+      // (the session table) may still be applying it: the answer waits for the later of the two, not both in turn.
+      const heardByHolders = held
+        ? this.waitFor(position, [projectionNames.sessionCache], this.options.maxLagMs + 1).then((cached) => cached && held.heardEverywhere(position, bound))
+        : Promise.resolve(true);
+      const [applied, heard] = await Promise.all([this.waitFor(position, projections, this.options.maxLagMs + 1), heardByHolders]);
+      if (!applied) this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
+      else if (!heard) this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
       return;
     }
     if (!(await this.waitFor(position, projections))) {
