@@ -14,7 +14,7 @@ import { deleteKeysWithPrefix } from '../lib/redis-keys.ts';
 import type { Teardown } from '../lib/teardown.ts';
 import { settings } from '../settings.ts';
 import { reportChildLogs } from '../writes/write-bench.ts';
-import { replicasReport, type EndingSeen, type Takeover } from './replicas-report.ts';
+import { ENDING_WATCH_INTERVAL_MS, replicasReport, type EndingSeen, type Takeover } from './replicas-report.ts';
 
 const ENDING_WATCH_LIMIT_MS = 10_000;
 const PROXY_ENTRY = 'bench/src/replicas/proxy-process.ts';
@@ -145,7 +145,8 @@ async function getSessionsServed(apiUrl: string, operator: Record<string, string
 
 /**
  * Each token held by both apis (a get-session on each first), then signed out through the proxy (the apis
- * take the sign-outs in turn) while both are asked for it back to back, until both answer null.
+ * take the sign-outs in turn) while both are asked for it every `ENDING_WATCH_INTERVAL_MS`, until both
+ * answer null.
  */
 async function watchEndings(proxied: HttpTarget, apis: readonly HttpTarget[], tokens: readonly string[]): Promise<EndingSeen[]> {
   log(`replicas: ${tokens.length} sign-outs through the proxy, each watched on both apis`);
@@ -170,9 +171,12 @@ async function watchEndings(proxied: HttpTarget, apis: readonly HttpTarget[], to
     const visibleMs = await Promise.all(
       onEach.map(async (session) => {
         while (performance.now() - sent < ENDING_WATCH_LIMIT_MS) {
+          const asked = performance.now();
           const answeredBeforeAsking = answeredAt !== null;
           if (!(await answersSession(session))) return performance.now() - sent;
           if (answeredBeforeAsking) staleAnswers += 1;
+          const pause = asked + ENDING_WATCH_INTERVAL_MS - performance.now();
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
         }
         return Number.NaN;
       }),

@@ -4,7 +4,10 @@ import type { ReplicaFigures } from './replicas-bench.ts';
 
 /** One sign-out through the proxy, as both apis saw it. */
 export interface EndingSeen {
-  /** From sending the sign-out until the last of the apis first answered the token with null. */
+  /**
+   * From sending the sign-out until the last of the apis first answered the token with null: the sign-out's
+   * own time included, as it answers only once every api has dropped the session.
+   */
   readonly everyApiMs: number;
   readonly signOutMs: number;
   /** get-sessions sent to either api once the sign-out had answered that still answered the session. */
@@ -29,12 +32,21 @@ export interface Takeover {
 }
 
 const ENDING_GOAL_P99_MS = 100;
+/**
+ * How often each watcher asks its api at most, from one question's start to the next. Asked back to back,
+ * each api got a get-session the moment it answered the last (about 90 per sign-out on a loaded host), on
+ * the two cores the sign-out's own path (proxy, apis, projector, Postgres, Redis) needs: the figure
+ * measured the watching as much as the ending. A first null is then seen at most this much late.
+ */
+export const ENDING_WATCH_INTERVAL_MS = 2;
 
 export function replicasReport(figures: ReplicaFigures): string {
   const { getSession, endings, takeover } = figures;
   const seen = endings.filter((e) => !e.timedOut);
   const everyApi = percentiles(seen.map((e) => e.everyApiMs));
   const signOut = percentiles(endings.map((e) => e.signOutMs));
+  // Negative: every api answered null before the sign-out's answer reached the client.
+  const afterAnswer = percentiles(seen.map((e) => e.everyApiMs - e.signOutMs));
   const stale = endings.reduce((sum, e) => sum + e.staleAnswers, 0);
   const failed = endings.filter((e) => e.signOutStatus < 200 || e.signOutStatus > 299).length;
   const endingsPassed = everyApi.p99Ms < ENDING_GOAL_P99_MS && stale === 0 && failed === 0 && seen.length === endings.length;
@@ -68,19 +80,20 @@ export function replicasReport(figures: ReplicaFigures): string {
     `  the load generator (one thread) and both apis; shares through the proxy are from each api's /metrics.`,
     '',
     markdownTable(
-      ['sign-outs', 'no session on every api p50 / p99 / max ms', 'sign-out answered p50 / p99 ms', 'answered after the sign-out had', 'not seen in 10 s', 'non-2xx', 'goal'],
+      ['sign-outs', 'no session on every api p50 / p99 / max ms', 'sign-out answered p50 / p99 ms', 'every api null after the answer, max ms', 'answered after the sign-out had', 'not seen in 10 s', 'non-2xx', 'goal'],
       [
         [
           String(endings.length),
           `${formatMs(everyApi.p50Ms)} / ${formatMs(everyApi.p99Ms)} / ${formatMs(everyApi.maxMs)}`,
           `${formatMs(signOut.p50Ms)} / ${formatMs(signOut.p99Ms)}`,
+          formatMs(afterAnswer.maxMs),
           String(stale),
           String(endings.length - seen.length),
           String(failed),
           `${endingsPassed ? 'PASS' : 'MISS'} (p99 < ${ENDING_GOAL_P99_MS} ms, no api answers a session once its sign-out has answered)`,
         ],
       ],
-      new Set([0, 3, 4, 5]),
+      new Set([0, 3, 4, 5, 6]),
     ),
     '',
     markdownTable(
@@ -101,6 +114,6 @@ export function replicasReport(figures: ReplicaFigures): string {
     ),
     '',
     'Each ended session was held by both apis (a get-session on each just before); the sign-out went through the proxy while both apis were',
-    '  asked for the token back to back. Caught up: the standby\'s session and session-cache checkpoints at the log\'s head as it stood at the kill.',
+    `  asked for the token every ${ENDING_WATCH_INTERVAL_MS} ms (a null seen up to that much late). Caught up: the standby's session and session-cache checkpoints at the log's head as it stood at the kill.`,
   ].join('\n');
 }

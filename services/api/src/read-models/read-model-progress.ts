@@ -176,14 +176,16 @@ export class ReadModelProgress {
     if (settlement === 'revocation') {
       // Past `maxLagMs` after the append, no api process believes a read model that has not applied it.
       const bound = this.now() + this.options.maxLagMs + 1;
-      const applied = await this.waitFor(position, projections, this.options.maxLagMs + 1);
-      if (!applied) {
-        this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
-        return;
-      }
-      if (this.held && projections.includes(projectionNames.sessionCache) && !(await this.held.heardEverywhere(position, bound))) {
-        this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
-      }
+      const held = projections.includes(projectionNames.sessionCache) ? this.held : null;
+      held?.announce(position);
+      // The processes holding sessions are asked once the session cache has it, while the other read models
+      // (the session table) may still be applying it: the answer waits for the later of the two, not both in turn.
+      const heardByHolders = held
+        ? this.waitFor(position, [projectionNames.sessionCache], this.options.maxLagMs + 1).then((cached) => cached && held.heardEverywhere(position, bound))
+        : Promise.resolve(true);
+      const [applied, heard] = await Promise.all([this.waitFor(position, projections, this.options.maxLagMs + 1), heardByHolders]);
+      if (!applied) this.options.log.info({ position, projections }, 'revocation answered on the staleness bound: read models are behind');
+      else if (!heard) this.options.log.info({ position }, 'revocation answered on the staleness bound: a process holding sessions did not confirm it');
       return;
     }
     if (!(await this.waitFor(position, projections))) {

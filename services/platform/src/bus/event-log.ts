@@ -68,7 +68,7 @@ export class EventLogMailBus implements MailBus {
       databaseUrl: this.options.databaseUrl,
       batchSize: this.options.batchSize ?? 100,
       pollIntervalMs: this.options.pollIntervalMs ?? 1000,
-      standbyIntervalMs: this.options.standbyIntervalMs ?? 500,
+      ...(this.options.standbyIntervalMs === undefined ? {} : { standbyIntervalMs: this.options.standbyIntervalMs }),
       log: this.options.log,
       control: this.options.control,
     });

@@ -122,6 +122,20 @@ describe('ProjectionRunner: one holder per projection, standby takeover', () => 
     expect(appliers).toEqual([label]);
   });
 
+  it('lets the standby try for the lock on one connection it keeps, not a new one each time', async () => {
+    // A connection shows the last statement it ran while it sits idle: the standby's, between its tries.
+    const seen: string[] = [];
+    // Ten of its tries at least (every 100 ms, jittered).
+    for (const until = Date.now() + 1500; Date.now() < until; ) {
+      const pids = await db.pool.anyFirst(sql.unsafe`
+        SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_try_advisory_lock%' ORDER BY pid`);
+      seen.push(pids.join(','));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(new Set(seen).size).toBe(1);
+    expect(seen[0]).toMatch(/^\d+$/);
+  });
+
   it('hands over to the standby when the holder stops, which continues from the checkpoint', async () => {
     const [first] = holders();
     const standby = runners.find((r) => r !== first)!;

@@ -20,7 +20,7 @@ export interface ProjectionRunnerOptions {
   readonly batchSize: number;
   readonly pollIntervalMs: number;
   readonly log: RunnerLogger;
-  /** How often a standby checks whether the holder is gone. */
+  /** How often a standby checks whether the holder is gone (on average: each pause is jittered). */
   readonly standbyIntervalMs?: number;
   /** How long a checkpoint may be held back while only batches with nothing for the projection come in. */
   readonly checkpointDeferMs?: number;
@@ -37,6 +37,12 @@ export interface ProjectionRunnerOptions {
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
+/**
+ * A standby's try for the lock is one statement on a connection it keeps, so trying often costs little; the
+ * holder's death is then taken over within about this long. Jittered, so that standbys started together
+ * do not try in step.
+ */
+export const DEFAULT_STANDBY_INTERVAL_MS = 100;
 const DEFAULT_PROJECTION_LEASE_MS = 5000;
 /** Heartbeats per lease: a holder must miss several before it loses its lock to a passing hiccup. */
 const HEARTBEATS_PER_LEASE = 5;
@@ -55,6 +61,8 @@ export function projectionLockKey(name: string): string {
 export class ProjectionRunner {
   private readonly abort = new AbortController();
   private lockClient: pg.Client | null = null;
+  /** The connection a standby tries for the lock on, kept between tries: it becomes `lockClient` when one succeeds. */
+  private standbyClient: pg.Client | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly reportedUnknownTypes = new Set<string>();
   private unwatchControl: (() => void) | null = null;
@@ -151,7 +159,8 @@ export class ProjectionRunner {
       try {
         if (!this.holding) {
           if (!(await this.tryAcquire())) {
-            await pauseUnlessAborted(this.options.standbyIntervalMs ?? 500, this.abort.signal);
+            const intervalMs = this.options.standbyIntervalMs ?? DEFAULT_STANDBY_INTERVAL_MS;
+            await pauseUnlessAborted(intervalMs * (0.5 + Math.random()), this.abort.signal);
             continue;
           }
           restartFrom(await target.readCheckpoint(this.abort.signal));
@@ -235,28 +244,19 @@ export class ProjectionRunner {
 
   private async tryAcquire(): Promise<boolean> {
     const leaseMs = this.options.leaseMs ?? DEFAULT_PROJECTION_LEASE_MS;
-    // Keepalives let this side notice a dead network too; the lease is what lets Postgres notice us.
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
-    const lost = (): void => {
-      if (this.lockClient === client) {
-        this.lockClient = null;
-        this.holding = false;
-        this.stopHeartbeat();
-      }
-    };
-    client.on('error', lost);
-    client.on('end', lost);
+    const client = this.standbyClient ?? (await this.connectForLock());
     try {
-      await client.connect();
-      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
       const result = await client.query<{ acquired: boolean }>(
         'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
         [projectionLockKey(this.name)],
       );
       if (!result.rows[0]?.acquired) {
-        await client.end();
+        this.standbyClient = client;
         return false;
       }
+      this.standbyClient = null;
+      // Only now: a standby's connection may sit idle between tries for longer than the lease.
+      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
       // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
       this.unwatchControl = this.options.control.watch(this.name, {
         onRelease: () => {
@@ -273,12 +273,37 @@ export class ProjectionRunner {
       this.holding = true;
       this.heartbeat = setInterval(() => {
         // A heartbeat that fails means the connection, and with it the lock, is gone.
-        client.query('SELECT 1').catch(lost);
+        client.query('SELECT 1').catch(() => this.lost(client));
       }, Math.max(1, Math.floor(leaseMs / HEARTBEATS_PER_LEASE)));
       return true;
     } catch (error) {
+      if (this.standbyClient === client) this.standbyClient = null;
       await client.end().catch(() => {});
       throw error;
+    }
+  }
+
+  private async connectForLock(): Promise<pg.Client> {
+    // Keepalives let this side notice a dead network too; the lease is what lets Postgres notice us.
+    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    return client;
+  }
+
+  /** `client` failed or ended: a standby tries on a new one next time; a holder's lock went with it. */
+  private lost(client: pg.Client): void {
+    if (this.standbyClient === client) this.standbyClient = null;
+    if (this.lockClient === client) {
+      this.lockClient = null;
+      this.holding = false;
+      this.stopHeartbeat();
     }
   }
 
@@ -289,7 +314,10 @@ export class ProjectionRunner {
 
   private async dropLock(): Promise<void> {
     const client = this.lockClient;
+    const standbyClient = this.standbyClient;
     this.lockClient = null;
+    this.standbyClient = null;
+    await standbyClient?.end().catch(() => {});
     this.holding = false;
     this.stopHeartbeat();
     this.unwatchControl?.();
