@@ -19,7 +19,12 @@ describe('a mail\'s HTML as the console shows it', () => {
   it('keeps no link: each is its text and its address, not clickable', () => {
     expect(parsed.querySelectorAll('a, area, [href]').length).toBe(0);
     const links = [...parsed.querySelectorAll('.mail-link')].map((element) => element.textContent);
-    expect(links).toEqual(['Reset your password <https://auth.example/reset-password/tok123?callbackURL=%2F>', 'https://auth.example/reset-password/tok123']);
+    expect(links).toEqual(['Reset your password', 'https://auth.example/reset-password/tok123']);
+    // A label's address follows it, outside the button's styling.
+    const button = parsed.querySelector('.mail-link')!;
+    expect(button.nextElementSibling?.className).toBe('mail-link-target');
+    expect(button.nextElementSibling?.textContent).toBe(' <https://auth.example/reset-password/tok123?callbackURL=%2F>');
+    expect(button.nextElementSibling?.hasAttribute('style')).toBe(false);
   });
 
   it('drops what runs or loads: scripts, images, forms, meta refresh, styles that fetch, handlers', () => {

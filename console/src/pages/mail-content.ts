@@ -18,10 +18,16 @@ export function safeMailHtml(html: string): string {
     const shown = parsed.createElement('span');
     shown.className = 'mail-link';
     const text = anchor.textContent.trim();
-    shown.textContent = target && target !== text ? `${text} <${target}>` : text || (target ?? '');
+    shown.textContent = text || (target ?? '');
     const style = anchor.getAttribute('style');
     if (style) shown.setAttribute('style', style);
-    anchor.replaceWith(shown);
+    // The address goes beside the label, outside its styling: inside a button-styled link it reads as part of the label.
+    if (target && text && target !== text) {
+      const address = parsed.createElement('span');
+      address.className = 'mail-link-target';
+      address.textContent = ` <${target}>`;
+      anchor.replaceWith(shown, address);
+    } else anchor.replaceWith(shown);
   }
   for (const element of [...parsed.querySelectorAll(DROPPED.join(','))]) element.remove();
   for (const element of [...parsed.querySelectorAll('*')]) {
