@@ -38,6 +38,8 @@ export interface ChainVerdict {
   readonly head: LogHead;
   /** The first position whose hash does not hold, and why. */
   readonly failure: { readonly position: number; readonly problem: ChainProblem } | null;
+  /** How many events the chain covers at `head`, where positions do not count them (the chain table on KurrentDB). */
+  readonly events?: number;
 }
 
 function signedBytes(head: LogHead): Buffer {

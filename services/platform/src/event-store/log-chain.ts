@@ -149,7 +149,7 @@ export class ChainTable implements LogChain {
     let checked = 0;
     let verifiedTo = 0;
     let signedHash: string | undefined;
-    const verdict = (failure: ChainVerdict['failure']): ChainVerdict => ({ ok: failure === null, checked, verifiedTo, head, failure });
+    const verdict = (failure: ChainVerdict['failure']): ChainVerdict => ({ ok: failure === null, checked, verifiedTo, head, failure, events: stored.events });
 
     if (signed && (signed.logId !== head.logId || !headSignatureHolds(signed, options.trustedPublicKey))) {
       return verdict({ position: signed.position, problem: 'bad-signature' });
