@@ -1,9 +1,10 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresLogReaders } from '@portcullis/platform';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { fatalLinesOf, spawnService, type ServiceProcess } from '../support/processes.ts';
-import { serviceEntries } from '../../scripts/build.ts';
+import { nodeArgumentsFor, serviceEntries } from '../../scripts/build.ts';
 
 /**
  * EVENTSTORE_URL puts the log on KurrentDB; a service with parts that still read the Postgres log itself
@@ -62,5 +63,33 @@ describe('a service started with EVENTSTORE_URL', () => {
         }
       },
     );
+  }
+
+  // The chain's commands read the log's chain (the chain table on KurrentDB) and go on; the trail's commands
+  // run the api's audit views, which still read the Postgres log, and refuse.
+  for (const [command, readers] of [
+    ['verify', postgresLogReaders.audit],
+    ['head', postgresLogReaders.audit],
+    ['export', postgresLogReaders['audit-trail']],
+    ['replay', postgresLogReaders['audit-trail']],
+  ] as const) {
+    it(`audit ${command}: ${readers.length > 0 ? 'refuses EVENTSTORE_URL, naming what still reads the Postgres log' : 'takes the KurrentDB log, and goes on to check its database'}`, async () => {
+      empty ??= await createTestDatabase('engine_start');
+      const entry = serviceEntries.audit.built;
+      const env = { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: empty.url, EVENTSTORE_URL: 'kurrentdb://127.0.0.1:9?tls=false', AUTH_SECRET: randomBytes(32).toString('base64url'), HOST: '127.0.0.1', PORT: '0', REDIS_URL: '' };
+      const exit = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile(process.execPath, [...nodeArgumentsFor(entry), entry, command], { env }, (error, _stdout, stderr) => {
+          resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stderr });
+        });
+      });
+      expect(exit.code).toBe(78);
+      if (readers.length > 0) {
+        expect(exit.stderr).toContain('EVENTSTORE_URL');
+        for (const reader of readers) expect(exit.stderr).toContain(reader);
+      } else {
+        expect(exit.stderr).not.toContain('EVENTSTORE_URL');
+        expect(exit.stderr).toContain('no schema yet');
+      }
+    });
   }
 });

@@ -8,6 +8,7 @@ import {
   passwordWorkUnderWay,
   poolSizesOf,
   openEventStore,
+  openLogChain,
   protectPersonalData,
   sessionCacheEvictionProblem,
   sessionCacheLayout,
@@ -142,6 +143,8 @@ export async function createApiContext(config: Config, options: ApiContextOption
     store,
     personalData: protectedLog.personalData,
     pool,
+    // Over the log as stored: the chain covers the ciphertext, and checking it opens nothing.
+    chain: openLogChain(config, pool, storedLog),
     cache,
     progress,
     commands,

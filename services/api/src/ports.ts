@@ -1,4 +1,4 @@
-import type { CommandHandler, Config, DatabasePool, EventStore, Logger, PersonalData, Redis, SessionCacheLayout } from '@portcullis/platform';
+import type { CommandHandler, Config, DatabasePool, EventStore, Logger, LogChain, PersonalData, Redis, SessionCacheLayout } from '@portcullis/platform';
 import type { OperatorSessionCheck } from './http/operator-access.ts';
 import type { SessionCookieSettings } from './http/session-cookies.ts';
 import type { IdentityExtensions } from './identity/extensions.ts';
@@ -24,6 +24,11 @@ export interface StorePort {
 export interface PersonalDataPort {
   /** Opens personal data in events read around the store (the audit search reads `events` itself). */
   readonly personalData: PersonalData;
+}
+
+export interface LogChainPort {
+  /** The log's hash chain: in the log's own rows on Postgres, the chain table on KurrentDB (see `openLogChain`). */
+  readonly chain: LogChain;
 }
 
 export interface PoolPort {

@@ -7,15 +7,15 @@ import { auditFilterSchema, type AuditFilter } from '@portcullis/contracts';
 import {
   createDatabasePool,
   poolSizesOf,
-  exportLogHead,
+  exportChainHead,
   exitUnlessSchemaIsCurrent,
   loadConfigOrExit,
   openEventStore,
+  openLogChain,
   exitUnlessEventStoreServes,
   PostgresProjectionTarget,
   protectPersonalData,
   rebuildAside,
-  verifyChain,
   type ExportedHead,
 } from '@portcullis/platform';
 import { searchAudit } from '@portcullis/api/audit/audit-search';
@@ -89,13 +89,17 @@ async function write(out: Writable, text: string): Promise<void> {
 const [command, ...rest] = process.argv.slice(2);
 const config = loadConfigOrExit();
 // Before the database is asked anything: a log the process would misread is a configuration it refuses.
-exitUnlessEventStoreServes(config, 'audit', (refusal) => console.error(refusal));
+// export and replay run the api's audit trail, which still reads the Postgres log by SQL; the rest go through the port.
+const logProcess = command === 'export' || command === 'replay' ? 'audit-trail' : 'audit';
+exitUnlessEventStoreServes(config, logProcess, (refusal) => console.error(refusal));
 await exitUnlessSchemaIsCurrent(config.databaseUrl, (refusal) => console.error(refusal));
 const pools = poolSizesOf(config, 'audit');
 const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: pools.readModels });
 // Every read opens personal data with its subject's key (an erased user's reads as erased); verify walks
-// the stored bytes themselves.
-const protectedLog = await protectPersonalData(openEventStore(config, 'audit', { maximumPoolSize: pools.eventStore }), {
+// the stored bytes themselves: the chain is over the log as stored.
+const storedLog = openEventStore(config, logProcess, { maximumPoolSize: pools.eventStore });
+const chain = openLogChain(config, pool, storedLog);
+const protectedLog = await protectPersonalData(storedLog, {
   databaseUrl: config.databaseUrl,
   secrets: config.secrets,
   pool,
@@ -116,16 +120,16 @@ try {
       };
       // Recorded, as a check started over HTTP is (GET /ops/audit/verification); while another runs, this
       // one runs unrecorded rather than wait for it.
-      const check = await startChainVerification(pool, 'cli', options);
+      const check = await startChainVerification(pool, chain, 'cli', options);
       if (!check.started) console.error(`a check started ${check.verification.startedAt} (${check.verification.source}) is under way; this one is not recorded`);
-      const verdict = (await check.done) ?? (await verifyChain(pool, options));
+      const verdict = (await check.done) ?? (await chain.verify(options));
       bar.finish();
       console.log(JSON.stringify(verdict));
       if (!verdict.ok) process.exitCode = 1;
       break;
     }
     case 'head':
-      console.log(JSON.stringify(await exportLogHead(pool, config.audit.signingKey)));
+      console.log(JSON.stringify(await exportChainHead(chain, config.audit.signingKey)));
       break;
     case 'export': {
       const { values } = parseArgs({ args: rest, options: FILTER_OPTIONS });

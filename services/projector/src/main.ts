@@ -1,4 +1,5 @@
 import {
+  Chainer,
   createDatabasePool,
   poolSizesOf,
   createLogger,
@@ -83,6 +84,22 @@ const runners = projections.targets.map(
     }),
 );
 for (const runner of runners) runner.start();
+// A log that does not chain itself (KurrentDB) is chained here, as a projection of the log as stored (the
+// ciphertext, not what protectPersonalData opens), into the chain table `audit verify` and `audit head` read.
+// Postgres's log chains itself in the append, so there is nothing to follow.
+const chainer =
+  config.eventStoreUrl === null
+    ? null
+    : new Chainer({
+        store: storedLog,
+        pool,
+        databaseUrl: config.databaseUrl,
+        batchSize: config.projector.batchSize,
+        pollIntervalMs: config.projector.pollIntervalMs,
+        leaseMs: config.projector.leaseMs,
+        log,
+      });
+chainer?.start();
 // Rebuilds operators ask for over HTTP: the api only records them, a projector runs them.
 const rebuilds = new RebuildRequests({
   pool,
@@ -99,7 +116,7 @@ observeDatabasePool(pool, 'projector');
 if (projections.redis) observeRedis(projections.redis, 'projector');
 // The stored log: the lag gauges read positions and instants only, and a read through the protected one
 // would also make this process forget the keys of a deletion no projection has applied yet.
-observeProjections(storedLog, runners);
+observeProjections(storedLog, chainer ? [...runners, chainer] : runners);
 const metricsServer = await serveProcessMetrics({
   telemetry,
   host: config.host,
@@ -110,7 +127,7 @@ const metricsServer = await serveProcessMetrics({
       () => ({ ok: true }),
       (error: unknown) => ({ ok: false, detail: error instanceof Error ? error.message : String(error) }),
     );
-    const held = runners.filter((runner) => runner.isHolder).map((runner) => runner.name);
+    const held = [...runners, ...(chainer ? [chainer] : [])].filter((runner) => runner.isHolder).map((runner) => runner.name);
     // A standby holding nothing is ready: it is there to take over.
     return { ready: postgres.ok, checks: { postgres, projections: { ok: true, detail: held.length > 0 ? `holds ${held.join(', ')}` : 'standby' } } };
   },
@@ -131,7 +148,7 @@ async function shutdown(reason: string): Promise<void> {
   stopping = true;
   log.info({ reason }, 'projector stopping');
   await rebuilds.stop();
-  await Promise.all(runners.map((r) => r.stop()));
+  await Promise.all([...runners.map((r) => r.stop()), chainer?.stop()]);
   await registration.stop();
   await metricsServer?.close();
   stopObservingEventLoop();

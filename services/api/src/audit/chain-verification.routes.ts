@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { auditVerificationEndpoints as endpoints } from '@portcullis/contracts';
-import type { LogPort } from '../ports.ts';
+import type { LogChainPort, LogPort } from '../ports.ts';
 import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { operatorAccess } from '../http/operator-access.ts';
@@ -11,13 +11,13 @@ import { latestChainVerifications, startChainVerification } from './chain-verifi
  * time across processes) and records its progress and verdict, which the second endpoint answers with the
  * checks `npm run audit -- verify` ran.
  */
-export function chainVerificationRoutes(ctx: AuditPorts & LogPort) {
+export function chainVerificationRoutes(ctx: AuditPorts & LogPort & LogChainPort) {
   const authorize = operatorAccess(ctx, { sessions: true });
 
   return async function register(app: FastifyInstance): Promise<void> {
     route(app, endpoints.verifyAuditChain, async (request, reply) => {
       await authorize(request, reply);
-      const check = await startChainVerification(ctx.pool, 'api');
+      const check = await startChainVerification(ctx.pool, ctx.chain, 'api');
       void check.done?.then(
         (verdict) => {
           if (verdict && !verdict.ok) ctx.log.error({ failure: verdict.failure, verifiedTo: verdict.verifiedTo }, 'the log\'s hash chain does not hold');

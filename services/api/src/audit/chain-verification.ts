@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainVerification } from '@portcullis/contracts';
-import { sql, verifyChain, type ChainVerdict, type DatabasePool, type VerifyOptions } from '@portcullis/platform';
+import { sql, type ChainVerdict, type DatabasePool, type LogChain, type VerifyOptions } from '@portcullis/platform';
 
 /** How often a running check says it is alive, besides its progress. */
 const HEARTBEAT_MS = 2000;
@@ -68,24 +68,27 @@ export interface StartedCheck {
 }
 
 /**
- * Starts walking the log's hash chain (`verifyChain`) and records it in `chain_verifications`: when, from
- * where, how far it got and what it found, its progress written as it goes. One check at a time across
- * every process: while one runs, this answers it instead.
+ * Starts walking the log's hash chain (`LogChain.verify`: the log's own rows on Postgres, the chain table on
+ * KurrentDB) and records it in `chain_verifications`: when, from where, how far it got and what it found,
+ * its progress written as it goes. One check at a time across every process: while one runs, this answers
+ * it instead. `head` is the number of events the chain covers, which a check's progress counts to.
  */
 export async function startChainVerification(
   pool: DatabasePool,
+  chain: LogChain,
   source: ChainVerification['source'],
   options: Omit<VerifyOptions, 'onProgress'> & { readonly onProgress?: VerifyOptions['onProgress'] } = {},
 ): Promise<StartedCheck> {
   await endAbandoned(pool);
+  const length = await chain.length();
   const inserted = (await pool.maybeOne(sql.unsafe`
-    INSERT INTO chain_verifications (id, source, head) VALUES (${randomUUID()}, ${source}, (SELECT position FROM event_log_head))
+    INSERT INTO chain_verifications (id, source, head) VALUES (${randomUUID()}, ${source}, ${length})
     ON CONFLICT ((true)) WHERE status = 'running' DO NOTHING
     RETURNING ${COLUMNS}`)) as VerificationRow | null;
   if (!inserted) {
     const running = (await pool.maybeOne(sql.unsafe`SELECT ${COLUMNS} FROM chain_verifications WHERE status = 'running'`)) as VerificationRow | null;
     // It ended between the insert and this read: start again.
-    if (!running) return startChainVerification(pool, source, options);
+    if (!running) return startChainVerification(pool, chain, source, options);
     return { verification: verificationOf(running), started: false };
   }
   const id = inserted.id;
@@ -93,7 +96,7 @@ export async function startChainVerification(
     void pool.query(sql.unsafe`UPDATE chain_verifications SET progressed_at = now() WHERE id = ${id} AND status = 'running'`).catch(() => {});
   }, HEARTBEAT_MS);
   let progress: Promise<unknown> = Promise.resolve();
-  const done = verifyChain(pool, {
+  const done = chain.verify({
     ...options,
     onProgress: (checked, total) => {
       options.onProgress?.(checked, total);
@@ -110,7 +113,7 @@ export async function startChainVerification(
       await progress;
       await pool.query(sql.unsafe`
         UPDATE chain_verifications SET status = ${verdict.ok ? 'intact' : 'broken'}, finished_at = now(), progressed_at = now(),
-          checked = ${verdict.checked}, verified_to = ${verdict.verifiedTo}, head = ${verdict.head.position},
+          checked = ${verdict.checked}, verified_to = ${verdict.verifiedTo}, head = ${verdict.events ?? verdict.head.position},
           failure_position = ${verdict.failure?.position ?? null}, failure_problem = ${verdict.failure?.problem ?? null}
         WHERE id = ${id}`);
       return verdict;

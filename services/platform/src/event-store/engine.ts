@@ -2,8 +2,11 @@ import type { EventStore } from './event-store.ts';
 import { KurrentEventStore } from './kurrentdb.ts';
 import { PostgresEventStore, type PostgresEventStoreOptions } from './postgres.ts';
 
-/** The processes that open the event log, each at its composition root. */
-export type LogProcess = 'api' | 'projector' | 'mailer' | 'rebuild' | 'audit';
+/**
+ * The processes that open the event log, each at its composition root. The `audit` CLI is two: its chain,
+ * rebuild and import commands (`audit`) and its commands that run the api's audit trail (`audit-trail`).
+ */
+export type LogProcess = 'api' | 'projector' | 'mailer' | 'rebuild' | 'audit' | 'audit-trail';
 
 /**
  * What of each process still reads the log in Postgres by SQL (the `events` table, `event_log_head`, the hash
@@ -14,12 +17,13 @@ export type LogProcess = 'api' | 'projector' | 'mailer' | 'rebuild' | 'audit';
 export const postgresLogReaders: Readonly<Record<LogProcess, readonly string[]>> = {
   api: [
     'the audit trail, its search, security view and time travel (audit/*)',
-    'hash-chain verification and head export (audit/chain-verification.ts)',
   ],
   projector: [],
   mailer: [],
   rebuild: [],
-  audit: ['hash-chain verification and head export (event-store/hash-chain.ts)'],
+  // verify and head go through the log's chain (`openLogChain`): the chain table on KurrentDB.
+  audit: [],
+  'audit-trail': ["the audit trail's export and time travel (audit export, audit replay: the api's audit/*)"],
 };
 
 export interface EventLogSettings {

@@ -4,7 +4,7 @@ import { sql } from '../database/pool.ts';
 import { ed25519PublicKeyPem, ed25519Sign, ed25519Verify } from '../crypto/ed25519.ts';
 
 /** The hash before the first event (see the hash-chain migration). */
-const GENESIS_HASH = '0'.repeat(64);
+export const GENESIS_HASH = '0'.repeat(64);
 
 /** A point of the log: its last position and the chain's hash there (hex). */
 export interface LogHead {
@@ -38,6 +38,8 @@ export interface ChainVerdict {
   readonly head: LogHead;
   /** The first position whose hash does not hold, and why. */
   readonly failure: { readonly position: number; readonly problem: ChainProblem } | null;
+  /** How many events the chain covers at `head`, where positions do not count them (the chain table on KurrentDB). */
+  readonly events?: number;
 }
 
 function signedBytes(head: LogHead): Buffer {
@@ -55,7 +57,11 @@ export async function readLogHead(db: CommonQueryMethods): Promise<LogHead> {
 
 /** The head, signed with the configured key when there is one. */
 export async function exportLogHead(db: CommonQueryMethods, signingKey: KeyObject | null, now: Date = new Date()): Promise<ExportedHead> {
-  const head = await readLogHead(db);
+  return signHead(await readLogHead(db), signingKey, now);
+}
+
+/** A head as exported, signed with `signingKey` when there is one. */
+export function signHead(head: LogHead, signingKey: KeyObject | null, now: Date = new Date()): ExportedHead {
   const signature = signingKey
     ? { algorithm: 'Ed25519' as const, publicKey: ed25519PublicKeyPem(signingKey), value: ed25519Sign(signingKey, signedBytes(head)) }
     : null;
