@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import pg from 'pg';
 import { PROJECTION_REBUILD_CHANNEL } from '@portcullis/contracts';
+import { LeasedLock } from '@portcullis/platform/database/leased-lock';
 import { rebuildAside, sql, type DatabasePool, type EventStore, type NotificationListener, type ProjectionTarget } from '@portcullis/platform';
 
 export interface RebuildRequestsOptions {
@@ -21,7 +21,6 @@ export interface RebuildRequestsOptions {
 }
 
 const DEFAULT_SWEEP_INTERVAL_MS = 5000;
-const DEFAULT_LEASE_MS = 5000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 500;
 
 /** The advisory-lock key a rebuild of `projection` runs under: one running rebuild per projection. */
@@ -105,7 +104,7 @@ export class RebuildRequests {
     return id === null ? null : String(id);
   }
 
-  private async run(target: ProjectionTarget, id: string, lock: RebuildLock): Promise<void> {
+  private async run(target: ProjectionTarget, id: string, lock: LeasedLock): Promise<void> {
     const { pool, log } = this.options;
     log.info({ projection: target.name, rebuild: id }, 'rebuild claimed');
     let reached = 0;
@@ -162,40 +161,10 @@ export class RebuildRequests {
     }
   }
 
-  private async tryLock(projection: string): Promise<RebuildLock | null> {
-    const leaseMs = this.options.leaseMs ?? DEFAULT_LEASE_MS;
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
-    const lost = new AbortController();
-    const lose = (): void => lost.abort(new Error('the rebuild lock was lost'));
-    client.on('error', lose);
-    client.on('end', lose);
-    try {
-      await client.connect();
-      // Postgres ends the connection, and frees the lock, once this process stops heartbeating (see the runner's lease).
-      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
-      const result = await client.query<{ acquired: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired', [rebuildLockKey(projection)]);
-      if (!result.rows[0]?.acquired) {
-        await client.end();
-        return null;
-      }
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
-    }
-    const heartbeat = setInterval(() => void client.query('SELECT 1').catch(lose), Math.max(1, Math.floor(leaseMs / 5)));
-    return {
-      lost: lost.signal,
-      release: async () => {
-        clearInterval(heartbeat);
-        client.removeListener('end', lose);
-        await client.end().catch(() => {});
-      },
-    };
+  private async tryLock(projection: string): Promise<LeasedLock | null> {
+    const lock = new LeasedLock({ databaseUrl: this.options.databaseUrl, key: rebuildLockKey(projection), ...(this.options.leaseMs === undefined ? {} : { leaseMs: this.options.leaseMs }) });
+    if (await lock.tryAcquire()) return lock;
+    await lock.release();
+    return null;
   }
-}
-
-interface RebuildLock {
-  /** Aborted when the lock's connection is gone (and with it the lock). */
-  readonly lost: AbortSignal;
-  release(): Promise<void>;
 }

@@ -1,7 +1,7 @@
-import pg from 'pg';
 import type { DatabasePool } from 'slonik';
 import { sql } from '../database/pool.ts';
 import { pauseUnlessAborted } from '../abortable-pause.ts';
+import { DEFAULT_STANDBY_INTERVAL_MS, LeasedLock, pauseBeforeNextTry } from '../database/leased-lock.ts';
 import type { EventStore } from './event-store.ts';
 import { chainedHash, readChainTableHead } from './log-chain.ts';
 
@@ -28,9 +28,6 @@ export interface ChainerOptions {
 
 /** The advisory-lock key of the chainer: one holder across every projector process. */
 export const CHAINER_LOCK_KEY = 'portcullis.log-chain';
-const DEFAULT_LEASE_MS = 5000;
-const DEFAULT_STANDBY_INTERVAL_MS = 100;
-const HEARTBEATS_PER_LEASE = 5;
 
 class ChainFencedError extends Error {
   constructor(expected: number) {
@@ -49,14 +46,17 @@ class ChainFencedError extends Error {
  */
 export class Chainer {
   private readonly abort = new AbortController();
-  private lockClient: pg.Client | null = null;
-  private standbyClient: pg.Client | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
-  private holding = false;
+  private readonly lock: LeasedLock;
   private loop: Promise<void> | null = null;
   private chainedTo: number | null = null;
 
-  constructor(private readonly options: ChainerOptions) {}
+  constructor(private readonly options: ChainerOptions) {
+    this.lock = new LeasedLock({ databaseUrl: options.databaseUrl, key: CHAINER_LOCK_KEY, ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
+  }
+
+  private get holding(): boolean {
+    return this.lock.held;
+  }
 
   get name(): string {
     return 'log-chain';
@@ -78,7 +78,7 @@ export class Chainer {
   async stop(): Promise<void> {
     this.abort.abort();
     await this.loop;
-    await this.dropLock();
+    await this.lock.release();
   }
 
   private async run(): Promise<void> {
@@ -94,9 +94,8 @@ export class Chainer {
     while (!this.abort.signal.aborted) {
       try {
         if (!this.holding) {
-          if (!(await this.tryAcquire())) {
-            const intervalMs = this.options.standbyIntervalMs ?? DEFAULT_STANDBY_INTERVAL_MS;
-            await pauseUnlessAborted(intervalMs * (0.5 + Math.random()), this.abort.signal);
+          if (!(await this.lock.tryAcquire())) {
+            await pauseBeforeNextTry(this.options.standbyIntervalMs ?? DEFAULT_STANDBY_INTERVAL_MS, this.abort.signal);
             continue;
           }
           await reread();
@@ -142,64 +141,5 @@ export class Chainer {
         await reread().catch(() => {});
       }
     }
-  }
-
-  private async tryAcquire(): Promise<boolean> {
-    const leaseMs = this.options.leaseMs ?? DEFAULT_LEASE_MS;
-    const client = this.standbyClient ?? (await this.connectForLock());
-    try {
-      const result = await client.query<{ acquired: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired', [CHAINER_LOCK_KEY]);
-      if (!result.rows[0]?.acquired) {
-        this.standbyClient = client;
-        return false;
-      }
-      this.standbyClient = null;
-      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
-      this.lockClient = client;
-      this.holding = true;
-      this.heartbeat = setInterval(() => {
-        client.query('SELECT 1').catch(() => this.lost(client));
-      }, Math.max(1, Math.floor(leaseMs / HEARTBEATS_PER_LEASE)));
-      return true;
-    } catch (error) {
-      if (this.standbyClient === client) this.standbyClient = null;
-      await client.end().catch(() => {});
-      throw error;
-    }
-  }
-
-  private async connectForLock(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
-    }
-    return client;
-  }
-
-  private lost(client: pg.Client): void {
-    if (this.standbyClient === client) this.standbyClient = null;
-    if (this.lockClient === client) {
-      this.lockClient = null;
-      this.holding = false;
-      if (this.heartbeat) clearInterval(this.heartbeat);
-      this.heartbeat = null;
-    }
-  }
-
-  private async dropLock(): Promise<void> {
-    const client = this.lockClient;
-    const standbyClient = this.standbyClient;
-    this.lockClient = null;
-    this.standbyClient = null;
-    this.holding = false;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
-    await standbyClient?.end().catch(() => {});
-    await client?.end().catch(() => {});
   }
 }

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import type { EventStore } from '../event-store/event-store.ts';
 import type { ProjectionControl } from './control.ts';
 import { gatherAppendsUnderWay } from './linger.ts';
@@ -6,6 +5,7 @@ import { projectedEvents } from './projected-events.ts';
 import { inBatchSpan } from '../telemetry/batch-span.ts';
 import { CheckpointFencedError, type ProjectedEvent, type ProjectionTarget } from './projection.ts';
 import { pauseUnlessAborted } from '../abortable-pause.ts';
+import { DEFAULT_STANDBY_INTERVAL_MS, LeasedLock, pauseBeforeNextTry } from '../database/leased-lock.ts';
 
 export interface RunnerLogger {
   info(obj: object, message: string): void;
@@ -37,15 +37,6 @@ export interface ProjectionRunnerOptions {
 }
 
 const DEFAULT_CHECKPOINT_DEFER_MS = 250;
-/**
- * A standby's try for the lock is one statement on a connection it keeps, so trying often costs little; the
- * holder's death is then taken over within about this long. Jittered, so that standbys started together
- * do not try in step.
- */
-export const DEFAULT_STANDBY_INTERVAL_MS = 100;
-const DEFAULT_PROJECTION_LEASE_MS = 5000;
-/** Heartbeats per lease: a holder must miss several before it loses its lock to a passing hiccup. */
-const HEARTBEATS_PER_LEASE = 5;
 
 /** The advisory-lock key of a projection: one holder per projection across every projector process. */
 export function projectionLockKey(name: string): string {
@@ -60,10 +51,7 @@ export function projectionLockKey(name: string): string {
  */
 export class ProjectionRunner {
   private readonly abort = new AbortController();
-  private lockClient: pg.Client | null = null;
-  /** The connection a standby tries for the lock on, kept between tries: it becomes `lockClient` when one succeeds. */
-  private standbyClient: pg.Client | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly lock: LeasedLock;
   private readonly reportedUnknownTypes = new Set<string>();
   private unwatchControl: (() => void) | null = null;
   private releaseRequested = false;
@@ -72,10 +60,15 @@ export class ProjectionRunner {
   /** Ends the runner's wait for the next append: stopping, or a hurry. */
   private wake = new AbortController();
   private loop: Promise<void> | null = null;
-  private holding = false;
   private storedPosition: number | null = null;
 
-  constructor(private readonly options: ProjectionRunnerOptions) {}
+  constructor(private readonly options: ProjectionRunnerOptions) {
+    this.lock = new LeasedLock({ databaseUrl: options.databaseUrl, key: projectionLockKey(options.target.name), ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
+  }
+
+  private get holding(): boolean {
+    return this.lock.held;
+  }
 
   get name(): string {
     return this.options.target.name;
@@ -159,8 +152,7 @@ export class ProjectionRunner {
       try {
         if (!this.holding) {
           if (!(await this.tryAcquire())) {
-            const intervalMs = this.options.standbyIntervalMs ?? DEFAULT_STANDBY_INTERVAL_MS;
-            await pauseUnlessAborted(intervalMs * (0.5 + Math.random()), this.abort.signal);
+            await pauseBeforeNextTry(this.options.standbyIntervalMs ?? DEFAULT_STANDBY_INTERVAL_MS, this.abort.signal);
             continue;
           }
           restartFrom(await target.readCheckpoint(this.abort.signal));
@@ -243,85 +235,26 @@ export class ProjectionRunner {
   }
 
   private async tryAcquire(): Promise<boolean> {
-    const leaseMs = this.options.leaseMs ?? DEFAULT_PROJECTION_LEASE_MS;
-    const client = this.standbyClient ?? (await this.connectForLock());
-    try {
-      const result = await client.query<{ acquired: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
-        [projectionLockKey(this.name)],
-      );
-      if (!result.rows[0]?.acquired) {
-        this.standbyClient = client;
-        return false;
-      }
-      this.standbyClient = null;
-      // Only now: a standby's connection may sit idle between tries for longer than the lease.
-      await client.query(`SET idle_session_timeout = ${Math.max(1, Math.floor(leaseMs))}`);
-      // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
-      this.unwatchControl = this.options.control.watch(this.name, {
-        onRelease: () => {
-          this.releaseRequested = true;
-        },
-        onHurry: () => {
-          this.hurried = true;
-          const waiting = this.wake;
-          this.wake = new AbortController();
-          waiting.abort();
-        },
-      });
-      this.lockClient = client;
-      this.holding = true;
-      this.heartbeat = setInterval(() => {
-        // A heartbeat that fails means the connection, and with it the lock, is gone.
-        client.query('SELECT 1').catch(() => this.lost(client));
-      }, Math.max(1, Math.floor(leaseMs / HEARTBEATS_PER_LEASE)));
-      return true;
-    } catch (error) {
-      if (this.standbyClient === client) this.standbyClient = null;
-      await client.end().catch(() => {});
-      throw error;
-    }
-  }
-
-  private async connectForLock(): Promise<pg.Client> {
-    // Keepalives let this side notice a dead network too; the lease is what lets Postgres notice us.
-    const client = new pg.Client({ connectionString: this.options.databaseUrl, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
-    }
-    return client;
-  }
-
-  /** `client` failed or ended: a standby tries on a new one next time; a holder's lock went with it. */
-  private lost(client: pg.Client): void {
-    if (this.standbyClient === client) this.standbyClient = null;
-    if (this.lockClient === client) {
-      this.lockClient = null;
-      this.holding = false;
-      this.stopHeartbeat();
-    }
-  }
-
-  private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
+    if (!(await this.lock.tryAcquire())) return false;
+    // A rebuild asks the holder to step aside; it has already queued for the lock, so it gets it next.
+    this.unwatchControl?.();
+    this.unwatchControl = this.options.control.watch(this.name, {
+      onRelease: () => {
+        this.releaseRequested = true;
+      },
+      onHurry: () => {
+        this.hurried = true;
+        const waiting = this.wake;
+        this.wake = new AbortController();
+        waiting.abort();
+      },
+    });
+    return true;
   }
 
   private async dropLock(): Promise<void> {
-    const client = this.lockClient;
-    const standbyClient = this.standbyClient;
-    this.lockClient = null;
-    this.standbyClient = null;
-    await standbyClient?.end().catch(() => {});
-    this.holding = false;
-    this.stopHeartbeat();
     this.unwatchControl?.();
     this.unwatchControl = null;
-    await client?.end().catch(() => {});
+    await this.lock.release();
   }
 }
