@@ -100,6 +100,7 @@ const chainer =
         log,
       });
 chainer?.start();
+const followers = chainer ? [...runners, chainer] : runners;
 // Rebuilds operators ask for over HTTP: the api only records them, a projector runs them.
 const rebuilds = new RebuildRequests({
   pool,
@@ -116,7 +117,7 @@ observeDatabasePool(pool, 'projector');
 if (projections.redis) observeRedis(projections.redis, 'projector');
 // The stored log: the lag gauges read positions and instants only, and a read through the protected one
 // would also make this process forget the keys of a deletion no projection has applied yet.
-observeProjections(storedLog, chainer ? [...runners, chainer] : runners);
+observeProjections(storedLog, followers);
 const metricsServer = await serveProcessMetrics({
   telemetry,
   host: config.host,
@@ -127,7 +128,7 @@ const metricsServer = await serveProcessMetrics({
       () => ({ ok: true }),
       (error: unknown) => ({ ok: false, detail: error instanceof Error ? error.message : String(error) }),
     );
-    const held = [...runners, ...(chainer ? [chainer] : [])].filter((runner) => runner.isHolder).map((runner) => runner.name);
+    const held = followers.filter((follower) => follower.isHolder).map((follower) => follower.name);
     // A standby holding nothing is ready: it is there to take over.
     return { ready: postgres.ok, checks: { postgres, projections: { ok: true, detail: held.length > 0 ? `holds ${held.join(', ')}` : 'standby' } } };
   },
