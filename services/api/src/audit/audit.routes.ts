@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { auditEndpoints as endpoints, securityEndpoints, type AuditFilter } from '@portcullis/contracts';
-import { exportLogHead } from '@portcullis/platform';
+import { exportChainHead } from '@portcullis/platform';
 import type { AuditPorts } from './ports.ts';
 import { route } from '../http/declared-route.ts';
 import { operatorAccess } from '../http/operator-access.ts';
@@ -52,7 +52,7 @@ export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
     route(app, endpoints.auditHead, async (request, reply) => {
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
-      return exportLogHead(ctx.pool, ctx.config.audit.signingKey);
+      return exportChainHead(ctx.chain, ctx.config.audit.signingKey);
     });
 
     route(app, securityEndpoints.securityOverview, async (request, reply) => {

@@ -118,6 +118,9 @@ export class Chainer {
         const to = batch[batch.length - 1]!.position;
         const from = position;
         await pool.transaction(async (tx) => {
+          // Committed durably even on the projector's pool (asynchronous commit there): a head exported once
+          // this batch is in must not name positions a crash could take back out of the chain table.
+          await tx.query(sql.unsafe`SET LOCAL synchronous_commit = on`);
           const moved = await tx.query(sql.unsafe`
             UPDATE log_chain_head SET position = ${to}, hash = decode(${chain.toString('hex')}, 'hex'), events = events + ${batch.length}
             WHERE position = ${from}`);

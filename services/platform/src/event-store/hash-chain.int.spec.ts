@@ -7,7 +7,7 @@ import { createEventLogDatabase, metadataAt, type EventLogDatabase } from '../..
 import { createTestDatabase } from '../../../../tests/support/postgres.ts';
 import { createDatabasePool, sql } from '../database/pool.ts';
 import { migrate } from '../database/migrate.ts';
-import { exportLogHead, readLogHead, verifyChain, type ExportedHead } from './hash-chain.ts';
+import { readLogHead, signHead, verifyChain, type ExportedHead } from './hash-chain.ts';
 import { PostgresEventStore } from './postgres.ts';
 import type { StreamWrite } from './event-store.ts';
 
@@ -62,7 +62,7 @@ describe('the hash chain of the log', () => {
   async function logOfTen(): Promise<{ db: EventLogDatabase; signed: ExportedHead }> {
     db = await createEventLogDatabase('hash_chain');
     await tenEvents(db);
-    return { db, signed: await exportLogHead(db.pool, privateKey) };
+    return { db, signed: signHead(await readLogHead(db.pool), privateKey) };
   }
 
   it('chains every append, concurrent ones included, in position order, and the head holds the last hash', async () => {

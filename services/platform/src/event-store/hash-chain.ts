@@ -55,11 +55,6 @@ export async function readLogHead(db: CommonQueryMethods): Promise<LogHead> {
   return { logId: row.log_id, position: Number(row.position), hash: row.hash };
 }
 
-/** The head, signed with the configured key when there is one. */
-export async function exportLogHead(db: CommonQueryMethods, signingKey: KeyObject | null, now: Date = new Date()): Promise<ExportedHead> {
-  return signHead(await readLogHead(db), signingKey, now);
-}
-
 /** A head as exported, signed with `signingKey` when there is one. */
 export function signHead(head: LogHead, signingKey: KeyObject | null, now: Date = new Date()): ExportedHead {
   const signature = signingKey
