@@ -6,7 +6,7 @@ import type { Telemetry } from '@portcullis/platform/telemetry/telemetry';
 import { registeredProcesses } from '@portcullis/platform/telemetry/process-registry';
 import type { OpsPorts } from './ports.ts';
 import type { OverviewSeries } from './overview-series.ts';
-import { secondsWaitingAfter } from './unapplied-age.ts';
+import { secondsWaitingAfterEach } from './unapplied-age.ts';
 
 /** Another process' /metrics gets this long; a process that does not answer in time shows without figures. */
 const SCRAPE_TIMEOUT_MS = 1500;
@@ -66,7 +66,7 @@ export function overviewBuilder(ctx: OpsPorts, telemetry: Telemetry, series: Ove
   /** Each stored checkpoint with how long the event after it has waited (from the log, through the port). */
   async function storedCheckpoints(head: number): Promise<readonly ProjectionRow[]> {
     const rows = (await ctx.pool.any(sql.unsafe`SELECT name, position FROM projection_checkpoints ORDER BY name`)) as readonly { name: string; position: number | string }[];
-    const waiting = await secondsWaitingAfter(ctx.store, rows.map((row) => Number(row.position)), head).catch(() => new Map<number, number>());
+    const waiting = await secondsWaitingAfterEach(ctx.store, rows.map((row) => Number(row.position)), head).catch(() => new Map<number, number>());
     return rows.map((row) => ({ name: row.name, position: Number(row.position), oldest_unprojected_seconds: waiting.get(Number(row.position)) ?? null }));
   }
 

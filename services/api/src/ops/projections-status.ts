@@ -9,7 +9,7 @@ import {
 import { parseCacheCheckpoint, parsePointer, projectionLockKey, sql } from '@portcullis/platform';
 import type { ConfigPort, PoolPort, SessionCachePort, StorePort } from '../ports.ts';
 import { latestRebuilds } from './projections-rebuild.ts';
-import { secondsWaitingAfter } from './unapplied-age.ts';
+import { secondsWaitingAfterEach } from './unapplied-age.ts';
 
 export type ProjectionStatusPorts = ConfigPort & PoolPort & StorePort & SessionCachePort;
 
@@ -87,7 +87,7 @@ async function holders(ctx: ProjectionStatusPorts, names: readonly string[]): Pr
 
 /** Seconds since the oldest event each projection has not applied: the event right after its checkpoint. */
 async function lagSeconds(ctx: ProjectionStatusPorts, checkpoints: ReadonlyMap<string, number>, head: number): Promise<Map<string, number>> {
-  const waiting = await secondsWaitingAfter(ctx.store, checkpoints.values(), head);
+  const waiting = await secondsWaitingAfterEach(ctx.store, checkpoints.values(), head);
   const lag = new Map<string, number>();
   for (const [name, position] of checkpoints) {
     const age = waiting.get(position);

@@ -1,4 +1,5 @@
 import type { EventStore } from '../event-store/event-store.ts';
+import { secondsWaitingAfter } from '../projection/waiting.ts';
 import { instruments } from './telemetry.ts';
 
 export interface ObservedProjection {
@@ -12,9 +13,6 @@ export interface ObservedProjection {
  * projection further behind reports this many, and its lag in seconds tells how far.
  */
 export const COUNTED_LAG_EVENTS = 10_000;
-
-/** What of the log the lag gauges read: nothing of an event but its position and instant. */
-const POSITION_AND_INSTANT = { data: [], metadata: [] } as const;
 
 /**
  * Each projection this process holds: its checkpoint, how many events of the log it trails, and how long
@@ -40,9 +38,8 @@ export function observeProjections(store: Pick<EventStore, 'headPosition' | 'rea
       const lags = new Map<number, Promise<{ events: number; seconds: number }>>();
       const lagAt = async (position: number): Promise<{ events: number; seconds: number }> => {
         if (position >= head) return { events: 0, seconds: 0 };
-        const [oldest] = await store.readAll({ after: position, until: head, limit: 1, fields: POSITION_AND_INSTANT });
-        const events = await store.countEvents({ after: position, until: head, atMost: COUNTED_LAG_EVENTS });
-        return { events, seconds: oldest ? Math.max(0, (Date.now() - oldest.recordedAt.getTime()) / 1000) : 0 };
+        const [events, seconds] = await Promise.all([store.countEvents({ after: position, until: head, atMost: COUNTED_LAG_EVENTS }), secondsWaitingAfter(store, position, head)]);
+        return { events, seconds };
       };
       for (const { position } of held) if (!lags.has(position)) lags.set(position, lagAt(position));
       for (const { name, position } of held) {
