@@ -33,7 +33,7 @@ export function sessionColumns({ withUser, onRevoke, onOnlyUser, busy }: Session
         <UserRef id={row.original.user.id} name={row.original.user.name} email={row.original.user.email} />
         {onOnlyUser ? (
           <Button aria-label={`Only sessions of ${row.original.user.email ?? row.original.user.id}`} onClick={() => onOnlyUser(row.original.user.id)}>
-            only
+            only this user
           </Button>
         ) : null}
       </span>
