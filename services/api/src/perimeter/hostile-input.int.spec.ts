@@ -230,6 +230,13 @@ const routeStatuses: ReadonlyArray<{ readonly path: string; readonly answer: str
   { path: '/api/auth/verify-email', answer: `401 ${errorCatalogue.INVALID_TOKEN.message}` },
   // The operators' view of one organization is a resource read: an unknown one is 404 (better-auth's routes say 400).
   { path: '/ops/organizations/', answer: `404 ${errorCatalogue.ORGANIZATION_NOT_FOUND.message}` },
+  // better-auth's switch and reads of an organization refuse a caller who is not a member with 403 (clearing
+  // it as the active one), and its permission check with 401.
+  ...['set-active', 'get-organization', 'get-full-organization'].map((route) => ({
+    path: `/api/auth/organization/${route}`,
+    answer: `403 ${errorCatalogue.USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION.message}`,
+  })),
+  { path: '/api/auth/organization/has-permission', answer: `401 ${errorCatalogue.USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION.message}` },
 ];
 
 function describeAnswer(response: LightMyRequestResponse): string {
