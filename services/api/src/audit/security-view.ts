@@ -1,5 +1,5 @@
 import { organizationRoles, type SecurityOverview } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
+import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
 import { knownTypes } from './audit-search.ts';
 import { MentionedIds, namesOf } from './audit-names.ts';
 
@@ -22,6 +22,7 @@ export interface SecurityQuery {
 
 export interface SecurityDeps {
   readonly db: CommonQueryMethods;
+  readonly store: Pick<EventStore, 'readStreams'>;
   readonly personalData: PersonalData;
   readonly now: Date;
   readonly adminRoles: readonly string[];
@@ -80,7 +81,7 @@ async function signIns(deps: SecurityDeps, from: string, top: number): Promise<S
   ]);
   const mentioned = new MentionedIds();
   for (const row of accounts) mentioned.user(row.user_id);
-  const { people } = await namesOf(db, deps.personalData, mentioned);
+  const { people } = await namesOf(deps, mentioned);
   return {
     failures: totals.failures,
     failuresWithoutAccount: totals.without_account,
