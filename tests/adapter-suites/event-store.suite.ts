@@ -448,6 +448,18 @@ export function eventStoreContract(
         expect(await store.eventById('not-a-uuid')).toBeNull();
       });
 
+      it('reads the events at a set of positions in position order, each once, leaving out positions that hold none', async () => {
+        await store.append([{ streamId: newStreamId('at'), expectedVersion: 'no_stream', events: [testEvent({ n: 1 }), testEvent({ n: 2 }), testEvent({ n: 3 })] }]);
+        await store.append([{ streamId: newStreamId('at-later'), expectedVersion: 'no_stream', events: [testEvent({ n: 4 })] }]);
+        const all = await readEverything(store);
+        const [first, second, , fourth] = all.slice(-4);
+        const head = await store.headPosition();
+
+        expect(await store.eventsAt([fourth!.position, first!.position, fourth!.position, second!.position])).toEqual([first, second, fourth]);
+        expect(await store.eventsAt([head + 1_000_000, 0])).toEqual([]);
+        expect(await store.eventsAt([])).toEqual([]);
+      });
+
       it.runIf(gapFree)('leaves no gap in positions where appends rolled back', async () => {
         const streamId = newStreamId('gaps');
         await store.append([{ streamId, expectedVersion: 'no_stream', events: [testEvent()] }]);

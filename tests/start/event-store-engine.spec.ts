@@ -65,8 +65,8 @@ describe('a service started with EVENTSTORE_URL', () => {
     );
   }
 
-  // The chain's commands read the log's chain (the chain table on KurrentDB) and go on; the trail's commands
-  // run the api's audit views, which still read the Postgres log, and refuse.
+  // The chain's commands read the log's chain (the chain table on KurrentDB), the trail's run the api's audit
+  // views, which read the log through the port: each goes on.
   for (const [command, readers] of [
     ['verify', postgresLogReaders.audit],
     ['head', postgresLogReaders.audit],

@@ -22,7 +22,7 @@ export interface StorePort {
 }
 
 export interface PersonalDataPort {
-  /** Opens personal data in events read around the store (the audit search reads `events` itself). */
+  /** The keys personal data is sealed with (the audit trail: who is erased, what an address's stream is stored as). */
   readonly personalData: PersonalData;
 }
 

@@ -141,7 +141,7 @@ try {
       let written = 0;
       // A page at a time, waiting for the output to drain: memory stays one page, whatever the export's size.
       for (;;) {
-        const page = await searchAudit(pool, protectedLog.personalData, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, 500);
+        const page = await searchAudit({ db: pool, store, chain, personalData: protectedLog.personalData }, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, 500);
         for (const event of page.events) await write(out, `${JSON.stringify(event)}\n`);
         written += page.events.length;
         const last = page.events.at(-1)?.position ?? head;

@@ -1,5 +1,5 @@
 import { streams, type AuditNames, type AuditOrganizationLabel, type AuditPerson } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
+import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
 
 /** Fields of event data (and of folded states) that name a user, beside an event's actor. */
 const USER_FIELDS: ReadonlySet<string> = new Set(['userId', 'inviterId', 'createdByUserId', 'byUserId', 'impersonatorId']);
@@ -45,8 +45,14 @@ export class MentionedIds {
  * an organization's name and slug, or, deleted, its last ones as its stream says. An id that names neither
  * is left out.
  */
-export async function namesOf(db: CommonQueryMethods, personalData: PersonalData, mentioned: MentionedIds): Promise<AuditNames> {
-  const [people, organizations] = await Promise.all([peopleNamed(db, personalData, [...mentioned.users]), organizationsNamed(db, [...mentioned.organizations])]);
+export async function namesOf(
+  reads: { readonly db: CommonQueryMethods; readonly store: Pick<EventStore, 'readStreams'>; readonly personalData: PersonalData },
+  mentioned: MentionedIds,
+): Promise<AuditNames> {
+  const [people, organizations] = await Promise.all([
+    peopleNamed(reads.db, reads.personalData, [...mentioned.users]),
+    organizationsNamed(reads.db, reads.store, [...mentioned.organizations]),
+  ]);
   return { people, organizations };
 }
 
@@ -72,7 +78,10 @@ async function peopleNamed(db: CommonQueryMethods, personalData: PersonalData, i
   return people;
 }
 
-async function organizationsNamed(db: CommonQueryMethods, ids: readonly string[]): Promise<Record<string, AuditOrganizationLabel>> {
+/** What of a deleted organization's stream names it. */
+const NAMING_TYPES: ReadonlySet<string> = new Set(['organization.created.v1', 'organization.updated.v1', 'organization.deleted.v1']);
+
+async function organizationsNamed(db: CommonQueryMethods, store: Pick<EventStore, 'readStreams'>, ids: readonly string[]): Promise<Record<string, AuditOrganizationLabel>> {
   const organizations: Record<string, AuditOrganizationLabel> = {};
   if (ids.length === 0) return organizations;
   const rows = (await db.any(sql.unsafe`
@@ -81,11 +90,11 @@ async function organizationsNamed(db: CommonQueryMethods, ids: readonly string[]
   const gone = ids.filter((id) => !(id in organizations));
   if (gone.length === 0) return organizations;
   // A deleted organization has no row: its last name and slug are those its creation and updates left.
-  const events = (await db.any(sql.unsafe`
-    SELECT stream_id, type, data FROM events
-    WHERE stream_id = ANY(${sql.array(gone.map((id) => streams.organization(id)), 'text')})
-      AND type IN ('organization.created.v1', 'organization.updated.v1', 'organization.deleted.v1')
-    ORDER BY position`)) as readonly { stream_id: string; type: string; data: { organizationId?: string; name?: string; slug?: string } }[];
+  const reads = await store.readStreams(gone.map((id) => streams.organization(id)));
+  const events = [...reads.values()].flatMap((read) => read.events.filter((event) => NAMING_TYPES.has(event.type))) as ReadonlyArray<{
+    type: string;
+    data: { organizationId?: string; name?: string; slug?: string };
+  }>;
   for (const { type, data } of events) {
     if (typeof data.organizationId !== 'string') continue;
     const was = organizations[data.organizationId] ?? { name: '', slug: '', deleted: false };

@@ -1,20 +1,19 @@
 import { actorOf, auditIndexProjectionName, eventDefinitions, eventMetadataSchema, supersededEvents, type AuditEvent, type AuditFilter, type AuditNames } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
+import { sql, type CommonQueryMethods, type EventStore, type LogChain, type PersonalData, type RecordedEvent } from '@portcullis/platform';
 import { auditSentence, redactedData, usersNamed } from './audit-sentence.ts';
 import { MentionedIds, namesOf } from './audit-names.ts';
 
 type Fragment = ReturnType<typeof sql.fragment>;
 
-export interface EventRow {
-  readonly position: string;
-  readonly event_id: string;
-  readonly stream_id: string;
-  readonly stream_version: number;
-  readonly type: string;
-  readonly data: unknown;
-  readonly metadata: unknown;
-  readonly recorded_at: number;
-  readonly hash: string;
+/**
+ * What the audit trail reads: the log (through the port, personal data opened as `ProtectedEventStore`
+ * opens it), its chain's hashes, the audit index and read models in `db`, and the keys' state.
+ */
+export interface AuditReads {
+  readonly db: CommonQueryMethods;
+  readonly store: Pick<EventStore, 'eventsAt' | 'readStreams'>;
+  readonly chain: Pick<LogChain, 'hashesAt'>;
+  readonly personalData: PersonalData;
 }
 
 /**
@@ -186,59 +185,61 @@ export interface AuditPage extends AuditNames {
   readonly nextCursor: number | null;
 }
 
-/** The columns of `events` an audit event is shown from (`e`). */
-export const eventColumns = sql.fragment`
-  e.position::text AS position, e.event_id, e.stream_id, e.stream_version, e.type, e.data, e.metadata,
-  e.recorded_at, encode(e.hash, 'hex') AS hash`;
-
 /**
- * Events as stored, as the audit trail shows them: personal data opened with its subject's key (an erased
- * user's shows as erased; the hash is still over the ciphertext), secrets redacted, each with its sentence,
- * and the names of every user and organization they mention.
+ * Events as the log holds them (opened: an erased user's personal data shows as erased; the hash, the
+ * chain's, is still over the ciphertext), as the audit trail shows them: secrets redacted, each with its
+ * sentence and its hash in the chain (empty where the chain does not cover it yet), and the names of every
+ * user and organization they mention. Stream ids are as stored (an address's keyed name).
  */
-export async function shownEvents(db: CommonQueryMethods, personalData: PersonalData, stored: readonly EventRow[]): Promise<{ events: AuditEvent[]; names: AuditNames }> {
-  const rows = await personalData.decode(stored.map((row) => ({ ...row, metadata: eventMetadataSchema.parse(row.metadata) })));
-  const parsed = rows.map((row) => {
-    const metadata = row.metadata;
-    const data = redactedData(row.data);
-    return { row, metadata, data, actor: actorOf(metadata) };
+export async function shownEvents(
+  reads: Pick<AuditReads, 'db' | 'store' | 'personalData'>,
+  recorded: readonly RecordedEvent[],
+  hashes: ReadonlyMap<number, string>,
+): Promise<{ events: AuditEvent[]; names: AuditNames }> {
+  const parsed = recorded.map((event) => {
+    const metadata = eventMetadataSchema.parse(event.metadata);
+    const data = redactedData(event.data);
+    return { event, metadata, data, actor: actorOf(metadata) };
   });
   const mentioned = new MentionedIds();
-  for (const { row, data, actor, metadata } of parsed) {
-    for (const id of usersNamed({ type: row.type, data, actor, ipAddress: metadata.ipAddress })) mentioned.user(id);
+  for (const { event, data, actor, metadata } of parsed) {
+    for (const id of usersNamed({ type: event.type, data, actor, ipAddress: metadata.ipAddress })) mentioned.user(id);
     mentioned.within(data);
   }
-  const names = await namesOf(db, personalData, mentioned);
+  const names = await namesOf(reads, mentioned);
   const labels = new Map<string, string>();
   for (const [id, person] of Object.entries(names.people)) if (person !== 'erased') labels.set(id, person.email);
-  const events = parsed.map(({ row, metadata, data, actor }): AuditEvent => ({
-    position: Number(row.position),
-    eventId: row.event_id,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    type: row.type,
+  const events = parsed.map(({ event, metadata, data, actor }): AuditEvent => ({
+    position: event.position,
+    eventId: event.eventId,
+    streamId: event.streamId,
+    streamVersion: event.streamVersion,
+    type: event.type,
     occurredAt: metadata.occurredAt,
-    recordedAt: new Date(row.recorded_at).toISOString(),
+    recordedAt: event.recordedAt.toISOString(),
     actor,
     data,
     metadata,
-    hash: row.hash,
-    sentence: auditSentence({ type: row.type, data, actor, ipAddress: metadata.ipAddress }, labels),
+    hash: hashes.get(event.position) ?? '',
+    sentence: auditSentence({ type: event.type, data, actor, ipAddress: metadata.ipAddress }, labels),
   }));
   return { events, names };
 }
 
-/** One page of the audit trail (see `shownEvents`), and the cursor of the next. */
-export async function searchAudit(db: CommonQueryMethods, personalData: PersonalData, filter: AuditFilter, limit: number): Promise<AuditPage> {
-  const criteria = criteriaOf(filter, (streamId) => personalData.storedStreamId(streamId));
-  const direction = criteria.newest ? sql.fragment`DESC` : sql.fragment`ASC`;
-  const stored = (await db.any(sql.unsafe`
-    SELECT ${eventColumns}
-    FROM (${pageQuery(criteria, limit + 1)}) page JOIN events e ON e.position = page.position
-    ORDER BY e.position ${direction}`)) as readonly EventRow[];
-  const more = stored.length > limit;
-  const { events, names } = await shownEvents(db, personalData, more ? stored.slice(0, limit) : stored);
-  return { events, nextCursor: more ? events.at(-1)!.position : null, ...names };
+/**
+ * One page of the audit trail (see `shownEvents`), and the cursor of the next: its positions from the
+ * index, then their events and hashes in one read each (one query each on Postgres).
+ */
+export async function searchAudit(reads: AuditReads, filter: AuditFilter, limit: number): Promise<AuditPage> {
+  const criteria = criteriaOf(filter, (streamId) => reads.personalData.storedStreamId(streamId));
+  const found = (await reads.db.anyFirst(sql.unsafe`${pageQuery(criteria, limit + 1)}`)) as readonly (string | number)[];
+  const positions = found.map(Number);
+  const more = positions.length > limit;
+  const shown = more ? positions.slice(0, limit) : positions;
+  const [recorded, hashes] = await Promise.all([reads.store.eventsAt(shown), reads.chain.hashesAt(shown)]);
+  const ordered = criteria.newest ? [...recorded].reverse() : recorded;
+  const { events, names } = await shownEvents(reads, ordered, hashes);
+  return { events, nextCursor: more ? shown.at(-1)! : null, ...names };
 }
 
 /** How far the audit index has applied the log. */

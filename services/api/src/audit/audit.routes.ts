@@ -19,11 +19,12 @@ const EXPORT_PAGE = 500;
  */
 export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
   const authorize = operatorAccess(ctx, { sessions: true });
+  const reads = { db: ctx.pool, store: ctx.store, chain: ctx.chain, personalData: ctx.personalData };
 
   async function* exported(filter: AuditFilter): AsyncGenerator<string> {
     let cursor = filter.cursor;
     for (;;) {
-      const page = await searchAudit(ctx.pool, ctx.personalData, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, EXPORT_PAGE);
+      const page = await searchAudit(reads, { ...filter, ...(cursor !== undefined ? { cursor } : {}) }, EXPORT_PAGE);
       for (const event of page.events) yield `${JSON.stringify(event)}\n`;
       if (page.nextCursor === null) return;
       cursor = page.nextCursor;
@@ -34,7 +35,7 @@ export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
     route(app, endpoints.auditEvents, async (request, reply) => {
       await authorize(request, reply);
       const { limit, ...filter } = request.query;
-      const [page, indexedTo] = await Promise.all([searchAudit(ctx.pool, ctx.personalData, filter, limit), auditIndexedTo(ctx.pool)]);
+      const [page, indexedTo] = await Promise.all([searchAudit(reads, filter, limit), auditIndexedTo(ctx.pool)]);
       reply.header('cache-control', 'no-store');
       return { ...page, indexedTo };
     });
@@ -60,6 +61,7 @@ export function auditRoutes(ctx: AuditPorts, models?: AuditStreamModels) {
       reply.header('cache-control', 'no-store');
       const deps = {
         db: ctx.pool,
+        store: ctx.store,
         personalData: ctx.personalData,
         now: ctx.clock(),
         adminRoles: models?.adminRoles ?? [],

@@ -1,5 +1,5 @@
 import { organizationRoles, type SecurityOverview } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type PersonalData } from '@portcullis/platform';
+import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
 import { knownTypes } from './audit-search.ts';
 import { MentionedIds, namesOf } from './audit-names.ts';
 
@@ -22,6 +22,7 @@ export interface SecurityQuery {
 
 export interface SecurityDeps {
   readonly db: CommonQueryMethods;
+  readonly store: Pick<EventStore, 'readStreams'>;
   readonly personalData: PersonalData;
   readonly now: Date;
   readonly adminRoles: readonly string[];
@@ -34,8 +35,8 @@ const firstPositionFrom = (from: string) => sql.fragment`coalesce((SELECT t.posi
 
 /** The window's sign-in failures, locks and rate-limit refusals, from the audit index (each with its user id, when its data names one). */
 const watchedIn = (from: string) => sql.fragment`
-  SELECT a.position, a.type, a.ip, a.recorded_at, e.data->>'userId' AS user_id
-  FROM audit_event a JOIN events e ON e.position = a.position
+  SELECT a.position, a.type, a.ip, a.recorded_at, a.user_id
+  FROM audit_event a
   WHERE a.type = ANY(${sql.array(WATCHED, 'text')}) AND a.position >= ${firstPositionFrom(from)} AND a.recorded_at >= ${from}::timestamptz`;
 
 interface Totals {
@@ -80,7 +81,7 @@ async function signIns(deps: SecurityDeps, from: string, top: number): Promise<S
   ]);
   const mentioned = new MentionedIds();
   for (const row of accounts) mentioned.user(row.user_id);
-  const { people } = await namesOf(db, deps.personalData, mentioned);
+  const { people } = await namesOf(deps, mentioned);
   return {
     failures: totals.failures,
     failuresWithoutAccount: totals.without_account,
@@ -122,9 +123,9 @@ async function dormantUsers(deps: SecurityDeps, days: number, sample: number): P
       SELECT u.id, u.name, u.email, u."createdAt" AS created_at, last.at AS last_sign_in
       FROM "user" u
       LEFT JOIN LATERAL (
-        SELECT (e.metadata->>'occurredAt')::timestamptz AS at
-        FROM audit_event_subject s JOIN audit_event a ON a.position = s.position JOIN events e ON e.position = s.position
-        WHERE s.subject = 'user:' || u.id AND a.type = ANY(${sql.array(SIGN_IN_TYPES, 'text')}) AND e.data->>'userId' = u.id
+        SELECT a.occurred_at AS at
+        FROM audit_event_subject s JOIN audit_event a ON a.position = s.position
+        WHERE s.subject = 'user:' || u.id AND a.type = ANY(${sql.array(SIGN_IN_TYPES, 'text')}) AND a.user_id = u.id
         ORDER BY s.position DESC LIMIT 1) last ON true
       WHERE u."createdAt" < ${cutoff}::timestamptz AND (last.at IS NULL OR last.at < ${cutoff}::timestamptz))
     SELECT (SELECT count(*) FROM dormant)::int AS total,

@@ -27,17 +27,17 @@ export function timeTravelRoutes(ctx: AuditPorts, authorize: OperatorCheck, mode
     route(app, endpoints.auditUserHistory, async (request, reply) => {
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
-      return timeTravelHistory.user(ctx.pool, request.params.id, request.query);
+      return timeTravelHistory.user(ctx.store, request.params.id, request.query);
     });
     route(app, endpoints.auditOrganizationHistory, async (request, reply) => {
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
-      return timeTravelHistory.organization(ctx.pool, request.params.id, request.query);
+      return timeTravelHistory.organization(ctx.store, request.params.id, request.query);
     });
     route(app, endpoints.auditEvent, async (request, reply) => {
       await authorize(request, reply);
       reply.header('cache-control', 'no-store');
-      return auditEventDetail({ db: ctx.pool, personalData: ctx.personalData, travel, withOrganizations: models !== undefined }, request.params.position);
+      return auditEventDetail({ db: ctx.pool, store: ctx.store, chain: ctx.chain, personalData: ctx.personalData, travel, withOrganizations: models !== undefined }, request.params.position);
     });
   };
 }

@@ -1,5 +1,5 @@
 import { DomainError, streams, type AuditNames, type StreamModel } from '@portcullis/contracts';
-import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
+import type { CommonQueryMethods, EventStore, PersonalData } from '@portcullis/platform';
 import { accountModel } from '../identity/account.decider.ts';
 import { userModel } from '../identity/user.decider.ts';
 import { sessionIndexModel } from '../session/session-index.decider.ts';
@@ -50,7 +50,7 @@ export interface TimeTravel {
  * organizations with their roles. Plain values in, so routes and the CLI run the same code.
  */
 export function timeTravel(deps: {
-  store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams'>;
+  store: Pick<EventStore, 'headPosition' | 'readStream' | 'readStreams' | 'eventsAt'>;
   db: CommonQueryMethods;
   personalData: PersonalData;
   clock: () => Date;
@@ -63,8 +63,8 @@ export function timeTravel(deps: {
     if (at === undefined) return { position: head, instant: deps.clock().toISOString(), byInstant: false };
     if (/^\d+$/.test(at)) {
       const position = Math.min(Number(at), head);
-      const occurredAt = (await deps.db.maybeOneFirst(sql.unsafe`SELECT metadata->>'occurredAt' FROM events WHERE position = ${position}`)) as string | null;
-      return { position, instant: occurredAt ?? new Date(0).toISOString(), byInstant: false };
+      const [event] = await store.eventsAt([position]);
+      return { position, instant: event?.metadata.occurredAt ?? new Date(0).toISOString(), byInstant: false };
     }
     return { position: head, instant: new Date(at).toISOString(), byInstant: true };
   }
@@ -122,7 +122,7 @@ export function timeTravel(deps: {
   ): Promise<StateAt> {
     const now = await at(id, await pointOf(query.at));
     const then = query.diffFrom === undefined ? null : await at(id, await pointOf(query.diffFrom));
-    const names = await namesOf(deps.db, deps.personalData, mentionedIn(kind, id, [now.state, then?.state]));
+    const names = await namesOf(deps, mentionedIn(kind, id, [now.state, then?.state]));
     const diff = then === null ? null : { fromPosition: then.position, changes: diffStates(then.state, now.state) };
     return { id, position: now.position, state: now.state, diff, ...names };
   }

@@ -71,7 +71,7 @@ const coreShape = {
         .string()
         .regex(/^(kurrentdb|kdb|esdb|eventstore)(\+discover)?:\/\//, 'must be a KurrentDB connection string (kurrentdb://host:2113, kurrentdb+discover://… for a cluster; esdb:// as well)')
         .optional(),
-      'the event log on KurrentDB 25.1 or later instead of Postgres (`kurrentdb://user:password@host:2113`, `kurrentdb+discover://…` for a cluster); read models, checkpoints and personal-data keys stay in `DATABASE_URL`. Taken by the processes that read the log only through the port (the projector, its rebuilds, the mailer, and the `audit` CLI but for `export` and `replay`; the projector then also chains the log into `log_chain`, which `audit verify` checks); one with parts that still read the Postgres log refuses to start with it, naming them ([design notes](design-notes.md#kurrentdb-how-each-guarantee-maps))',
+      'the event log on KurrentDB 25.1 or later instead of Postgres (`kurrentdb://user:password@host:2113`, `kurrentdb+discover://…` for a cluster); read models, checkpoints and personal-data keys stay in `DATABASE_URL`. Taken by every process (the api, the projector, its rebuilds, the mailer and the `audit` CLI), each reading the log only through the port; the projector then also chains the log into `log_chain`, which `audit verify` checks and the audit trail shows hashes from. A process with parts that still read the Postgres log would refuse to start with it, naming them ([design notes](design-notes.md#kurrentdb-how-each-guarantee-maps)); none has any now',
       'the log in `DATABASE_URL`',
     ),
     REDIS_URL: setting(

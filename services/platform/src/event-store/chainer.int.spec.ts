@@ -112,6 +112,32 @@ describe('the chainer and the chain table', () => {
     expect(await chain.verify({ signedHead: signed, trustedPublicKey })).toMatchObject({ ok: false, failure: { position: 10, problem: 'missing' } });
   });
 
+  it("shows an event's link as each chain holds it: the same hashes, a changed event's link no longer verifying, none past the chainer", async () => {
+    const { db, store, chain } = await log(6);
+    const inTable = new PostgresInTableChain(db.pool);
+    chainer(db, store);
+    await chainedTo(db, 6);
+    await Promise.all(chainers.splice(0).map((c) => c.stop()));
+    // Each chain's own hashes (they differ: the in-table one hashes the instant to the microsecond).
+    for (const each of [chain, inTable]) {
+      const hashes = await each.hashesAt([6, 1, 3, 4, 99]);
+      expect([...hashes.keys()].sort()).toEqual([1, 3, 4, 6]);
+      expect(await each.linkAt(1)).toEqual({ previousPosition: 0, previousHash: '0'.repeat(64), hash: hashes.get(1), verifies: true });
+      expect(await each.linkAt(4)).toEqual({ previousPosition: 3, previousHash: hashes.get(3), hash: hashes.get(4), verifies: true });
+      expect(await each.linkAt(99)).toBeNull();
+    }
+
+    await tamper(db, sql.unsafe`UPDATE events SET data = jsonb_set(data, '{name}', '"forged"') WHERE position = 4`);
+    expect(await chain.linkAt(4)).toMatchObject({ verifies: false });
+    expect(await inTable.linkAt(4)).toMatchObject({ verifies: false });
+    expect(await chain.linkAt(5)).toMatchObject({ verifies: true });
+
+    // An event the chainer has not reached yet has no hash in the chain table.
+    await appendEvents(db, 1, 'unchained');
+    expect(await chain.hashesAt([7])).toEqual(new Map());
+    expect(await chain.linkAt(7)).toMatchObject({ previousPosition: 6, hash: '', verifies: false });
+  });
+
   it('resumes after a chainer stopped between batches, and after one killed, without a gap or a double', async () => {
     const { db, store, chain } = await log(9);
     const first = chainer(db, store, 2);

@@ -15,15 +15,16 @@ export type LogProcess = 'api' | 'projector' | 'mailer' | 'rebuild' | 'audit' | 
  * entry goes when its reader moves onto the port; a process whose list is empty runs on KurrentDB.
  */
 export const postgresLogReaders: Readonly<Record<LogProcess, readonly string[]>> = {
-  api: [
-    'the audit trail, its search, security view and time travel (audit/*)',
-  ],
+  // The audit trail reads events through the port (`eventsAt`, stream reads), their hashes and links through
+  // the log's chain, and what it searches and counts from the audit index.
+  api: [],
   projector: [],
   mailer: [],
   rebuild: [],
   // verify and head go through the log's chain (`openLogChain`): the chain table on KurrentDB.
   audit: [],
-  'audit-trail': ["the audit trail's export and time travel (audit export, audit replay: the api's audit/*)"],
+  // export and replay run the api's audit trail.
+  'audit-trail': [],
 };
 
 export interface EventLogSettings {

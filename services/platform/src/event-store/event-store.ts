@@ -206,6 +206,12 @@ export interface EventStore {
    */
   eventIdAt(position: number): Promise<string | null>;
   /**
+   * The events at these global positions, in position order; a position where there is none is left out
+   * (the audit trail shows a page its index found). Needs: a read of one event by position; Postgres
+   * answers the whole set in one read.
+   */
+  eventsAt(positions: readonly number[]): Promise<readonly RecordedEvent[]>;
+  /**
    * The event of this id, or null where the log has none (an id pasted from a log line into the console).
    * Needs: a read of one event by its id. Postgres has an index on it; KurrentDB has none, so it reads `$all`
    * backwards from the head until it meets the id: recent events, which log lines name, are found soon, but

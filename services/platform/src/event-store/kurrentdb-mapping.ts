@@ -110,6 +110,22 @@ export function readFrom(after: number, knownCommit?: bigint): Position | 'start
   return { commit, prepare: commit };
 }
 
+/**
+ * The positions a set of one-event reads must look up: each once, in `$all`'s order, only what can be a
+ * position (a prepare position is a byte offset: a whole number above 0).
+ */
+export function positionsToRead(positions: readonly number[]): number[] {
+  return [...new Set(positions)].filter((position) => Number.isSafeInteger(position) && position > 0).sort((a, b) => a - b);
+}
+
+/**
+ * The read of `$all` that finds the event at our position and nothing else: what comes after the byte
+ * before it, up to it. An empty answer, or one at another position, means no event of this log is there.
+ */
+export function onePositionRead(position: number): { readonly after: number; readonly until: number; readonly limit: 1 } {
+  return { after: position - 1, until: position, limit: 1 };
+}
+
 export function isAfter(position: Position, after: number): boolean {
   return positionOf(position) > after;
 }

@@ -21,8 +21,10 @@ import {
   eventIdKey,
   expectedStateOf,
   isAfter,
+  onePositionRead,
   placeInRange,
   positionOf,
+  positionsToRead,
   readFrom,
   toRecordedEvent,
   versionOfRevision,
@@ -165,6 +167,18 @@ describe('positions', () => {
     const after = 1210;
     const returned = [1000n, 1210n, 1433n, 1600n].map((prepare) => ({ commit: prepare === 1600n ? 1600n : 1000n, prepare }));
     expect(returned.filter((p) => isAfter(p, after)).map(positionOf)).toEqual([1433, 1600]);
+  });
+
+  it('looks each asked position up once, in $all order, and none that cannot be a position', () => {
+    expect(positionsToRead([1600, 1210, 1600, 0, -3, 1.5, 1433])).toEqual([1210, 1433, 1600]);
+    expect(positionsToRead([])).toEqual([]);
+  });
+
+  it('reads one position as the one stretch that holds only it: the event at it is in, its append\'s others are not', () => {
+    const read = onePositionRead(1433);
+    expect(read.limit).toBe(1);
+    const returned = [1000n, 1210n, 1433n, 1600n].map((prepare) => ({ commit: 1000n, prepare }));
+    expect(returned.map((p) => placeInRange(p, read))).toEqual(['before', 'before', 'in', 'past']);
   });
 
   it('places each event a resumed read returns before, in or past a stretch of positions (a lag counted, a range read)', () => {

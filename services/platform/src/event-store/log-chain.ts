@@ -87,6 +87,32 @@ export interface LogChain {
   length(): Promise<number>;
   /** Walks the chain from its start against the log's events and reports the first place that does not hold. */
   verify(options?: VerifyOptions): Promise<ChainVerdict>;
+  /** The hash the chain holds at each of these positions (hex); one it does not cover yet (the chainer's lag) is left out. */
+  hashesAt(positions: readonly number[]): Promise<ReadonlyMap<number, string>>;
+  /** The event's link, recomputed from the event as stored and the hash before it; null where the log has no event. */
+  linkAt(position: number): Promise<ChainLink | null>;
+}
+
+/** One event's link in the chain, as the audit trail shows it beside the event. */
+export interface ChainLink {
+  /** The position whose hash this link starts from (0: the chain's start). */
+  readonly previousPosition: number;
+  /** Null when the previous event is missing: the chain is broken here. */
+  readonly previousHash: string | null;
+  /** Empty where the chain does not cover the event yet (the chainer's lag, KurrentDB only). */
+  readonly hash: string;
+  /** Whether `sha256(previous hash || the event's canonical bytes)` is the hash held: false for an event changed since. */
+  readonly verifies: boolean;
+}
+
+function linkOf(previousPosition: number, previousHash: string | null, hash: string, canonical: () => string): ChainLink {
+  const computed = previousHash === null ? null : createHash('sha256').update(Buffer.from(previousHash, 'hex')).update(canonical(), 'utf8').digest('hex');
+  return { previousPosition, previousHash, hash, verifies: computed === hash };
+}
+
+async function hashRows(db: CommonQueryMethods, query: ReturnType<typeof sql.unsafe>): Promise<ReadonlyMap<number, string>> {
+  const rows = (await db.any(query)) as ReadonlyArray<{ position: string; hash: string }>;
+  return new Map(rows.map((row) => [Number(row.position), row.hash]));
 }
 
 /** Postgres's log: each event row carries its hash, the head row the last one (the hash-chain migration). */
@@ -103,6 +129,23 @@ export class PostgresInTableChain implements LogChain {
 
   verify(options: VerifyOptions = {}): Promise<ChainVerdict> {
     return verifyChain(this.db, options);
+  }
+
+  hashesAt(positions: readonly number[]): Promise<ReadonlyMap<number, string>> {
+    if (positions.length === 0) return Promise.resolve(new Map());
+    return hashRows(this.db, sql.unsafe`
+      SELECT position::text AS position, encode(hash, 'hex') AS hash FROM events WHERE position = ANY(${sql.array([...positions], 'int8')})`);
+  }
+
+  /** The canonical bytes drawn by the SQL function the append hashed with and `verifyChain` walks with. */
+  async linkAt(position: number): Promise<ChainLink | null> {
+    const row = (await this.db.maybeOne(sql.unsafe`
+      SELECT encode(e.hash, 'hex') AS hash,
+        portcullis_event_canonical(e.position, e.event_id, e.stream_id, e.stream_version, e.type, e.data, e.metadata, e.recorded_at) AS canonical,
+        (SELECT encode(p.hash, 'hex') FROM events p WHERE p.position = e.position - 1) AS previous_hash
+      FROM events e WHERE e.position = ${position}`)) as { hash: string; canonical: string; previous_hash: string | null } | null;
+    if (row === null) return null;
+    return linkOf(position - 1, position === 1 ? GENESIS_HASH : row.previous_hash, row.hash, () => row.canonical);
   }
 }
 
@@ -128,8 +171,31 @@ export async function readChainTableHead(db: CommonQueryMethods): Promise<{ posi
 export class ChainTable implements LogChain {
   constructor(
     private readonly db: CommonQueryMethods,
-    private readonly store: Pick<EventStore, 'readAll' | 'logId'>,
+    private readonly store: Pick<EventStore, 'readAll' | 'logId' | 'eventsAt'>,
   ) {}
+
+  hashesAt(positions: readonly number[]): Promise<ReadonlyMap<number, string>> {
+    if (positions.length === 0) return Promise.resolve(new Map());
+    return hashRows(this.db, sql.unsafe`
+      SELECT position::text AS position, encode(hash, 'hex') AS hash FROM log_chain WHERE position = ANY(${sql.array([...positions], 'int8')})`);
+  }
+
+  /** Positions here are not contiguous: the link before is the chain's row before, or its start. */
+  async linkAt(position: number): Promise<ChainLink | null> {
+    const [[event], links] = await Promise.all([
+      this.store.eventsAt([position]),
+      this.db.any(sql.unsafe`
+        (SELECT position::text AS position, encode(hash, 'hex') AS hash FROM log_chain WHERE position = ${position})
+        UNION ALL
+        (SELECT position::text AS position, encode(hash, 'hex') AS hash FROM log_chain WHERE position < ${position} ORDER BY position DESC LIMIT 1)`) as Promise<
+        ReadonlyArray<{ position: string; hash: string }>
+      >,
+    ]);
+    if (!event) return null;
+    const own = links.find((link) => Number(link.position) === position);
+    const previous = links.find((link) => Number(link.position) < position);
+    return linkOf(previous ? Number(previous.position) : 0, previous ? previous.hash : GENESIS_HASH, own?.hash ?? '', () => chainedEventText(event));
+  }
 
   async head(): Promise<LogHead> {
     const [head, logId] = await Promise.all([readChainTableHead(this.db), this.store.logId()]);
@@ -216,7 +282,7 @@ function pagesOf<T>(readAfter: (after: number) => Promise<readonly T[]>, positio
  * The chain of the configured log: the in-table one on Postgres, the chain table on KurrentDB. `store` is
  * the log as stored (not `protectPersonalData`'s: the chain covers the ciphertext, and verifying opens nothing).
  */
-export function openLogChain(settings: { readonly eventStoreUrl: string | null }, db: CommonQueryMethods, store: Pick<EventStore, 'readAll' | 'logId'>): LogChain {
+export function openLogChain(settings: { readonly eventStoreUrl: string | null }, db: CommonQueryMethods, store: Pick<EventStore, 'readAll' | 'logId' | 'eventsAt'>): LogChain {
   return settings.eventStoreUrl === null ? new PostgresInTableChain(db) : new ChainTable(db, store);
 }
 

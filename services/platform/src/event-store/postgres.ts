@@ -157,6 +157,7 @@ const STATEMENTS = {
            WHERE snapshots.version <= excluded.version`,
   },
   eventIdAt: { name: 'portcullis_event_id_at', text: 'SELECT event_id FROM events WHERE position = $1' },
+  eventsAt: { name: 'portcullis_events_at', text: `SELECT ${EVENT_COLUMNS} FROM events WHERE position = ANY($1::int8[]) ORDER BY position` },
   eventById: { name: 'portcullis_event_by_id', text: `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = $1::uuid` },
 } as const;
 
@@ -352,6 +353,12 @@ export class PostgresEventStore implements EventStore {
   async eventIdAt(position: number): Promise<string | null> {
     const [row] = await this.rows<{ event_id: string }>(STATEMENTS.eventIdAt, [position]);
     return row?.event_id ?? null;
+  }
+
+  async eventsAt(positions: readonly number[]): Promise<readonly RecordedEvent[]> {
+    if (positions.length === 0) return [];
+    const rows = await this.rows<EventRow>(STATEMENTS.eventsAt, [positions.map(String)]);
+    return rows.map((row) => toRecordedEvent(row));
   }
 
   async eventById(eventId: string): Promise<RecordedEvent | null> {

@@ -171,6 +171,11 @@ export class ProtectedEventStore implements EventStore {
     return this.inner.eventIdAt(position);
   }
 
+  /** Decrypted as any read (no key is forgotten: a lookup, not a follower); stream ids as stored, as `readAll` gives them. */
+  async eventsAt(positions: readonly number[]): Promise<readonly RecordedEvent[]> {
+    return this.personalData.decode(await this.inner.eventsAt(positions));
+  }
+
   /** Decrypted as any read; its stream id is the stored one, as `readAll` gives it. */
   async eventById(eventId: string): Promise<RecordedEvent | null> {
     const event = await this.inner.eventById(eventId);

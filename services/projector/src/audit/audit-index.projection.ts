@@ -22,6 +22,13 @@ function auditSubjectsOf({ event, recorded }: ProjectedEvent, actor: EventActor 
   return [...subjects];
 }
 
+/** `data.userId` as the index keeps it: as Postgres's `data->>'userId'` reads it (a string as is), null when absent. */
+function userIdOf(data: Record<string, unknown>): string | null {
+  const value = data.userId;
+  if (value === undefined || value === null) return null;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): Promise<void> {
   if (events.length === 0) return;
   const rows: object[] = [];
@@ -38,6 +45,8 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
       k: actor.kind,
       a: actor.id,
       m: actor.impersonatorId ?? null,
+      u: userIdOf(projected.event.data),
+      o: recorded.metadata.occurredAt,
       // Only an address Postgres will take: a value it refuses would stop the projection for good.
       i: ip !== null && isIP(ip) !== 0 ? ip : null,
     });
@@ -46,9 +55,9 @@ async function insertAll(tx: ProjectionSql, events: readonly ProjectedEvent[]): 
   // The rows as one JSON text each statement: a replay's batch is tens of thousands of them, and one
   // document is cheaper to write and for Postgres to read than a text array per column.
   await tx.query(sql.unsafe`
-    INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip)
-    SELECT p, t, s, r, k, a, m, i FROM json_to_recordset(${JSON.stringify(rows)}::json)
-      AS e(p int8, t text, s text, r timestamptz, k text, a text, m text, i inet)
+    INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip, user_id, occurred_at)
+    SELECT p, t, s, r, k, a, m, i, u, o FROM json_to_recordset(${JSON.stringify(rows)}::json)
+      AS e(p int8, t text, s text, r timestamptz, k text, a text, m text, i inet, u text, o timestamptz)
     ON CONFLICT DO NOTHING`);
   if (subjects.length > 0) {
     await tx.query(sql.unsafe`
@@ -96,12 +105,12 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
   }
   await tx.query(sql.unsafe`
     WITH batch AS (
-      SELECT position, type, stream_id, recorded_at, ip, kind, id, impersonator_id,
+      SELECT position, type, stream_id, recorded_at, ip, kind, id, impersonator_id, user_id, occurred_at,
         array_remove(ARRAY[${dataSubjects},
           CASE WHEN id <> '' THEN 'user:' || id END,
           CASE WHEN impersonator_id <> '' THEN 'user:' || impersonator_id END], NULL) AS subjects
       FROM (
-        SELECT position, type, stream_id, recorded_at, ip, data_subjects.*, impersonator_id,
+        SELECT position, type, stream_id, recorded_at, ip, data_subjects.*, impersonator_id, "userId" #>> '{}' AS user_id, occurred_at,
           CASE
             -- Whatever came through an impersonation session is the impersonator's, whatever kind it was stored as.
             WHEN impersonator_id IS NOT NULL THEN 'impersonator'
@@ -117,19 +126,19 @@ async function replayAll(tx: ProjectionSql, events: readonly ProjectedEvent[], r
         FROM (
           -- To the millisecond, as the live projection has it (from the instant this process reads).
           SELECT e.position, e.type, e.stream_id, date_trunc('milliseconds', e.recorded_at) AS recorded_at, o.i AS ip, o.blank,
-            m.actor, m."actorId", m."requestId", m."ipAddress", e.data,
+            m.actor, m."actorId", m."requestId", m."ipAddress", m."occurredAt"::timestamptz AS occurred_at, e.data,
             coalesce(nullif(m.actor->>'impersonatorId', ''), nullif(m."impersonatedBy", '')) AS impersonator_id
           FROM events e
           LEFT JOIN json_to_recordset(${JSON.stringify(addresses)}::json) AS o(p int8, i inet, blank bool) ON o.p = e.position
-          CROSS JOIN LATERAL jsonb_to_record(e.metadata) AS m(actor jsonb, "actorId" text, "impersonatedBy" text, "requestId" text, "ipAddress" text)
+          CROSS JOIN LATERAL jsonb_to_record(e.metadata) AS m(actor jsonb, "actorId" text, "impersonatedBy" text, "requestId" text, "ipAddress" text, "occurredAt" text)
           WHERE e.position > ${range.after} AND e.position <= ${range.until} AND e.type = ANY(${sql.array(knownStoredTypes, 'text')})
         ) AS events_read
         CROSS JOIN LATERAL jsonb_to_record(events_read.data) AS data_subjects(${dataColumns})
       ) AS actors
     ),
     indexed AS (
-      INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip)
-      SELECT position, type, stream_id, recorded_at, kind, id, impersonator_id, ip FROM batch
+      INSERT INTO audit_event (position, type, stream_id, recorded_at, actor_kind, actor_id, impersonator_id, ip, user_id, occurred_at)
+      SELECT position, type, stream_id, recorded_at, kind, id, impersonator_id, ip, user_id, occurred_at FROM batch
       ON CONFLICT DO NOTHING
     )
     INSERT INTO audit_event_subject (subject, position)
