@@ -209,6 +209,7 @@ export async function shownEvents(
   const names = await namesOf(reads, mentioned);
   const labels = new Map<string, string>();
   for (const [id, person] of Object.entries(names.people)) if (person !== 'erased') labels.set(id, person.email);
+  const organizationLabels = new Map(Object.entries(names.organizations).map(([id, organization]) => [id, organization.name]));
   const events = parsed.map(({ event, metadata, data, actor }): AuditEvent => ({
     position: event.position,
     eventId: event.eventId,
@@ -221,7 +222,7 @@ export async function shownEvents(
     data,
     metadata,
     hash: hashes.get(event.position) ?? '',
-    sentence: auditSentence({ type: event.type, data, actor, ipAddress: metadata.ipAddress }, labels),
+    sentence: auditSentence({ type: event.type, data, actor, ipAddress: metadata.ipAddress }, labels, organizationLabels),
   }));
   return { events, names };
 }

@@ -3,6 +3,9 @@ import type { EventActor } from '@portcullis/contracts';
 /** What a sentence may name a user by: their email where the user table knows it, else their id. */
 export type UserLabels = ReadonlyMap<string, string>;
 
+/** What a sentence may name an organization by: its name where known (a deleted one's last), else its id. */
+export type OrganizationLabels = ReadonlyMap<string, string>;
+
 export interface SentenceInput {
   readonly type: string;
   readonly data: Record<string, unknown>;
@@ -16,17 +19,17 @@ function text(value: unknown): string {
 
 /**
  * One sentence for an event, as an auditor reads it ("alice@example.com signed in from 203.0.113.7").
- * Pure: the labels of the users it names come in. Event types without a sentence of their own get one
- * built from the type's name, so a new event is never shown without words.
+ * Pure: the labels of the users and organizations it names come in. Event types without a sentence of their own
+ * get one built from the type's name, so a new event is never shown without words.
  */
-export function auditSentence(input: SentenceInput, labels: UserLabels): string {
+export function auditSentence(input: SentenceInput, labels: UserLabels, organizations: OrganizationLabels = new Map()): string {
   const { data, actor } = input;
   const user = (id: unknown): string => (typeof id === 'string' ? (labels.get(id) ?? `user ${id}`) : 'someone');
   const who = actor.id ? user(actor.id) : actor.kind === 'server' ? 'a server (x-api-key)' : actor.kind === 'system' ? 'the system' : 'an anonymous client';
   const by = actor.kind === 'impersonator' && actor.impersonatorId ? ` (${user(actor.impersonatorId)} impersonating)` : actor.kind === 'admin' ? ' (as admin)' : '';
   const from = input.ipAddress ? ` from ${input.ipAddress}` : '';
   const subject = user(data.userId);
-  const org = `organization ${text(data.organizationId)}`;
+  const org = `organization ${typeof data.organizationId === 'string' ? (organizations.get(data.organizationId) ?? data.organizationId) : text(data.organizationId)}`;
   const sentence = ((): string => {
     switch (input.type) {
       case 'user.registered.v1':

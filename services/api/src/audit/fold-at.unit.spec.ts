@@ -61,6 +61,12 @@ describe('the sentence of an event', () => {
     );
   });
 
+  it('names an organization by its name where it is known, by its id where not', () => {
+    const joined = { type: 'organization.member_added.v1', data: { userId: 'u1', organizationId: 'o1', role: 'owner' }, actor: { kind: 'user' as const, id: 'u1' }, ipAddress: null };
+    expect(auditSentence(joined, labels, new Map([['o1', 'Acme']]))).toBe('alice@example.com joined organization Acme as owner');
+    expect(auditSentence(joined, labels)).toBe('alice@example.com joined organization o1 as owner');
+  });
+
   it('names the admin behind an impersonation in what an admin action done there says', () => {
     const admins = new Map([...labels, ['admin2', 'ops@example.com']]);
     const actor = { kind: 'impersonator', id: 'admin2', impersonatorId: 'admin1' } as const;
