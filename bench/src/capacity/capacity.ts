@@ -322,7 +322,7 @@ export function capacityPage(file: CostsFile, p: Plan = plan): string {
     '  expected versions): the lock and the flush are paid once a batch. It needs a refused version in one command',
     '  not to fail the others (a retry of the rest), and it adds a batch\'s wait to every write\'s latency.',
     '- **KurrentDB** (the adapter in services/platform/src/event-store/kurrentdb.ts, behind `EVENTSTORE_URL`: taken',
-    '  by the projector and the mailer, refused while a process still reads the log by SQL, listed in engine.ts): a',
+    '  by every process, all of which read the log through the port): a',
     '  node also writes its log in one order through one writer, but it flushes many concurrent writes at once, so',
     '  the ceiling becomes the writer\'s throughput rather than one flush per append; it is still one leader, so the',
     '  log scales up, not out.',
