@@ -102,7 +102,7 @@ export const COMMIT_LOOKBACK_BYTES = 64 * 1024 * 1024;
 /**
  * Where to read `$all` from to get every event after our position `after`: from the commit position of that
  * event's append when the reader knows it, else from far enough back to hold it. Events at or before `after`
- * come back too and are dropped (`isAfter`, `placeInRange`).
+ * come back too and are dropped (`placeInRange`).
  */
 export function readFrom(after: number, knownCommit?: bigint): Position | 'start' {
   if (after <= 0) return 'start';
@@ -124,10 +124,6 @@ export function positionsToRead(positions: readonly number[]): number[] {
  */
 export function onePositionRead(position: number): { readonly after: number; readonly until: number; readonly limit: 1 } {
   return { after: position - 1, until: position, limit: 1 };
-}
-
-export function isAfter(position: Position, after: number): boolean {
-  return positionOf(position) > after;
 }
 
 /**
