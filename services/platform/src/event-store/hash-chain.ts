@@ -47,6 +47,14 @@ function signedBytes(head: LogHead): Buffer {
   return Buffer.from(JSON.stringify(['portcullis-log-head', head.logId, head.position, head.hash]), 'utf8');
 }
 
+/**
+ * One step of the chain: the hash after an event, from the hash before it and the event's canonical text.
+ * Postgres's append, the chainer and every verifier agree on this one step.
+ */
+export function chainStep(previous: Buffer, canonical: string): Buffer<ArrayBuffer> {
+  return createHash('sha256').update(previous).update(canonical, 'utf8').digest();
+}
+
 /** The log's head as the head row records it (the position and hash the last append left). */
 export async function readLogHead(db: CommonQueryMethods): Promise<LogHead> {
   const row = (await db.one(sql.unsafe`
@@ -115,7 +123,7 @@ export async function verifyChain(db: CommonQueryMethods, options: VerifyOptions
     for (const row of rows) {
       const position = Number(row.position);
       if (position !== expected) return verdict({ position: expected, problem: 'missing' });
-      const computed = createHash('sha256').update(previous).update(row.canonical, 'utf8').digest();
+      const computed = chainStep(previous, row.canonical);
       if (computed.toString('hex') !== row.hash) return verdict({ position, problem: 'altered' });
       if (signed && position === signed.position) hashAt.set(position, row.hash);
       previous = computed;

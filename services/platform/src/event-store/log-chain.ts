@@ -1,8 +1,8 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import { sql } from '../database/pool.ts';
 import type { EventStore, RecordedEvent } from './event-store.ts';
-import { signHead, readLogHead, verifyChain, headSignatureHolds, GENESIS_HASH, type ChainVerdict, type ExportedHead, type LogHead, type VerifyOptions } from './hash-chain.ts';
+import { chainStep, signHead, readLogHead, verifyChain, headSignatureHolds, GENESIS_HASH, type ChainVerdict, type ExportedHead, type LogHead, type VerifyOptions } from './hash-chain.ts';
 
 /**
  * A JSON value as Postgres's jsonb prints it (`jsonb::text`), which is what the in-table chain hashes
@@ -72,7 +72,7 @@ export function chainedEventText(event: RecordedEvent): string {
 
 /** The chain's hash after `event`, `previous` being the hash before it. */
 export function chainedHash(previous: Buffer, event: RecordedEvent): Buffer {
-  return createHash('sha256').update(previous).update(chainedEventText(event), 'utf8').digest();
+  return chainStep(previous, chainedEventText(event));
 }
 
 /**
@@ -106,7 +106,7 @@ export interface ChainLink {
 }
 
 function linkOf(previousPosition: number, previousHash: string | null, hash: string, canonical: () => string): ChainLink {
-  const computed = previousHash === null ? null : createHash('sha256').update(Buffer.from(previousHash, 'hex')).update(canonical(), 'utf8').digest('hex');
+  const computed = previousHash === null ? null : chainStep(Buffer.from(previousHash, 'hex'), canonical()).toString('hex');
   return { previousPosition, previousHash, hash, verifies: computed === hash };
 }
 
