@@ -31,6 +31,7 @@ import { organizationModel } from './organization/organization.state.ts';
 import { organizationRoutes } from './organization/routes.ts';
 import { perimeter as createPerimeter } from './perimeter/perimeter.ts';
 import { traceRequests } from './http/request-trace.ts';
+import type { RequestTracer } from '@portcullis/platform/telemetry/request-span';
 import { sessionRoutes } from './session/session.routes.ts';
 import { usernameRoutes } from './username/username.routes.ts';
 import { userRoutes } from './user/user.routes.ts';
@@ -39,8 +40,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Builds the api without listening, so tests can `inject` and server.ts can `listen`. */
 export interface BuildAppOptions {
-  /** Give every request a trace (the server sets it when the OTEL_* variables ask for traces). */
-  readonly traceRequests?: boolean;
+  /** Gives every request a trace (the server passes one when the entry's tracing started). */
+  readonly requestTracer?: RequestTracer | null;
 }
 
 export async function buildApp(ctx: ApiContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -65,7 +66,7 @@ export async function buildApp(ctx: ApiContext, options: BuildAppOptions = {}): 
     trustProxy: ctx.config.trustedProxies.length > 0 ? [...ctx.config.trustedProxies] : false,
   });
   // First of all hooks, so the perimeter's and every later hook's work is part of the request's trace.
-  if (options.traceRequests) traceRequests(app);
+  if (options.requestTracer) traceRequests(app, options.requestTracer);
   installErrorHandling(app);
   // Root hooks, before any route: every route's answers are counted and timed.
   installHttpMetrics(app, ctx.config.basePath);

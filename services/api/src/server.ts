@@ -1,7 +1,8 @@
 import { createLogger, startTelemetry, loadConfigOrExit, exitUnlessSchemaIsCurrent, exitUnlessEventStoreServes, onStopRequest } from '@portcullis/platform';
 import { createApiContext } from './api-context.ts';
 import { buildApp } from './app.ts';
-import { tracesAsked } from '@portcullis/platform/telemetry/telemetry-asked';
+import { RequestTracer } from '@portcullis/platform/telemetry/request-span';
+import { handedOverRequestSampling } from '@portcullis/platform/telemetry/sampling';
 import { bootstrapAdmin } from './admin/bootstrap-admin.command.ts';
 import { advertisedHost, authorityOf } from '@portcullis/platform/telemetry/advertised-host';
 import { registerProcess } from '@portcullis/platform/telemetry/process-registry';
@@ -22,7 +23,8 @@ const running = await createApiContext(config, { log }).catch((error: unknown) =
 });
 const bootstrapped = await bootstrapAdmin(running.ctx);
 if (bootstrapped) log.info({ userId: bootstrapped.id }, `bootstrap admin ${bootstrapped.email} registered (AUTH_BOOTSTRAP_ADMIN_EMAIL)`);
-const app = await buildApp(running.ctx, { traceRequests: tracesAsked(process.env) });
+const requestSampling = handedOverRequestSampling();
+const app = await buildApp(running.ctx, { requestTracer: requestSampling && new RequestTracer(requestSampling) });
 const address = await app.listen({ host: config.host, port: config.port }).catch((error: NodeJS.ErrnoException) => {
   // A taken or forbidden address is an operator's to fix; the stack trace would only bury the one line that says so.
   if (!['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].includes(error.code ?? '')) throw error;

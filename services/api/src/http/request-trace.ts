@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RequestTrace } from '@portcullis/platform/telemetry/request-span';
+import type { RequestTrace, RequestTracer } from '@portcullis/platform/telemetry/request-span';
 
 /** Probes and scrapes are not requests anyone wants traced. */
 const UNTRACED_ROUTES = new Set(['/metrics', '/healthz', '/readyz']);
@@ -10,11 +10,11 @@ type Traced = FastifyRequest & { [kRequestTrace]: RequestTrace | null };
 
 /**
  * Gives every request a trace (see `RequestTrace`) from the first hook on: registered on the root instance
- * before any other hook or route, and only when tracing is on, so an api without the OTEL_* variables pays
- * nothing for it. The trace is a request decoration rather than a WeakMap entry: a weak map keyed by every
+ * before any other hook or route, and only when tracing is on (`tracer` comes from the entry's tracing), so an
+ * api without the OTEL_* variables pays nothing for it. The trace is a request decoration rather than a WeakMap entry: a weak map keyed by every
  * request costs the garbage collector more than the trace itself costs get-session.
  */
-export function traceRequests(app: FastifyInstance): void {
+export function traceRequests(app: FastifyInstance, tracer: RequestTracer): void {
   app.decorateRequest(kRequestTrace, null);
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url;
@@ -22,7 +22,7 @@ export function traceRequests(app: FastifyInstance): void {
       done();
       return;
     }
-    const requestTrace = RequestTrace.start(request.method, route, request.headers);
+    const requestTrace = tracer.start(request.method, route, request.headers);
     (request as Traced)[kRequestTrace] = requestTrace;
     requestTrace.enter(done);
   });

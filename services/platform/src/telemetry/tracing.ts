@@ -1,4 +1,5 @@
 import { register } from 'node:module';
+import { handOverRequestSampling, PooledIdGenerator, requestSampling, samplerFromEnvironment } from './sampling.ts';
 import { tracesAsked } from './telemetry-asked.ts';
 
 export interface Tracing {
@@ -19,13 +20,19 @@ const notTracing: Tracing = { shutdown: async () => {} };
 export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   if (!tracesAsked(env)) return notTracing;
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const [{ NodeSDK }, { PgInstrumentation }, { IORedisInstrumentation }] = await Promise.all([
+  const [{ NodeSDK, tracing }, { PgInstrumentation }, { IORedisInstrumentation }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-ioredis'),
   ]);
+  // The SDK's sampler and id generator are ours to make, so the api's requests can ask the same ones before
+  // making a span (services/platform/src/telemetry/request-span.ts).
+  const sampler = samplerFromEnvironment(env, tracing, (message) => process.emitWarning(message, 'TelemetryWarning'));
+  const ids = new PooledIdGenerator();
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    sampler,
+    idGenerator: ids,
     // An empty list: no meter provider of the SDK's (startTelemetry registers the one every process has).
     metricReaders: [],
     logRecordProcessors: [],
@@ -38,6 +45,7 @@ export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv =
     ],
   });
   sdk.start();
+  handOverRequestSampling(requestSampling(sampler, ids, tracing.SamplingDecision.NOT_RECORD));
   const { trace, ProxyTracerProvider } = await import('@opentelemetry/api');
   silenceLibraryTracers(trace.getTracerProvider() as InstanceType<typeof ProxyTracerProvider>, new ProxyTracerProvider());
   return { shutdown: () => sdk.shutdown() };
