@@ -76,7 +76,7 @@ export function BanControls({ user }: { readonly user: User }) {
   return (
     <form className="action-block" aria-label="Ban" onSubmit={submit}>
       <Field label="Ban reason">
-        <input name="reason" maxLength={1024} placeholder="shown to them when sign-in is refused" />
+        <input name="reason" maxLength={1024} size={36} placeholder="shown to them when sign-in is refused" />
       </Field>
       <Field label="Ban expires after" hint={problem ?? 'empty: until unbanned; 30m, 12h, 7d, 4w'}>
         <input name="expiresIn" size={8} aria-invalid={problem ? true : undefined} placeholder={formatDuration(7 * 86_400)} />

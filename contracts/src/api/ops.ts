@@ -17,7 +17,7 @@ const readinessAnswerSchema = z.object({
   status: z
     .enum(['ready', 'degraded', 'not_ready'])
     .meta({ description: '`degraded` (still 200): a check failed that the process serves without, such as Redis' }),
-  checks: z.record(z.string(), readinessCheckSchema).meta({ description: 'postgres, projections (with their lag), redis' }),
+  checks: z.record(z.string(), readinessCheckSchema).meta({ description: 'postgres, kurrentdb (when the log is there), projections (with their lag), redis' }),
 });
 
 const errorPageQuerySchema = z.object({

@@ -44,21 +44,30 @@ export function healthRoutes(ctx: OpsPorts) {
     // than takes it out of the load balancer, where every replica would go at once.
     route(app, endpoints.readyz, async (_request, reply) => {
       const checks: Record<string, { ok: boolean; degraded?: boolean; detail?: string }> = {};
-      try {
-        const readModels = ctx.progress.readModels;
-        // Side by side: the log's head (in Postgres or KurrentDB) and the read models' checkpoints (in Postgres).
-        const [head, known] = await Promise.all([
-          ctx.store.headPosition(),
-          ctx.pool.oneFirst(sql.unsafe`
-            SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...readModels], 'text')})`).then(Number),
-        ]);
-        checks.postgres = { ok: true };
+      // The log's head (in Postgres, or in KurrentDB under its own name) beside the read models' checkpoints
+      // (in Postgres): an operator told "postgres" when KurrentDB is down would look in the wrong place.
+      const logCheck = ctx.config.eventStoreUrl ? 'kurrentdb' : 'postgres';
+      const readModels = ctx.progress.readModels;
+      // A check that failed stays failed, whichever of the two answers last.
+      const checked = async <T>(name: string, work: Promise<T>): Promise<T | null> => {
+        try {
+          const value = await work;
+          checks[name] ??= { ok: true };
+          return value;
+        } catch (error) {
+          checks[name] = { ok: false, detail: (error as Error).message };
+          return null;
+        }
+      };
+      const [head, known] = await Promise.all([
+        checked(logCheck, ctx.store.headPosition()),
+        checked('postgres', ctx.pool.oneFirst(sql.unsafe`SELECT count(*) FROM projection_checkpoints WHERE name = ANY(${sql.array([...readModels], 'text')})`).then(Number)),
+      ]);
+      if (head !== null && known !== null) {
         const lag = head - ctx.progress.caughtUpTo;
         // The Redis cache keeps its checkpoint in Redis; the others have a row each.
         const started = known >= readModels.filter((name) => name !== projectionNames.sessionCache).length;
         checks.projections = { ok: started && lag <= READY_MAX_LAG, detail: started ? `lag ${lag}` : 'not started' };
-      } catch (error) {
-        checks.postgres = { ok: false, detail: (error as Error).message };
       }
       if (ctx.cache) {
         try {
