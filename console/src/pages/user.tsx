@@ -68,7 +68,7 @@ function UserView({ id, onImpersonated }: { readonly id: string; readonly onImpe
       <Card title={`Live sessions (${formatCount(answer.data.sessionCount)})`}>
         <UserSessions userId={user.id} />
       </Card>
-      <div className="grid">
+      <div className="grid pair">
         <Card title="Accounts">
           <Accounts accounts={answer.data.accounts} />
         </Card>
@@ -169,7 +169,7 @@ export function Accounts({ accounts }: { readonly accounts: OpsUserAnswer['accou
                 <code className="account-id">{account.accountId}</code>
               </td>
               <td>{account.scopes.length > 0 ? account.scopes.map((scope) => <Badge key={scope}>{scope}</Badge>) : <span className="muted">—</span>}</td>
-              <td title={formatInstant(account.createdAt)}>{formatAgo(account.createdAt)}</td>
+              <td className="account-linked" title={formatInstant(account.createdAt)}>{formatAgo(account.createdAt)}</td>
             </tr>
           ))}
         </tbody>
