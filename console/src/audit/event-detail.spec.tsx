@@ -70,6 +70,13 @@ describe('an event in detail', () => {
     expect(screen.getByText('missing')).toBeDefined();
   });
 
+  it('says an event the chainer has not reached yet is not chained, rather than that it does not verify', () => {
+    render(<EventDetailView detail={{ ...detail, event: { ...detail.event, hash: null }, chain: { ...detail.chain, hash: null, verifies: false } }} />);
+    expect(screen.getByText('not chained yet')).toBeDefined();
+    expect(screen.getByText('none yet')).toBeDefined();
+    expect(screen.queryByText('does not verify')).toBeNull();
+  });
+
   it('shows before and after of each subject, with links to its page, time travel and its trail', () => {
     render(<EventDetailView detail={detail} />);
     const changes = screen.getByRole('table', { name: 'What this event changed for the user' });

@@ -14,12 +14,20 @@ function Chain({ detail }: { readonly detail: AuditEventDetail }) {
   const { chain, event } = detail;
   return (
     <Card title="Hash chain">
-      <p>
-        {chain.verifies ? <Badge tone="ok">verifies</Badge> : <Badge tone="bad">does not verify</Badge>}{' '}
-        <span className="muted">
-          position {event.position}: sha256(previous hash ‖ this event&apos;s canonical bytes){chain.verifies ? ' is its stored hash' : ' is not its stored hash'}
-        </span>
-      </p>
+      {chain.hash === null ? (
+        // A KurrentDB log is chained by the chainer as it follows the log: not tampering, only its lag.
+        <p>
+          <Badge>not chained yet</Badge>{' '}
+          <span className="muted">position {event.position}: the chainer has not reached this event; it will be hashed as stored</span>
+        </p>
+      ) : (
+        <p>
+          {chain.verifies ? <Badge tone="ok">verifies</Badge> : <Badge tone="bad">does not verify</Badge>}{' '}
+          <span className="muted">
+            position {event.position}: sha256(previous hash ‖ this event&apos;s canonical bytes){chain.verifies ? ' is its stored hash' : ' is not its stored hash'}
+          </span>
+        </p>
+      )}
       <KeyValues
         entries={[
           ['Position', String(event.position)],
@@ -29,7 +37,7 @@ function Chain({ detail }: { readonly detail: AuditEventDetail }) {
           ],
           ['Next event', <Link key="next" to={auditPaths.event(event.position + 1)}>#{event.position + 1}</Link>],
           ['Previous hash', chain.previousHash === null ? <Badge tone="bad">missing</Badge> : <code className="hash">{chain.previousHash}</code>],
-          ['Hash', <code key="hash" className="hash">{chain.hash}</code>],
+          ['Hash', chain.hash === null ? <span key="hash" className="muted">none yet</span> : <code key="hash" className="hash">{chain.hash}</code>],
         ]}
       />
     </Card>

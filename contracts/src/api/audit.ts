@@ -57,7 +57,7 @@ const auditEventSchema = z
     actor: eventActorSchema,
     data: z.record(z.string(), z.unknown()).meta({ description: 'the event data; password hashes and sealed tokens shown as "[redacted]"' }),
     metadata: eventMetadataSchema,
-    hash: z.string().meta({ description: 'the event\'s link in the log\'s hash chain (hex)' }),
+    hash: z.string().nullable().meta({ description: 'the event\'s link in the log\'s hash chain (hex); null while the chainer has not reached it (a KurrentDB log, seconds behind)' }),
     sentence: z.string().meta({ description: 'what happened, in words' }),
   })
   .meta({ id: 'AuditEvent' });
@@ -151,8 +151,8 @@ const auditEventDetailSchema = z.object({
   chain: z.object({
     previousPosition: z.number().int().meta({ description: '0 for the first event' }),
     previousHash: z.string().nullable().meta({ description: 'the chain hash before this event (hex; 64 zeros before the first; null: the previous event is missing)' }),
-    hash: z.string(),
-    verifies: z.boolean().meta({ description: 'whether this event\'s hash is the chain\'s over the previous hash and its stored bytes' }),
+    hash: z.string().nullable().meta({ description: 'null while the chainer has not reached the event (a KurrentDB log)' }),
+    verifies: z.boolean().meta({ description: 'whether this event\'s hash is the chain\'s over the previous hash and its stored bytes (false while it has none)' }),
   }),
   subjects: z.array(auditSubjectChangeSchema).meta({ description: 'each user and organization the event concerns, before and after it' }),
   ...namesSchema,

@@ -188,13 +188,13 @@ export interface AuditPage extends AuditNames {
 /**
  * Events as the log holds them (opened: an erased user's personal data shows as erased; the hash, the
  * chain's, is still over the ciphertext), as the audit trail shows them: secrets redacted, each with its
- * sentence and its hash in the chain (empty where the chain does not cover it yet), and the names of every
+ * sentence and its hash in the chain (null where the chain does not cover it yet), and the names of every
  * user and organization they mention. Stream ids are as stored (an address's keyed name).
  */
 export async function shownEvents(
   reads: Pick<AuditReads, 'db' | 'store' | 'personalData'>,
   recorded: readonly RecordedEvent[],
-  hashes: ReadonlyMap<number, string>,
+  hashes: ReadonlyMap<number, string | null>,
 ): Promise<{ events: AuditEvent[]; names: AuditNames }> {
   const parsed = recorded.map((event) => {
     const metadata = eventMetadataSchema.parse(event.metadata);
@@ -221,7 +221,7 @@ export async function shownEvents(
     actor,
     data,
     metadata,
-    hash: hashes.get(event.position) ?? '',
+    hash: hashes.get(event.position) ?? null,
     sentence: auditSentence({ type: event.type, data, actor, ipAddress: metadata.ipAddress }, labels, organizationLabels),
   }));
   return { events, names };

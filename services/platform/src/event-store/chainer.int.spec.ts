@@ -135,7 +135,7 @@ describe('the chainer and the chain table', () => {
     // An event the chainer has not reached yet has no hash in the chain table.
     await appendEvents(db, 1, 'unchained');
     expect(await chain.hashesAt([7])).toEqual(new Map());
-    expect(await chain.linkAt(7)).toMatchObject({ previousPosition: 6, hash: '', verifies: false });
+    expect(await chain.linkAt(7)).toMatchObject({ previousPosition: 6, hash: null, verifies: false });
   });
 
   it('resumes after a chainer stopped between batches, and after one killed, without a gap or a double', async () => {

@@ -99,15 +99,15 @@ export interface ChainLink {
   readonly previousPosition: number;
   /** Null when the previous event is missing: the chain is broken here. */
   readonly previousHash: string | null;
-  /** Empty where the chain does not cover the event yet (the chainer's lag, KurrentDB only). */
-  readonly hash: string;
+  /** Null where the chain does not cover the event yet (the chainer's lag, KurrentDB only). */
+  readonly hash: string | null;
   /** Whether `sha256(previous hash || the event's canonical bytes)` is the hash held: false for an event changed since. */
   readonly verifies: boolean;
 }
 
-function linkOf(previousPosition: number, previousHash: string | null, hash: string, canonical: () => string): ChainLink {
-  const computed = previousHash === null ? null : chainStep(Buffer.from(previousHash, 'hex'), canonical()).toString('hex');
-  return { previousPosition, previousHash, hash, verifies: computed === hash };
+function linkOf(previousPosition: number, previousHash: string | null, hash: string | null, canonical: () => string): ChainLink {
+  const computed = previousHash === null || hash === null ? null : chainStep(Buffer.from(previousHash, 'hex'), canonical()).toString('hex');
+  return { previousPosition, previousHash, hash, verifies: computed !== null && computed === hash };
 }
 
 async function hashRows(db: CommonQueryMethods, query: ReturnType<typeof sql.unsafe>): Promise<ReadonlyMap<number, string>> {
@@ -194,7 +194,7 @@ export class ChainTable implements LogChain {
     if (!event) return null;
     const own = links.find((link) => Number(link.position) === position);
     const previous = links.find((link) => Number(link.position) < position);
-    return linkOf(previous ? Number(previous.position) : 0, previous ? previous.hash : GENESIS_HASH, own?.hash ?? '', () => chainedEventText(event));
+    return linkOf(previous ? Number(previous.position) : 0, previous ? previous.hash : GENESIS_HASH, own?.hash ?? null, () => chainedEventText(event));
   }
 
   async head(): Promise<LogHead> {
