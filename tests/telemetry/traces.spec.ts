@@ -88,4 +88,26 @@ describe('traces: one password reset is one trace across api, projector and mail
     // slonik traces itself through the global API; its spans (one per interceptor phase, a trace per query outside a request) are silenced.
     expect(receiver.spans.filter((span) => span.name.startsWith('slonik.')).map((span) => `${span.service} ${span.name}`)).toEqual([]);
   });
+
+  it('starts a trace of its own for a request without a traceparent, on the trace id its sampler decided on, and the projector and mailer continue it', async () => {
+    const client = new HttpClient(system.authUrl);
+    const { user } = await signUp(client);
+    const reset = await client.post('request-password-reset', { email: user.email });
+    expect(reset.status, reset.text).toBe(200);
+    // The earlier resets hang from their callers' spans: this is the only reset whose span is a root.
+    const rootOfReset = (): string | undefined =>
+      receiver.spans.find((span) => span.service === 'portcullis-api' && span.parentSpanId === '' && span.name.endsWith('/request-password-reset'))?.traceId;
+    const continued = (traceId: string): boolean => ['portcullis-projector', 'portcullis-mailer'].every((service) => receiver.trace(traceId).some((span) => span.service === service));
+    await waitFor(() => rootOfReset() !== undefined && continued(rootOfReset()!), { timeoutMs: 30_000, message: 'the api\'s root span and the projector\'s and mailer\'s spans in its trace' }).catch((error: unknown) => {
+      throw new Error(`${String(error)}\nreceived: ${JSON.stringify(receiver.spans.filter((span) => span.service !== 'portcullis-api' || span.name.includes('reset')), null, 1)}`);
+    });
+    const traceId = rootOfReset()!;
+    // The command's events carry the request's trace on.
+    const carried = await system.query<{ count: string }>("select count(*) from events where metadata->>'traceparent' like $1", [`00-${traceId}-%-01`]);
+    expect(Number(carried[0]!.count)).toBeGreaterThan(0);
+    const spans = receiver.trace(traceId);
+    const ids = new Set(spans.map((span) => span.spanId));
+    // One root, the request's; every other span hangs from a span of the trace.
+    expect(spans.filter((span) => !ids.has(span.parentSpanId)).map((span) => `${span.service} ${span.name}`)).toEqual([`portcullis-api POST ${new URL(system.authUrl).pathname}/request-password-reset`]);
+  });
 });
