@@ -7,7 +7,7 @@ const applePem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.e
 
 describe('configuration of social sign-in', () => {
   it('offers no provider and keeps better-auth\'s linking defaults when nothing is set', () => {
-    expect(loadConfig(base).social).toEqual({ providers: {}, oidc: [], trustedProviders: [], allowDifferentEmails: false, disableImplicitSignUp: [] });
+    expect(loadConfig(base).social).toEqual({ providers: {}, oidc: [], trustedProviders: [], allowDifferentEmails: false, disableImplicitSignUp: [], disableSignUp: [] });
   });
 
   it('builds a provider from its client and endpoint overrides', () => {
@@ -71,12 +71,14 @@ describe('configuration of social sign-in', () => {
       AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: 'corp,google',
       AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS: 'true',
       AUTH_DISABLE_SIGN_UP: '1',
+      AUTH_DISABLE_IMPLICIT_SIGN_UP: 'partner-idp',
+      AUTH_SOCIAL_DISABLE_SIGN_UP: 'corp, github',
     });
     expect(config.social.oidc).toEqual([
       { id: 'corp', discoveryUrl: 'https://id.corp.example/realms/main/.well-known/openid-configuration', clientId: 'corp', clientSecret: 'corp-secret', scopes: ['openid', 'email', 'profile'] },
       { id: 'partner-idp', discoveryUrl: 'https://partner.example/.well-known/openid-configuration', clientId: 'partner', clientSecret: null, scopes: ['openid', 'email', 'groups'] },
     ]);
-    expect(config.social).toMatchObject({ trustedProviders: ['corp', 'google'], allowDifferentEmails: true });
+    expect(config.social).toMatchObject({ trustedProviders: ['corp', 'google'], allowDifferentEmails: true, disableImplicitSignUp: ['partner-idp'], disableSignUp: ['corp', 'github'] });
     expect(config.disableSignUp).toBe(true);
   });
 
@@ -87,6 +89,8 @@ describe('configuration of social sign-in', () => {
       AUTH_OIDC_PROVIDERS: 'corp,github,Bad_Name',
       AUTH_OIDC_CORP_CLIENT_ID: 'corp',
       AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: 'gogle',
+      AUTH_DISABLE_IMPLICIT_SIGN_UP: 'corp,microsft',
+      AUTH_SOCIAL_DISABLE_SIGN_UP: 'githb',
     });
     expect(found).toEqual([
       'AUTH_GITHUB_TOKEN_URL: Invalid URL',
@@ -95,6 +99,8 @@ describe('configuration of social sign-in', () => {
       "AUTH_OIDC_PROVIDERS: 'Bad_Name' must be lowercase letters, digits and dashes, starting with a letter",
       "AUTH_OIDC_CORP_DISCOVERY_URL: is required for 'corp' in AUTH_OIDC_PROVIDERS",
       "AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: 'gogle' names no provider (built in or in AUTH_OIDC_PROVIDERS)",
+      "AUTH_DISABLE_IMPLICIT_SIGN_UP: 'microsft' names no provider (built in or in AUTH_OIDC_PROVIDERS)",
+      "AUTH_SOCIAL_DISABLE_SIGN_UP: 'githb' names no provider (built in or in AUTH_OIDC_PROVIDERS)",
     ]);
   });
 

@@ -38,11 +38,13 @@ export const refusalErrors: Readonly<Record<SocialRefusal, ErrorCode>> = {
 };
 
 /**
- * Whether a provider's sign-in may not create a user: never (AUTH_DISABLE_SIGN_UP), or, for a provider in
- * AUTH_DISABLE_IMPLICIT_SIGN_UP, unless the sign-in asked to (`requestSignUp`), as better-auth decides it.
+ * Whether a provider's sign-in may not create a user: never (AUTH_DISABLE_SIGN_UP, or the provider in
+ * AUTH_SOCIAL_DISABLE_SIGN_UP), or, for a provider in AUTH_DISABLE_IMPLICIT_SIGN_UP, unless the sign-in asked
+ * to (`requestSignUp`), as better-auth decides it.
  */
 export function signUpRefused(config: SocialPorts['config'], providerId: string, requestSignUp: boolean): boolean {
-  return config.disableSignUp || (config.social.disableImplicitSignUp.includes(providerId) && !requestSignUp);
+  const { social } = config;
+  return config.disableSignUp || social.disableSignUp.includes(providerId) || (social.disableImplicitSignUp.includes(providerId) && !requestSignUp);
 }
 
 export interface ProviderSignIn {

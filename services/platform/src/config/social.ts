@@ -140,6 +140,10 @@ const socialShape = {
     list(parseProviderIds),
     'comma-separated provider ids that create a user only when the sign-in asks to (`requestSignUp: true`), as better-auth\'s `disableImplicitSignUp`',
   ),
+  AUTH_SOCIAL_DISABLE_SIGN_UP: setting(
+    list(parseProviderIds),
+    'comma-separated provider ids whose sign-in never creates a user (their accounts of existing users still sign in and link), as better-auth\'s per-provider `disableSignUp`',
+  ),
   AUTH_OIDC_PROVIDERS: setting(
     list((value) => parseOidcProviderNames(value, socialProviderIds)),
     'comma-separated names of generic OpenID Connect providers (each its provider id), each configured by the `AUTH_OIDC_<NAME>_…` variables below',
@@ -191,6 +195,8 @@ export interface SocialSettings {
   readonly allowDifferentEmails: boolean;
   /** Provider ids that create a user only for a sign-in that asks to (`requestSignUp`). */
   readonly disableImplicitSignUp: readonly string[];
+  /** Provider ids that never create a user. */
+  readonly disableSignUp: readonly string[];
 }
 
 function baseSettings(c: SocialValues, id: SocialProviderId, clientId: string): SocialProviderSettings {
@@ -258,12 +264,15 @@ function oidcNamesIn(environment: Environment): string[] {
 }
 
 /** A trusted provider that is none (a typo) would silently trust nothing it was meant to: refused at start. */
-function unknownTrustedProviders(environment: Environment): string[] {
+/** The settings that name providers: a typo in one would silently leave a provider out of a rule. */
+const PROVIDER_LISTS = ['AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS', 'AUTH_DISABLE_IMPLICIT_SIGN_UP', 'AUTH_SOCIAL_DISABLE_SIGN_UP'] as const;
+
+function unknownProviders(environment: Environment): string[] {
   const known = new Set<string>([...socialProviderIds, ...oidcNamesIn(environment)]);
-  const unknown = parseProviderIds(environment.AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS ?? '').values.filter((id) => !known.has(id));
-  return unknown.length === 0
-    ? []
-    : [`AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS: ${unknown.map((id) => `'${id}'`).join(', ')} names no provider (built in or in AUTH_OIDC_PROVIDERS)`];
+  return PROVIDER_LISTS.flatMap((name) => {
+    const unknown = parseProviderIds(environment[name] ?? '').values.filter((id) => !known.has(id));
+    return unknown.length === 0 ? [] : [`${name}: ${unknown.map((id) => `'${id}'`).join(', ')} names no provider (built in or in AUTH_OIDC_PROVIDERS)`];
+  });
 }
 
 /** Social sign-in: the providers, generic OpenID Connect providers, and how their users meet existing ones. */
@@ -277,10 +286,11 @@ export const socialSettings = section(
       trustedProviders: Object.freeze(c.AUTH_ACCOUNT_LINKING_TRUSTED_PROVIDERS),
       allowDifferentEmails: c.AUTH_ACCOUNT_LINKING_ALLOW_DIFFERENT_EMAILS,
       disableImplicitSignUp: Object.freeze(c.AUTH_DISABLE_IMPLICIT_SIGN_UP),
+      disableSignUp: Object.freeze(c.AUTH_SOCIAL_DISABLE_SIGN_UP),
     },
   }),
   {
     documentation: oidcDocumentation,
-    problems: (environment) => [...readOidcProviders(oidcNamesIn(environment), environment).problems, ...unknownTrustedProviders(environment)],
+    problems: (environment) => [...readOidcProviders(oidcNamesIn(environment), environment).problems, ...unknownProviders(environment)],
   },
 );
