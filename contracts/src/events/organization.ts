@@ -49,6 +49,9 @@ export const OrganizationDeleted = defineEvent(
   z.object({ organizationId, slug: z.string(), memberUserIds: z.array(z.string()) }),
 );
 
+/** The events that give an organization its name (or take it away): what a reader of its stream needs to name it. */
+export const organizationNamingTypes: ReadonlySet<string> = new Set([OrganizationCreated.type, OrganizationUpdated.type, OrganizationDeleted.type]);
+
 const memberJoinRoutes = ['creator', 'added', 'invitation'] as const;
 
 export const MemberAdded = defineEvent(

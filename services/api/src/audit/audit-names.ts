@@ -1,4 +1,4 @@
-import { streams, type AuditNames, type AuditOrganizationLabel, type AuditPerson } from '@portcullis/contracts';
+import { organizationNamingTypes, streams, type AuditNames, type AuditOrganizationLabel, type AuditPerson } from '@portcullis/contracts';
 import { sql, type CommonQueryMethods, type EventStore, type PersonalData } from '@portcullis/platform';
 
 /** Fields of event data (and of folded states) that name a user, beside an event's actor. */
@@ -78,9 +78,6 @@ async function peopleNamed(db: CommonQueryMethods, personalData: PersonalData, i
   return people;
 }
 
-/** What of a deleted organization's stream names it. */
-const NAMING_TYPES: ReadonlySet<string> = new Set(['organization.created.v1', 'organization.updated.v1', 'organization.deleted.v1']);
-
 async function organizationsNamed(db: CommonQueryMethods, store: Pick<EventStore, 'readStreams'>, ids: readonly string[]): Promise<Record<string, AuditOrganizationLabel>> {
   const organizations: Record<string, AuditOrganizationLabel> = {};
   if (ids.length === 0) return organizations;
@@ -91,7 +88,7 @@ async function organizationsNamed(db: CommonQueryMethods, store: Pick<EventStore
   if (gone.length === 0) return organizations;
   // A deleted organization has no row: its last name and slug are those its creation and updates left.
   const reads = await store.readStreams(gone.map((id) => streams.organization(id)));
-  const events = [...reads.values()].flatMap((read) => read.events.filter((event) => NAMING_TYPES.has(event.type))) as ReadonlyArray<{
+  const events = [...reads.values()].flatMap((read) => read.events.filter((event) => organizationNamingTypes.has(event.type))) as ReadonlyArray<{
     type: string;
     data: { organizationId?: string; name?: string; slug?: string };
   }>;

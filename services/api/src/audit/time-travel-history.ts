@@ -1,4 +1,4 @@
-import { streams } from '@portcullis/contracts';
+import { organizationNamingTypes, streams } from '@portcullis/contracts';
 import type { EventStore, RecordedEvent } from '@portcullis/platform';
 
 export interface HistoryQuery {
@@ -15,9 +15,6 @@ export interface HistoryPage {
 }
 
 type HistoryStore = Pick<EventStore, 'readStream' | 'readStreams'>;
-
-/** What an organization event must be to change the name a member's state shows, beside naming the member. */
-const RENAMING_TYPES: ReadonlySet<string> = new Set(['organization.created.v1', 'organization.updated.v1', 'organization.deleted.v1']);
 
 /**
  * The events of a user's history that time travel folds: every event of the user's own streams (profile,
@@ -36,7 +33,7 @@ async function userHistory(store: HistoryStore, userId: string): Promise<Recorde
   }
   const organizations = await store.readStreams([...joined].map((id) => streams.organization(id)));
   const ofOrganizations = [...organizations.values()].flatMap((read) =>
-    read.events.filter((event) => (event.data as { userId?: unknown } | null)?.userId === userId || RENAMING_TYPES.has(event.type)),
+    read.events.filter((event) => (event.data as { userId?: unknown } | null)?.userId === userId || organizationNamingTypes.has(event.type)),
   );
   return [...own.flatMap((id) => reads.get(id)?.events ?? []), ...ofOrganizations];
 }

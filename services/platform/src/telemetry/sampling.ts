@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { SpanKind, type Context } from '@opentelemetry/api';
+import { SpanKind, type Context, type Link } from '@opentelemetry/api';
 import type { Sampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
 
 type Samplers = Pick<typeof import('@opentelemetry/sdk-trace-base'), 'AlwaysOnSampler' | 'AlwaysOffSampler' | 'ParentBasedSampler' | 'TraceIdRatioBasedSampler'>;
@@ -101,8 +101,14 @@ export interface RequestSampling {
  * passed in so the program's bundle never loads the SDK for a constant.
  */
 export function requestSampling(sampler: Sampler, ids: PooledIdGenerator, notRecord: SamplingDecision): RequestSampling {
-  return { ids, keeps: (parent, traceId, spanName) => sampler.shouldSample(parent, traceId, spanName, SpanKind.SERVER, {}, []).decision !== notRecord };
+  return { ids, keeps: (parent, traceId, spanName) => sampler.shouldSample(parent, traceId, spanName, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS).decision !== notRecord };
 }
+
+// Asked on every request: one frozen empty set of attributes and of links rather than two new ones each time.
+// Frozen, so a sampler that tried to add to them would fail loudly rather than leak into every later request.
+const NO_ATTRIBUTES = Object.freeze({});
+const NO_LINKS: Link[] = [];
+Object.freeze(NO_LINKS);
 
 // The entry (which starts the SDK) and the program are bundles of their own, each with its own copy of this
 // module: the hand-over goes through the global symbol registry, which both share.
